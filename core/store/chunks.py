@@ -1,0 +1,106 @@
+"""Chunks: membership-scoped listing for the API, and the worker's atomic replace."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from psycopg import AsyncConnection
+
+from core.store.access import member_of
+
+_COLUMNS = (
+    "c.id, c.document_id, c.document_version, c.ordinal, c.text, c.context_header, c.section_path,"
+    " c.page_start, c.page_end, c.char_start, c.char_end, c.content_hash, c.embedding_model"
+)
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    ordinal: int
+    text: str
+    context_header: str
+    section_path: Sequence[str]
+    page_start: int | None
+    page_end: int | None
+    char_start: int
+    char_end: int
+    content_hash: str
+    embedding: np.ndarray
+
+
+async def list_chunks(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, document_id: Any, limit: int, offset: int
+) -> list[dict[str, Any]]:
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS} FROM chunks c WHERE c.project_id = %(project_id)s"
+        f" AND c.document_id = %(document_id)s AND {member_of('c.project_id')}"
+        " ORDER BY c.ordinal LIMIT %(limit)s OFFSET %(offset)s",
+        {
+            "project_id": project_id,
+            "user_id": user_id,
+            "document_id": document_id,
+            "limit": limit,
+            "offset": offset,
+        },
+    )
+    return await cur.fetchall()
+
+
+async def stored_embeddings(
+    conn: AsyncConnection, *, project_id: Any, document_id: Any, embedding_model: str
+) -> dict[str, np.ndarray]:
+    """Vectors already computed for this document, by content hash: reindex embeds only what is new."""
+    cur = await conn.execute(
+        "SELECT DISTINCT ON (content_hash) content_hash, embedding FROM chunks"
+        " WHERE project_id = %(project_id)s AND document_id = %(document_id)s"
+        " AND embedding_model = %(model)s",
+        {"project_id": project_id, "document_id": document_id, "model": embedding_model},
+    )
+    return {row["content_hash"]: row["embedding"] for row in await cur.fetchall()}
+
+
+async def replace_chunks(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    document_id: Any,
+    version: int,
+    chunks: Sequence[ChunkRow],
+    embedding_model: str,
+    ts_config: str,
+) -> None:
+    """Caller holds the transaction (and the document row lock): old set out, new set in, atomically."""
+    await conn.execute(
+        "DELETE FROM chunks WHERE project_id = %(project_id)s AND document_id = %(document_id)s",
+        {"project_id": project_id, "document_id": document_id},
+    )
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "INSERT INTO chunks (project_id, document_id, document_version, ordinal, text, context_header,"
+            " section_path, page_start, page_end, char_start, char_end, content_hash, embedding_model,"
+            " embedding, ts_config)"
+            " VALUES (%(project_id)s, %(document_id)s, %(version)s, %(ordinal)s, %(text)s,"
+            " %(context_header)s, %(section_path)s, %(page_start)s, %(page_end)s, %(char_start)s,"
+            " %(char_end)s, %(content_hash)s, %(model)s, %(embedding)s, %(ts_config)s::regconfig)",
+            [
+                {
+                    "project_id": project_id,
+                    "document_id": document_id,
+                    "version": version,
+                    "ordinal": chunk.ordinal,
+                    "text": chunk.text,
+                    "context_header": chunk.context_header,
+                    "section_path": list(chunk.section_path),
+                    "page_start": chunk.page_start,
+                    "page_end": chunk.page_end,
+                    "char_start": chunk.char_start,
+                    "char_end": chunk.char_end,
+                    "content_hash": chunk.content_hash,
+                    "model": embedding_model,
+                    "embedding": chunk.embedding,
+                    "ts_config": ts_config,
+                }
+                for chunk in chunks
+            ],
+        )

@@ -1,0 +1,82 @@
+"""The worker's side of the documents table: read a version to index, move its status along.
+
+These run with the project and document taken from the job (set by the API), not from a user."""
+
+from typing import Any
+
+from psycopg import AsyncConnection
+
+
+async def version_to_index(
+    conn: AsyncConnection, *, project_id: Any, document_id: Any, version: int
+) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        "SELECT d.title, d.source_type, d.version AS latest_version, p.language AS project_language,"
+        " v.content, v.filename"
+        " FROM documents d JOIN projects p ON p.id = d.project_id"
+        " JOIN document_versions v ON v.document_id = d.id AND v.project_id = d.project_id"
+        " AND v.version = %(version)s"
+        " WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s",
+        {"project_id": project_id, "document_id": document_id, "version": version},
+    )
+    return await cur.fetchone()
+
+
+async def mark_processing(conn: AsyncConnection, *, project_id: Any, document_id: Any, version: int) -> None:
+    await conn.execute(
+        "UPDATE documents SET status = 'processing', updated_at = now()"
+        " WHERE id = %(document_id)s AND project_id = %(project_id)s AND version = %(version)s",
+        {"project_id": project_id, "document_id": document_id, "version": version},
+    )
+
+
+async def lock_for_version(
+    conn: AsyncConnection, *, project_id: Any, document_id: Any, version: int
+) -> str | None:
+    """Inside the replace transaction: lock the row; returns why the version must not be written."""
+    cur = await conn.execute(
+        "SELECT version FROM documents WHERE id = %(document_id)s AND project_id = %(project_id)s FOR UPDATE",
+        {"project_id": project_id, "document_id": document_id},
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return "the document was deleted while it was being indexed"
+    if row["version"] != version:
+        return f"superseded by version {row['version']}"
+    return None
+
+
+async def mark_ready(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    document_id: Any,
+    version: int,
+    language: str,
+    warnings: list[str],
+    page_count: int | None,
+) -> None:
+    await conn.execute(
+        "UPDATE documents SET status = 'ready', indexed_version = %(version)s, error = NULL,"
+        " language = %(language)s, warnings = %(warnings)s, page_count = %(page_count)s, updated_at = now()"
+        " WHERE id = %(document_id)s AND project_id = %(project_id)s",
+        {
+            "project_id": project_id,
+            "document_id": document_id,
+            "version": version,
+            "language": language,
+            "warnings": warnings,
+            "page_count": page_count,
+        },
+    )
+
+
+async def mark_failed(
+    conn: AsyncConnection, *, project_id: Any, document_id: Any, version: int, error: str
+) -> None:
+    """Only the latest version's failure shows on the document; its live chunks are left alone."""
+    await conn.execute(
+        "UPDATE documents SET status = 'failed', error = %(error)s, updated_at = now()"
+        " WHERE id = %(document_id)s AND project_id = %(project_id)s AND version = %(version)s",
+        {"project_id": project_id, "document_id": document_id, "version": version, "error": error},
+    )

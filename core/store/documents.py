@@ -1,0 +1,187 @@
+"""Documents and their stored versions. API reads/writes are scoped by membership in SQL."""
+
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from core.store.access import member_of, writer_of
+from core.store.jobs import index_job_id
+
+_COLUMNS = (
+    "d.id, d.project_id, d.title, d.filename, d.source_type, d.kind, d.language, d.version,"
+    " d.indexed_version, d.status, d.error, d.warnings, d.page_count, d.created_at, d.updated_at,"
+    " (SELECT count(*) FROM chunks c WHERE c.document_id = d.id AND c.project_id = d.project_id)"
+    " AS chunk_count"
+)
+
+
+async def create_document(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    user_id: Any,
+    title: str,
+    filename: str,
+    source_type: str,
+    kind: str,
+    content: bytes,
+    content_hash: str,
+) -> dict[str, Any] | None:
+    """Document row, its first version's bytes and its index job, in one transaction.
+    Returns None when the caller may not write to the project."""
+    params = {
+        "project_id": project_id,
+        "user_id": user_id,
+        "title": title,
+        "filename": filename,
+        "source_type": source_type,
+        "kind": kind,
+    }
+    async with conn.transaction():
+        cur = await conn.execute(
+            "INSERT INTO documents (project_id, title, filename, source_type, kind, language, created_by)"
+            " SELECT p.id, %(title)s, %(filename)s, %(source_type)s, %(kind)s, p.language, %(user_id)s"
+            f" FROM projects p WHERE p.id = %(project_id)s AND {writer_of('p.id')}"
+            " RETURNING id",
+            params,
+        )
+        row = await cur.fetchone()
+        if row is None:
+            return None
+        await _add_version(
+            conn,
+            project_id=project_id,
+            document_id=row["id"],
+            version=1,
+            user_id=user_id,
+            content=content,
+            content_hash=content_hash,
+            filename=filename,
+        )
+    return await get_document(conn, project_id=project_id, user_id=user_id, document_id=row["id"])
+
+
+async def add_version(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    user_id: Any,
+    document_id: Any,
+    content: bytes,
+    content_hash: str,
+    filename: str,
+    source_type: str,
+    title: str,
+) -> dict[str, Any] | None:
+    """A new version to index; the live chunks stay until its job replaces them."""
+    async with conn.transaction():
+        cur = await conn.execute(
+            "UPDATE documents d SET version = d.version + 1, status = 'queued', error = NULL,"
+            " filename = %(filename)s, source_type = %(source_type)s, title = %(title)s, updated_at = now()"
+            f" WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s AND {writer_of('d.project_id')}"
+            " RETURNING d.version",
+            {
+                "document_id": document_id,
+                "project_id": project_id,
+                "user_id": user_id,
+                "filename": filename,
+                "source_type": source_type,
+                "title": title,
+            },
+        )
+        row = await cur.fetchone()
+        if row is None:
+            return None
+        await _add_version(
+            conn,
+            project_id=project_id,
+            document_id=document_id,
+            version=row["version"],
+            user_id=user_id,
+            content=content,
+            content_hash=content_hash,
+            filename=filename,
+        )
+    return await get_document(conn, project_id=project_id, user_id=user_id, document_id=document_id)
+
+
+async def _add_version(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    document_id: Any,
+    version: int,
+    user_id: Any,
+    content: bytes,
+    content_hash: str,
+    filename: str,
+) -> None:
+    await conn.execute(
+        "INSERT INTO document_versions"
+        " (project_id, document_id, version, content, content_hash, size_bytes, filename, created_by)"
+        " VALUES (%(project_id)s, %(document_id)s, %(version)s, %(content)s, %(content_hash)s,"
+        " %(size)s, %(filename)s, %(user_id)s)",
+        {
+            "project_id": project_id,
+            "document_id": document_id,
+            "version": version,
+            "content": content,
+            "content_hash": content_hash,
+            "size": len(content),
+            "filename": filename,
+            "user_id": user_id,
+        },
+    )
+    await conn.execute(
+        "INSERT INTO jobs (id, project_id, document_id, document_version, kind)"
+        " VALUES (%(id)s, %(project_id)s, %(document_id)s, %(version)s, 'index')",
+        {
+            "id": index_job_id(document_id, version),
+            "project_id": project_id,
+            "document_id": document_id,
+            "version": version,
+        },
+    )
+
+
+async def list_documents(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> list[dict[str, Any]]:
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS} FROM documents d"
+        f" WHERE d.project_id = %(project_id)s AND {member_of('d.project_id')} ORDER BY d.created_at",
+        {"project_id": project_id, "user_id": user_id},
+    )
+    return await cur.fetchall()
+
+
+async def get_document(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, document_id: Any
+) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS} FROM documents d WHERE d.id = %(document_id)s"
+        f" AND d.project_id = %(project_id)s AND {member_of('d.project_id')}",
+        {"project_id": project_id, "user_id": user_id, "document_id": document_id},
+    )
+    return await cur.fetchone()
+
+
+async def delete_document(conn: AsyncConnection, *, project_id: Any, user_id: Any, document_id: Any) -> bool:
+    """Chunks and versions go with the row (ON DELETE CASCADE), in this one statement's transaction."""
+    cur = await conn.execute(
+        f"DELETE FROM documents d WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s"
+        f" AND {writer_of('d.project_id')}",
+        {"project_id": project_id, "user_id": user_id, "document_id": document_id},
+    )
+    return cur.rowcount == 1
+
+
+async def latest_content(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, document_id: Any
+) -> bytes | None:
+    cur = await conn.execute(
+        "SELECT v.content FROM document_versions v JOIN documents d"
+        " ON d.id = v.document_id AND d.project_id = v.project_id AND d.version = v.version"
+        f" WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s AND {member_of('d.project_id')}",
+        {"project_id": project_id, "user_id": user_id, "document_id": document_id},
+    )
+    row = await cur.fetchone()
+    return None if row is None else bytes(row["content"])

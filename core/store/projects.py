@@ -1,0 +1,84 @@
+"""Projects and their members; every read and write is scoped to the caller's membership."""
+
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from core.store.access import member_of, owner_of, writer_of
+
+_COLUMNS = "p.id, p.name, p.description, p.language, p.created_at, p.updated_at"
+_ROLE = "(SELECT m.role FROM project_members m WHERE m.project_id = p.id AND m.user_id = %(user_id)s) AS role"
+
+
+async def create_project(
+    conn: AsyncConnection, *, user_id: Any, name: str, description: str, language: str
+) -> dict[str, Any]:
+    async with conn.transaction():
+        cur = await conn.execute(
+            "INSERT INTO projects (name, description, language, created_by)"
+            " VALUES (%(name)s, %(description)s, %(language)s, %(user_id)s) RETURNING id",
+            {"name": name, "description": description, "language": language, "user_id": user_id},
+        )
+        project_id = (await cur.fetchone())["id"]  # type: ignore[index]
+        await conn.execute(
+            "INSERT INTO project_members (project_id, user_id, role) VALUES (%s, %s, 'owner')",
+            (project_id, user_id),
+        )
+    project = await get_project(conn, project_id=project_id, user_id=user_id)
+    assert project is not None
+    return project
+
+
+async def list_projects(conn: AsyncConnection, *, user_id: Any) -> list[dict[str, Any]]:
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS}, {_ROLE} FROM projects p WHERE {member_of('p.id')} ORDER BY p.created_at",
+        {"user_id": user_id},
+    )
+    return await cur.fetchall()
+
+
+async def get_project(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS}, m.role FROM projects p"
+        " JOIN project_members m ON m.project_id = p.id AND m.user_id = %(user_id)s"
+        " WHERE p.id = %(project_id)s",
+        {"project_id": project_id, "user_id": user_id},
+    )
+    return await cur.fetchone()
+
+
+async def update_project(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, changes: dict[str, Any]
+) -> bool:
+    allowed = {key: value for key, value in changes.items() if key in {"name", "description", "language"}}
+    if not allowed:
+        return True
+    assignments = ", ".join(f"{key} = %({key})s" for key in allowed)
+    cur = await conn.execute(
+        f"UPDATE projects p SET {assignments}, updated_at = now()"
+        f" WHERE p.id = %(project_id)s AND {writer_of('p.id')}",
+        {**allowed, "project_id": project_id, "user_id": user_id},
+    )
+    return cur.rowcount == 1
+
+
+async def delete_project(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> bool:
+    cur = await conn.execute(
+        f"DELETE FROM projects p WHERE p.id = %(project_id)s AND {owner_of('p.id')}",
+        {"project_id": project_id, "user_id": user_id},
+    )
+    return cur.rowcount == 1
+
+
+async def upsert_member(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, member_id: Any, role: str
+) -> bool:
+    """Only an owner may add members or change roles; returns False when the caller is not one."""
+    cur = await conn.execute(
+        "INSERT INTO project_members (project_id, user_id, role)"
+        " SELECT p.id, %(member_id)s, %(role)s FROM projects p"
+        f" WHERE p.id = %(project_id)s AND {owner_of('p.id')}"
+        " ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role",
+        {"project_id": project_id, "user_id": user_id, "member_id": member_id, "role": role},
+    )
+    return cur.rowcount == 1

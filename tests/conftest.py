@@ -1,0 +1,142 @@
+"""Real embedded Postgres and Redis for the whole session, a real arq worker in a subprocess,
+and the API driven in-process through httpx."""
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+from backend.main import create_app
+from core.migrations import apply_migrations
+from core.services import EmbeddedServices, ServiceUrls
+from core.settings import Settings
+from core.store import users
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("studyai-data")
+
+
+@pytest.fixture(scope="session")
+def settings(data_dir: Path) -> Settings:
+    return Settings(_env_file=None, STUDYAI_DATA_DIR=data_dir, database_url=None, redis_url=None)  # type: ignore[call-arg]
+
+
+@pytest.fixture(scope="session")
+def services(settings: Settings) -> Iterator[ServiceUrls]:
+    with EmbeddedServices(settings) as urls:
+        apply_migrations(urls.database_url)
+        yield urls
+
+
+def start_worker(urls: ServiceUrls, data_dir: Path, **env: str) -> subprocess.Popen[bytes]:
+    environment = {
+        **os.environ,
+        "DATABASE_URL": urls.database_url,
+        "REDIS_URL": urls.redis_url,
+        "STUDYAI_DATA_DIR": str(data_dir),
+        **env,
+    }
+    log = open(data_dir / f"worker-{time.time_ns()}.log", "wb")  # noqa: SIM115  # closed with the process
+    return subprocess.Popen([sys.executable, "-m", "workers"], env=environment, stdout=log, stderr=log, cwd=REPO_ROOT)
+
+
+def stop_worker(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.fixture(scope="session")
+def worker(services: ServiceUrls, data_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
+    process = start_worker(services, data_dir)
+    yield process
+    stop_worker(process)
+
+
+@pytest.fixture(scope="session")
+async def client(settings: Settings, services: ServiceUrls) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(settings, services)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://studyai.test", timeout=60) as http:
+            yield http
+
+
+@pytest.fixture(scope="session")
+async def db(services: ServiceUrls) -> AsyncIterator[psycopg.AsyncConnection[dict[str, Any]]]:
+    conn = await psycopg.AsyncConnection.connect(services.database_url, autocommit=True, row_factory=dict_row)
+    yield conn
+    await conn.close()
+
+
+class Caller(dict[str, str]):
+    """Request headers for one user, with the user's email at hand."""
+
+    def __init__(self, key: str, email: str) -> None:
+        super().__init__({"Authorization": f"Bearer {key}"})
+        self.email = email
+
+
+class UserFactory:
+    def __init__(self, conn: psycopg.AsyncConnection[dict[str, Any]]) -> None:
+        self._conn = conn
+        self._count = 0
+
+    async def __call__(self, name: str = "user") -> Caller:
+        self._count += 1
+        user = await users.create_user(self._conn, email=f"{name}-{self._count}-{time.time_ns()}@example.org")
+        return Caller(await users.create_api_key(self._conn, user_id=user["id"]), user["email"])
+
+
+@pytest.fixture(scope="session")
+def make_user(db: psycopg.AsyncConnection[dict[str, Any]]) -> UserFactory:
+    return UserFactory(db)
+
+
+async def wait_for_job(
+    http: httpx.AsyncClient, headers: dict[str, str], project_id: str, job_id: str, timeout: float = 600
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        response = await http.get(f"/projects/{project_id}/jobs/{job_id}", headers=headers)
+        assert response.status_code == 200, response.text
+        job = response.json()
+        if job["status"] in ("succeeded", "failed"):
+            return job
+        await asyncio.sleep(0.3)
+    raise AssertionError(f"job {job_id} did not finish in {timeout} s")
+
+
+async def create_project(http: httpx.AsyncClient, headers: dict[str, str], **fields: Any) -> str:
+    response = await http.post("/projects", json={"name": "course", **fields}, headers=headers)
+    assert response.status_code == 201, response.text
+    return response.json()["id"]
+
+
+async def upload(
+    http: httpx.AsyncClient,
+    headers: dict[str, str],
+    project_id: str,
+    filename: str,
+    content: bytes,
+    content_type: str = "application/octet-stream",
+) -> httpx.Response:
+    return await http.post(
+        f"/projects/{project_id}/documents", files={"file": (filename, content, content_type)}, headers=headers
+    )

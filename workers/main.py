@@ -1,0 +1,71 @@
+"""The arq worker: opens the pool and the embedding model once, then runs jobs until stopped."""
+
+import asyncio
+import logging
+from typing import Any
+
+from arq.connections import RedisSettings
+from arq.worker import Worker, func
+
+from core.db import open_pool
+from core.embeddings import make_embeddings
+from core.migrations import apply_migrations
+from core.services import EmbeddedServices, ServiceUrls
+from core.settings import Settings
+from core.store.jobs import unfinished_jobs
+from workers.jobs import index_document
+
+log = logging.getLogger(__name__)
+QUEUE_NAME = "studyai:queue"
+
+
+def build_worker(settings: Settings, urls: ServiceUrls, **overrides: Any) -> Worker:
+    async def on_startup(ctx: dict[str, Any]) -> None:
+        ctx["settings"] = settings
+        ctx["pool"] = await open_pool(urls.database_url, max_size=4)
+        ctx["embeddings"] = await asyncio.to_thread(make_embeddings, settings)
+        await _requeue_unfinished(ctx)
+
+    async def on_shutdown(ctx: dict[str, Any]) -> None:
+        if "pool" in ctx:
+            await ctx["pool"].close()
+
+    options: dict[str, Any] = {
+        "functions": [func(index_document, name="index_document", max_tries=settings.job_max_tries)],
+        "redis_settings": RedisSettings.from_dsn(urls.redis_url),
+        "queue_name": QUEUE_NAME,
+        "on_startup": on_startup,
+        "on_shutdown": on_shutdown,
+        "max_jobs": settings.worker_max_jobs,
+        "job_timeout": 3600,
+        "keep_result": 3600,
+        "handle_signals": True,
+    }
+    options.update(overrides)
+    return Worker(**options)
+
+
+async def _requeue_unfinished(ctx: dict[str, Any]) -> None:
+    """A job whose queue entry was lost (e.g. Redis restarted) is found again; the same job id
+    makes this a no-op for jobs the queue still holds."""
+    async with ctx["pool"].connection() as conn:
+        pending = await unfinished_jobs(conn)
+    if not pending:
+        return
+    for job in pending:
+        await ctx["redis"].enqueue_job(
+            "index_document",
+            str(job["project_id"]),
+            str(job["document_id"]),
+            job["document_version"],
+            _job_id=job["id"],
+            _queue_name=QUEUE_NAME,
+        )
+
+
+def run(settings: Settings) -> None:
+    """`python -m workers`: uses DATABASE_URL/REDIS_URL, or starts the embedded services."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    with EmbeddedServices(settings) as urls:
+        apply_migrations(urls.database_url)
+        build_worker(settings, urls).run()

@@ -1,0 +1,180 @@
+"""Where a PDF's headings are: outline entries located in the page text, or big-font lines.
+
+Both sources end up as (level, title, page) entries; `heading_positions` turns them into character
+offsets in the document text. Extracted text drops or adds spaces (XeTeX headings come out as
+"Chapter1"), so titles are compared on letters and digits only, case-folded.
+"""
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import pymupdf
+
+OutlineEntry = tuple[int, str, int]  # (level >= 1, title, 1-based page)
+
+_NUMBER_PREFIX = re.compile(r"\s*(?:\d+|[A-Z])(?:\.\d+)*\.?\s")  # "1.1. ", "A.2 ", "12 "
+_LABEL_LINE = re.compile(r"(?:chapter|appendix|part|cap[ií]tulo|ap[eê]ndice|parte)[0-9a-z]{1,4}")
+_PAGE_NUMBER = re.compile(r"[0-9]+|[ivxlcdm]+")
+_HEADER_ZONE = 3  # running headers sit in the first lines of a page, next to the page number
+_MAX_LINES_PER_TITLE = 3
+_HEADING_MIN_RATIO = 1.15  # a heading's font is clearly larger than the body's
+_HEADING_MAX_CHARS = 120
+_MAX_LEVELS = 6
+
+
+def compress(value: str) -> str:
+    return "".join(char for char in value.casefold() if char.isalnum())
+
+
+@dataclass
+class _Line:
+    start: int  # offset in the document text
+    text: str
+    key: str  # compressed text
+
+
+def heading_positions(
+    text: str, page_offsets: tuple[int, ...], outline: list[OutlineEntry]
+) -> list[tuple[int, tuple[str, ...]]]:
+    """(offset, heading path) per outline entry, in order; offsets never go backwards."""
+    lines_cache: dict[int, list[_Line]] = {}
+    stack: list[tuple[int, str]] = []
+    result: list[tuple[int, tuple[str, ...]]] = []
+    previous = -1
+    for level, title, page in outline:
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title.strip()))
+        path = tuple(name for _, name in stack if name)
+        position = previous if previous >= 0 else 0
+        if 1 <= page <= len(page_offsets):
+            if page not in lines_cache:
+                lines_cache[page] = _page_lines(text, page_offsets, page)
+            found = _locate(text, lines_cache[page], compress(title), floor=previous + 1)
+            if found is None:
+                found = page_offsets[page - 1]
+            position = max(found, position)
+        result.append((position, path))
+        previous = position
+    return result
+
+
+def _page_lines(text: str, page_offsets: tuple[int, ...], page: int) -> list[_Line]:
+    start = page_offsets[page - 1]
+    end = page_offsets[page] if page < len(page_offsets) else len(text)
+    lines: list[_Line] = []
+    for line in text[start:end].split("\n"):
+        lines.append(_Line(start, line, compress(line)))
+        start += len(line) + 1
+    return lines
+
+
+def _locate(text: str, lines: list[_Line], key: str, *, floor: int) -> int | None:
+    if not key:
+        return None
+    candidates: list[tuple[int, bool]] = []  # (line index, looks like a running header)
+    for index, line in enumerate(lines):
+        if line.start < floor:
+            continue
+        span = _title_span(lines, index, key)
+        if span is None:
+            continue
+        header = index < _HEADER_ZONE and (
+            (index > 0 and _PAGE_NUMBER.fullmatch(lines[index - 1].key) is not None)
+            or (index + span < len(lines) and _PAGE_NUMBER.fullmatch(lines[index + span].key) is not None)
+        )
+        candidates.append((index, header))
+    if candidates:
+        # The page's running header repeats the section title; the real heading is further down
+        # (or, when only header-like matches exist, the last of them: "1.7. Debugging\n7\n1.7. Debugging").
+        body = [index for index, header in candidates if not header]
+        index = body[0] if body else candidates[-1][0]
+        if index > 0 and lines[index - 1].start >= floor and _LABEL_LINE.fullmatch(lines[index - 1].key):
+            index -= 1  # keep "Chapter 2" with its title
+        return lines[index].start
+    return _locate_anywhere(text, lines, key, floor)
+
+
+def _title_span(lines: list[_Line], index: int, key: str) -> int | None:
+    """How many lines from `index` spell the title (optionally after a section number), or None."""
+    joined = ""
+    for count in range(1, _MAX_LINES_PER_TITLE + 1):
+        if index + count > len(lines):
+            return None
+        joined += lines[index + count - 1].key
+        if len(joined) > len(key) + 12:
+            return None
+        if joined.endswith(key):
+            prefix = len(joined) - len(key)
+            if prefix == 0:
+                return count
+            if prefix <= len(lines[index].key) and _NUMBER_PREFIX.match(lines[index].text + " "):
+                return count
+            return None
+    return None
+
+
+def _locate_anywhere(text: str, lines: list[_Line], key: str, floor: int) -> int | None:
+    """The title inside a line (run-in heading, odd wrapping): the start of that line."""
+    for line_index, line in enumerate(lines):
+        if line.start + len(line.text) < floor:
+            continue
+        # Search the rest of the page from this line on, as one compressed string with an index map.
+        chars: list[str] = []
+        where: list[int] = []
+        for later in lines[line_index:]:
+            for offset, char in enumerate(later.text):
+                for folded in char.casefold():
+                    if folded.isalnum():
+                        chars.append(folded)
+                        where.append(later.start + offset)
+        found = "".join(chars).find(key)
+        if found < 0:
+            return None
+        position = where[found]
+        line_start = text.rfind("\n", 0, position) + 1
+        return line_start if line_start >= floor else max(position, floor)
+    return None
+
+
+def font_size_outline(doc: pymupdf.Document, pages: list[int]) -> list[OutlineEntry]:
+    """Headings guessed from font sizes, for PDFs without an outline.
+
+    Body size = the most common size weighted by characters; short lines set clearly larger are
+    headings, and their distinct sizes (largest first) become levels 1..6.
+    """
+    weights: Counter[float] = Counter()
+    lines: list[tuple[int, int, float, str]] = []  # (page, block number, size, text)
+    for page in pages:
+        try:
+            blocks = doc.load_page(page - 1).get_text("dict", flags=pymupdf.TEXT_MEDIABOX_CLIP)["blocks"]
+        except Exception:  # a page the text pass could read but the layout pass cannot: no headings there
+            continue
+        for block_number, block in enumerate(blocks):
+            for line in block.get("lines", []):
+                line_weights: Counter[float] = Counter()
+                for span in line["spans"]:
+                    chars = len(span["text"].strip())
+                    if chars:
+                        line_weights[round(span["size"] * 2) / 2] += chars
+                if line_weights:
+                    weights.update(line_weights)
+                    line_text = " ".join("".join(span["text"] for span in line["spans"]).split())
+                    lines.append((page, block_number, line_weights.most_common(1)[0][0], line_text))
+    if not weights:
+        return []
+    body = weights.most_common(1)[0][0]
+    headings: list[tuple[int, int, float, str]] = []
+    for page, block_number, size, line_text in lines:
+        if size < body * _HEADING_MIN_RATIO or len(line_text) > _HEADING_MAX_CHARS:
+            continue
+        if not any(char.isalpha() for char in line_text):
+            continue
+        last = headings[-1] if headings else None
+        if last and last[:3] == (page, block_number, size) and len(last[3]) + len(line_text) < _HEADING_MAX_CHARS:
+            headings[-1] = (page, block_number, size, f"{last[3]} {line_text}")  # a wrapped heading
+        else:
+            headings.append((page, block_number, size, line_text))
+    ranks = {size: rank for rank, size in enumerate(sorted({h[2] for h in headings}, reverse=True), start=1)}
+    return [(min(ranks[size], _MAX_LEVELS), title, page) for page, _, size, title in headings]
