@@ -33,6 +33,7 @@ class Settings(BaseSettings):
 
     job_max_tries: int = 3
     worker_max_jobs: int = 2
+    worker_poll_delay: float = 0.1  # seconds between queue polls; arq's 0.5 s default adds visible latency
 
     @property
     def pgdata_dir(self) -> Path:

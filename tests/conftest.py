@@ -51,7 +51,9 @@ def start_worker(urls: ServiceUrls, data_dir: Path, **env: str) -> subprocess.Po
         **env,
     }
     log = open(data_dir / f"worker-{time.time_ns()}.log", "wb")  # noqa: SIM115  # closed with the process
-    return subprocess.Popen([sys.executable, "-m", "workers"], env=environment, stdout=log, stderr=log, cwd=REPO_ROOT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "workers"], env=environment, stdout=log, stderr=log, cwd=REPO_ROOT
+    )
 
 
 def stop_worker(process: subprocess.Popen[bytes]) -> None:
@@ -138,5 +140,7 @@ async def upload(
     content_type: str = "application/octet-stream",
 ) -> httpx.Response:
     return await http.post(
-        f"/projects/{project_id}/documents", files={"file": (filename, content, content_type)}, headers=headers
+        f"/projects/{project_id}/documents",
+        files={"file": (filename, content, content_type)},
+        headers=headers,
     )

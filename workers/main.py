@@ -37,6 +37,7 @@ def build_worker(settings: Settings, urls: ServiceUrls, **overrides: Any) -> Wor
         "on_startup": on_startup,
         "on_shutdown": on_shutdown,
         "max_jobs": settings.worker_max_jobs,
+        "poll_delay": settings.worker_poll_delay,
         "job_timeout": 3600,
         "keep_result": 3600,
         "handle_signals": True,

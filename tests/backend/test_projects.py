@@ -45,7 +45,6 @@ async def test_roles(client: httpx.AsyncClient, make_user: UserFactory) -> None:
     owner, viewer, editor = await make_user("owner"), await make_user("viewer"), await make_user("editor")
     project_id = await create_project(client, owner)
 
-
     for headers, role in ((viewer, "viewer"), (editor, "editor")):
         response = await client.post(
             f"/projects/{project_id}/members", json={"email": headers.email, "role": role}, headers=owner
@@ -55,13 +54,19 @@ async def test_roles(client: httpx.AsyncClient, make_user: UserFactory) -> None:
     assert (await client.get(f"/projects/{project_id}", headers=viewer)).json()["role"] == "viewer"
     # A viewer reads but cannot write.
     assert (await client.get(f"/projects/{project_id}/documents", headers=viewer)).status_code == 200
-    assert (await client.patch(f"/projects/{project_id}", json={"name": "v"}, headers=viewer)).status_code == 403
+    assert (
+        await client.patch(f"/projects/{project_id}", json={"name": "v"}, headers=viewer)
+    ).status_code == 403
     upload = await client.post(
-        f"/projects/{project_id}/documents", files={"file": ("a.md", b"# A\n\ntext", "text/markdown")}, headers=viewer
+        f"/projects/{project_id}/documents",
+        files={"file": ("a.md", b"# A\n\ntext", "text/markdown")},
+        headers=viewer,
     )
     assert upload.status_code == 403
     # An editor writes but cannot delete the project or add members.
-    assert (await client.patch(f"/projects/{project_id}", json={"name": "e"}, headers=editor)).status_code == 200
+    assert (
+        await client.patch(f"/projects/{project_id}", json={"name": "e"}, headers=editor)
+    ).status_code == 200
     assert (await client.delete(f"/projects/{project_id}", headers=editor)).status_code == 403
     response = await client.post(
         f"/projects/{project_id}/members", json={"email": viewer.email, "role": "owner"}, headers=editor

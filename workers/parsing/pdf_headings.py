@@ -14,7 +14,7 @@ import pymupdf
 OutlineEntry = tuple[int, str, int]  # (level >= 1, title, 1-based page)
 
 _NUMBER_PREFIX = re.compile(r"\s*(?:\d+|[A-Z])(?:\.\d+)*\.?\s")  # "1.1. ", "A.2 ", "12 "
-_LABEL_LINE = re.compile(r"(?:chapter|appendix|part|cap[ií]tulo|ap[eê]ndice|parte)[0-9a-z]{1,4}")
+_LABEL_LINE = re.compile(r"\s*(?i:chapter|appendix|part|cap[ií]tulo|ap[eê]ndice|parte)\s*(?:\d+|[A-Z]|[IVXLC]+)\.?\s*")
 _PAGE_NUMBER = re.compile(r"[0-9]+|[ivxlcdm]+")
 _HEADER_ZONE = 3  # running headers sit in the first lines of a page, next to the page number
 _MAX_LINES_PER_TITLE = 3
@@ -49,12 +49,16 @@ def heading_positions(
         path = tuple(name for _, name in stack if name)
         position = previous if previous >= 0 else 0
         if 1 <= page <= len(page_offsets):
-            if page not in lines_cache:
-                lines_cache[page] = _page_lines(text, page_offsets, page)
-            found = _locate(text, lines_cache[page], compress(title), floor=previous + 1)
-            if found is None:
-                found = page_offsets[page - 1]
-            position = max(found, position)
+            found = None
+            # Outline targets often sit just above the heading, which a page break can push onto the
+            # next page; so look on the target page, then the one after.
+            for candidate_page in (page, page + 1)[: len(page_offsets) - page + 1]:
+                if candidate_page not in lines_cache:
+                    lines_cache[candidate_page] = _page_lines(text, page_offsets, candidate_page)
+                found = _locate(text, lines_cache[candidate_page], compress(title), floor=previous + 1)
+                if found is not None:
+                    break
+            position = max(page_offsets[page - 1] if found is None else found, position)
         result.append((position, path))
         previous = position
     return result
@@ -90,7 +94,7 @@ def _locate(text: str, lines: list[_Line], key: str, *, floor: int) -> int | Non
         # (or, when only header-like matches exist, the last of them: "1.7. Debugging\n7\n1.7. Debugging").
         body = [index for index, header in candidates if not header]
         index = body[0] if body else candidates[-1][0]
-        if index > 0 and lines[index - 1].start >= floor and _LABEL_LINE.fullmatch(lines[index - 1].key):
+        if index > 0 and lines[index - 1].start >= floor and _LABEL_LINE.fullmatch(lines[index - 1].text):
             index -= 1  # keep "Chapter 2" with its title
         return lines[index].start
     return _locate_anywhere(text, lines, key, floor)

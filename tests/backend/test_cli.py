@@ -1,0 +1,35 @@
+"""`studyai users create` prints a key that the API accepts; the key itself is never stored."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+
+from core.services import ServiceUrls
+from tests.conftest import REPO_ROOT
+
+
+async def test_users_create_prints_a_working_key(
+    client: httpx.AsyncClient, services: ServiceUrls, data_dir: Path, db: psycopg.AsyncConnection[dict[str, Any]]
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "backend.cli", "users", "create", "Ana@Example.org"],
+        env={**os.environ, "STUDYAI_DATA_DIR": str(data_dir), "DATABASE_URL": services.database_url},
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    key = result.stdout.strip().splitlines()[-1]
+    assert key.startswith("sk-studyai-")
+    response = await client.get("/projects", headers={"Authorization": f"Bearer {key}"})
+    assert response.status_code == 200
+    stored = await (await db.execute("SELECT count(*) AS n FROM api_keys WHERE key_hash = %s", (key,))).fetchone()
+    assert stored["n"] == 0
+    user = await (await db.execute("SELECT email FROM users WHERE email = 'ana@example.org'")).fetchone()
+    assert user is not None

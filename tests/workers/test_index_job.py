@@ -1,0 +1,69 @@
+"""The index job itself: transient failures retry, then fail with a reason; the same job id runs once."""
+
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from arq import Retry
+from psycopg.rows import dict_row
+
+from core.db import open_pool
+from core.services import ServiceUrls
+from core.settings import Settings
+from core.store import documents, projects, users
+from workers.jobs import index_document
+
+
+class UnreachableEmbeddings:
+    """Stands in for a hosted embedding API that is down."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        raise ConnectionError("embedding service unreachable")
+
+    def embed_query(self, text: str) -> list[float]:
+        raise ConnectionError("embedding service unreachable")
+
+
+@pytest.fixture
+async def queued_document(services: ServiceUrls) -> dict[str, Any]:
+    async with await psycopg.AsyncConnection.connect(
+        services.database_url, autocommit=True, row_factory=dict_row
+    ) as conn:
+        user = await users.create_user(conn, email=f"job-{id(conn)}@example.org")
+        project = await projects.create_project(conn, user_id=user["id"], name="p", description="", language="en")
+        document = await documents.create_document(
+            conn,
+            project_id=project["id"],
+            user_id=user["id"],
+            title="notes",
+            filename="notes.md",
+            source_type="markdown",
+            kind="uploaded",
+            content=b"# Notes\n\nSome text to embed.\n",
+            content_hash="h",
+        )
+        assert document is not None
+        return document
+
+
+async def test_transient_failure_retries_then_fails_clearly(
+    settings: Settings, services: ServiceUrls, queued_document: dict[str, Any], tmp_path: Path
+) -> None:
+    pool = await open_pool(services.database_url, max_size=2)
+    ctx: dict[str, Any] = {"pool": pool, "settings": settings, "embeddings": UnreachableEmbeddings()}
+    args = (str(queued_document["project_id"]), str(queued_document["id"]), 1)
+    try:
+        with pytest.raises(Retry):
+            await index_document({**ctx, "job_try": 1}, *args)
+        result = await index_document({**ctx, "job_try": settings.job_max_tries}, *args)
+        assert result["status"] == "failed"
+        async with pool.connection() as conn:
+            job = await (await conn.execute("SELECT * FROM jobs WHERE document_id = %s", (args[1],))).fetchone()
+            document = await (await conn.execute("SELECT * FROM documents WHERE id = %s", (args[1],))).fetchone()
+        assert job["status"] == "failed"
+        assert job["attempts"] == 2
+        assert "unavailable" in job["error"]
+        assert document["status"] == "failed"
+    finally:
+        await pool.close()
