@@ -4,7 +4,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from fastapi import HTTPException, Request, UploadFile
+from fastapi import HTTPException, Request
+from starlette.datastructures import UploadFile
 
 from core.filetypes import UnsupportedFileType, detect_source_type
 

@@ -38,7 +38,7 @@ class SectionSplitter:
 
     def markdown(self, start: int, end: int) -> None:
         starts = [start + offset for offset in line_starts(self.text[start:end])]
-        self._offsets = starts + [end]  # line i runs from _offsets[i] to _offsets[i+1]
+        self._offsets = [*starts, end]  # line i runs from _offsets[i] to _offsets[i+1]
         roots = _block_tree(self.text[start:end])
         self._children(start, end, roots, keep_gaps=True)
 
@@ -93,11 +93,16 @@ class SectionSplitter:
 
     def _fence(self, node: _Node, start: int, end: int) -> None:
         """Code split between lines; every piece is a complete fenced block of the same language."""
-        opening_line = self._line(node.first_line)
-        indent = self.text[opening_line:start]
+        indent = self.text[self._line(node.first_line) : start]  # "   " in a list item, "> " in a quote
         reopen = f"{indent}{node.markup}{node.info}\n"
         close = f"\n{indent}{node.markup}"
-        bounds = [(s, e) for s, e in _line_bounds(self.text, start, end)]
+        if len(reopen) + len(close) > self.max_chars // 2:  # absurdly small chunks: plain lines instead
+            self._lines(start, end, code=True)
+            return
+        bounds = _line_bounds(self.text, start, end)
+        closing = self.text[bounds[-1][0] : bounds[-1][1]].strip(" \t>")
+        # An unclosed fence runs to the end of its container; its last piece gets a closing line too.
+        closed = len(bounds) > 1 and closing.startswith(node.markup) and not closing.strip(node.markup[0])
         position, first = 0, True
         while position < len(bounds):
             prefix = "" if first else reopen
@@ -107,24 +112,38 @@ class SectionSplitter:
                 room = self.max_chars
             last = position
             while last + 1 < len(bounds):
-                closes = last + 1 == len(bounds) - 1
-                size = len(prefix) + bounds[last + 1][1] - bounds[position][0] + (0 if closes else len(close))
-                if size > room:
+                suffix = "" if closed and last + 2 == len(bounds) else close
+                if len(prefix) + bounds[last + 1][1] - bounds[position][0] + len(suffix) > room:
                     break
                 last += 1
-            done = last == len(bounds) - 1
+            if first and last == 0 and len(bounds) > 1:  # the opening fence alone would be an empty block
+                fits_fresh = bounds[1][1] - bounds[0][0] + len(close) <= self.max_chars
+                if fits_fresh and room < self.max_chars:
+                    self.packer.flush()
+                    continue  # retry in a fresh chunk
+                last = 1  # the first code line is longer than a chunk: cut it below, fence included
+            suffix = "" if closed and last + 1 == len(bounds) else close
             piece_start, piece_end = bounds[position][0], bounds[last][1]
-            if len(prefix) + piece_end - piece_start + (0 if done else len(close)) > room:
-                # One line longer than a chunk: cut the line itself, each piece still fenced.
-                budget = max(room - len(prefix) - len(close), 1)
-                for cut_start in range(piece_start, piece_end, budget):
-                    cut_end = min(cut_start + budget, piece_end)
-                    closes = done and cut_end == piece_end
-                    self.packer.add(Unit(cut_start, cut_end, True, prefix, "" if closes else close))
-                    prefix = reopen
+            if len(prefix) + piece_end - piece_start + len(suffix) <= room:
+                self.packer.add(Unit(piece_start, piece_end, True, prefix, suffix))
             else:
-                self.packer.add(Unit(piece_start, piece_end, True, prefix, "" if done else close))
+                if closed and last + 2 == len(bounds):
+                    piece_end, suffix, last = bounds[-1][1], "", last + 1  # take the closing line along
+                self._cut_code_line(piece_start, piece_end, room, prefix, reopen, suffix, close)
             position, first = last + 1, False
+
+    def _cut_code_line(
+        self, start: int, end: int, room: int, prefix: str, reopen: str, suffix: str, close: str
+    ) -> None:
+        """A code line longer than a chunk, cut hard; every piece fenced (prefix/suffix)."""
+        position = start
+        while position < end:
+            budget = max(room - len(prefix) - len(close), 1)
+            cut = min(position + budget, end)
+            if not suffix and end - cut <= len(close):
+                cut = end  # only the closing line would be left: no empty block
+            self.packer.add(Unit(position, cut, True, prefix, suffix if cut == end else close))
+            position, prefix, room = cut, reopen, self.max_chars
 
     # Text ----------------------------------------------------------------------------------------
 

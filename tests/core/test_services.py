@@ -26,7 +26,10 @@ def test_second_start_finds_existing_data(tmp_path: Path) -> None:
 
 def test_external_urls_are_used_as_given(tmp_path: Path) -> None:
     settings = Settings(  # type: ignore[call-arg]
-        _env_file=None, STUDYAI_DATA_DIR=tmp_path, database_url="postgresql://db.example/x", redis_url="redis://r:1"
+        _env_file=None,
+        STUDYAI_DATA_DIR=tmp_path,
+        database_url="postgresql://db.example/x",
+        redis_url="redis://r:1",
     )
     with EmbeddedServices(settings) as urls:
         assert urls.database_url == "postgresql://db.example/x"

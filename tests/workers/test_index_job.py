@@ -31,7 +31,9 @@ async def queued_document(services: ServiceUrls) -> dict[str, Any]:
         services.database_url, autocommit=True, row_factory=dict_row
     ) as conn:
         user = await users.create_user(conn, email=f"job-{id(conn)}@example.org")
-        project = await projects.create_project(conn, user_id=user["id"], name="p", description="", language="en")
+        project = await projects.create_project(
+            conn, user_id=user["id"], name="p", description="", language="en"
+        )
         document = await documents.create_document(
             conn,
             project_id=project["id"],
@@ -59,8 +61,12 @@ async def test_transient_failure_retries_then_fails_clearly(
         result = await index_document({**ctx, "job_try": settings.job_max_tries}, *args)
         assert result["status"] == "failed"
         async with pool.connection() as conn:
-            job = await (await conn.execute("SELECT * FROM jobs WHERE document_id = %s", (args[1],))).fetchone()
-            document = await (await conn.execute("SELECT * FROM documents WHERE id = %s", (args[1],))).fetchone()
+            job = await (
+                await conn.execute("SELECT * FROM jobs WHERE document_id = %s", (args[1],))
+            ).fetchone()
+            document = await (
+                await conn.execute("SELECT * FROM documents WHERE id = %s", (args[1],))
+            ).fetchone()
         assert job["status"] == "failed"
         assert job["attempts"] == 2
         assert "unavailable" in job["error"]

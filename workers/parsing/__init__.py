@@ -4,12 +4,17 @@ from workers.parsing.markdown import parse_markdown, parse_text
 from workers.parsing.pdf import parse_pdf
 from workers.parsing.types import ParsedDocument, ParseError, Section
 
-__all__ = ["ParseError", "ParsedDocument", "Section", "parse_document", "parse_markdown", "parse_pdf", "parse_text"]
+__all__ = [
+    "ParseError", "ParsedDocument", "Section", "parse_document", "parse_markdown", "parse_pdf", "parse_text",
+]
 
 _PARSERS = {"pdf": parse_pdf, "markdown": parse_markdown, "text": parse_text}
 
 
-def parse_document(data: bytes, *, source_type: str, filename: str, title: str | None = None) -> ParsedDocument:
+def parse_document(
+    data: bytes, *, source_type: str, filename: str, title: str | None = None
+) -> ParsedDocument:
+    """Dispatch on source_type ("pdf", "markdown", "text"); raises ParseError with a user-facing reason."""
     parser = _PARSERS.get(source_type)
     if parser is None:
         raise ParseError(f"Unsupported document type {source_type!r}; upload a PDF, Markdown or text file.")

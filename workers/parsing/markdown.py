@@ -87,19 +87,11 @@ def _add_section(sections: list[Section], text: str, path: tuple[str, ...], star
 
 
 def _heading_title(inline: Token | None) -> str:
-    """The heading as plain words: markup (`code`, *emphasis*, links) dropped, inline HTML skipped."""
+    """The heading's source text, whitespace collapsed (`code` marks kept: they are part of the name
+    readers see and search for)."""
     if inline is None or inline.type != "inline":
         return ""
-    parts: list[str] = []
-    for child in inline.children or []:
-        if child.type in ("text", "code_inline"):
-            parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
-        elif child.type == "image":
-            parts.append(child.content)
-    title = _SPACES.sub(" ", "".join(parts)).strip()
-    return title or _SPACES.sub(" ", inline.content).strip()
+    return _SPACES.sub(" ", inline.content).strip()
 
 
 def _pick_title(given: str | None, first_h1: str | None, filename: str) -> str:

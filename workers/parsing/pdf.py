@@ -44,8 +44,7 @@ def parse_pdf(data: bytes, *, filename: str, title: str | None = None) -> Parsed
         metadata_title = _metadata_title(doc)
     finally:
         doc.close()
-    warnings = [f"{_describe_pages(unreadable)} could not be read and {'was' if len(unreadable) == 1 else 'were'}"
-                " left out"] if unreadable else []
+    warnings = [_unreadable_warning(unreadable)] if unreadable else []
     return ParsedDocument(
         title=(title or "").strip() or metadata_title or PurePath(filename).stem or filename,
         text=text,
@@ -164,6 +163,11 @@ def _sections(
             )
         )
     return sections
+
+
+def _unreadable_warning(pages: list[int]) -> str:
+    verb = "was" if len(pages) == 1 else "were"
+    return f"{_describe_pages(pages)} could not be read and {verb} left out"
 
 
 def _describe_pages(pages: list[int]) -> str:

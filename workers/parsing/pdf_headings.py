@@ -14,9 +14,10 @@ import pymupdf
 OutlineEntry = tuple[int, str, int]  # (level >= 1, title, 1-based page)
 
 _NUMBER_PREFIX = re.compile(r"\s*(?:\d+|[A-Z])(?:\.\d+)*\.?\s")  # "1.1. ", "A.2 ", "12 "
-_LABEL_LINE = re.compile(r"\s*(?i:chapter|appendix|part|cap[ií]tulo|ap[eê]ndice|parte)\s*(?:\d+|[A-Z]|[IVXLC]+)\.?\s*")
+_LABEL_LINE = re.compile(  # "Chapter 2", "AppendixB": the line above a chapter title
+    r"\s*(?i:chapter|appendix|part|cap[ií]tulo|ap[eê]ndice|parte)\s*(?:\d+|[A-Z]|[IVXLC]+)\.?\s*"
+)
 _PAGE_NUMBER = re.compile(r"[0-9]+|[ivxlcdm]+")
-_HEADER_ZONE = 3  # running headers sit in the first lines of a page, next to the page number
 _MAX_LINES_PER_TITLE = 3
 _HEADING_MIN_RATIO = 1.15  # a heading's font is clearly larger than the body's
 _HEADING_MAX_CHARS = 120
@@ -49,15 +50,21 @@ def heading_positions(
         path = tuple(name for _, name in stack if name)
         position = previous if previous >= 0 else 0
         if 1 <= page <= len(page_offsets):
-            found = None
+            key = compress(title)
+            pages = [number for number in (page, page + 1) if number <= len(page_offsets)]
+            for number in pages:
+                if number not in lines_cache:
+                    lines_cache[number] = _page_lines(text, page_offsets, number)
             # Outline targets often sit just above the heading, which a page break can push onto the
-            # next page; so look on the target page, then the one after.
-            for candidate_page in (page, page + 1)[: len(page_offsets) - page + 1]:
-                if candidate_page not in lines_cache:
-                    lines_cache[candidate_page] = _page_lines(text, page_offsets, candidate_page)
-                found = _locate(text, lines_cache[candidate_page], compress(title), floor=previous + 1)
+            # next page: a heading line on the target page, else on the next one, else a weaker match
+            # (running header, title inside a line) on the target page, else the top of that page.
+            found = None
+            for number in pages:
+                found = _locate(lines_cache[number], key, previous + 1)
                 if found is not None:
                     break
+            if found is None:
+                found = _locate_weak(text, lines_cache[page], key, previous + 1)
             position = max(page_offsets[page - 1] if found is None else found, position)
         result.append((position, path))
         previous = position
@@ -74,30 +81,37 @@ def _page_lines(text: str, page_offsets: tuple[int, ...], page: int) -> list[_Li
     return lines
 
 
-def _locate(text: str, lines: list[_Line], key: str, *, floor: int) -> int | None:
-    if not key:
-        return None
-    candidates: list[tuple[int, bool]] = []  # (line index, looks like a running header)
-    for index, line in enumerate(lines):
-        if line.start < floor:
+def _header_lines(lines: list[_Line]) -> int:
+    """How many lines at the top of the page are its running header (title + page number), 0 or 2."""
+    return 2 if any(_PAGE_NUMBER.fullmatch(line.key) for line in lines[:2]) else 0
+
+
+def _matches(lines: list[_Line], key: str, floor: int) -> list[int]:
+    return [
+        index
+        for index, line in enumerate(lines)
+        if line.start >= floor and key and _title_span(lines, index, key) is not None
+    ]
+
+
+def _locate(lines: list[_Line], key: str, floor: int) -> int | None:
+    """Start of the first line (below the running header) that spells the heading."""
+    header = _header_lines(lines)
+    for index in _matches(lines, key, floor):
+        if index < header:
             continue
-        span = _title_span(lines, index, key)
-        if span is None:
-            continue
-        header = index < _HEADER_ZONE and (
-            (index > 0 and _PAGE_NUMBER.fullmatch(lines[index - 1].key) is not None)
-            or (index + span < len(lines) and _PAGE_NUMBER.fullmatch(lines[index + span].key) is not None)
-        )
-        candidates.append((index, header))
-    if candidates:
-        # The page's running header repeats the section title; the real heading is further down
-        # (or, when only header-like matches exist, the last of them: "1.7. Debugging\n7\n1.7. Debugging").
-        body = [index for index, header in candidates if not header]
-        index = body[0] if body else candidates[-1][0]
         if index > 0 and lines[index - 1].start >= floor and _LABEL_LINE.fullmatch(lines[index - 1].text):
             index -= 1  # keep "Chapter 2" with its title
         return lines[index].start
-    return _locate_anywhere(text, lines, key, floor)
+    return None
+
+
+def _locate_weak(text: str, lines: list[_Line], key: str, floor: int) -> int | None:
+    """A heading only seen in the running header, or inside a longer line (run-in heading)."""
+    matches = _matches(lines, key, floor)
+    if matches:
+        return lines[matches[-1]].start
+    return _locate_anywhere(text, lines[_header_lines(lines) :], key, floor)
 
 
 def _title_span(lines: list[_Line], index: int, key: str) -> int | None:
@@ -121,25 +135,21 @@ def _title_span(lines: list[_Line], index: int, key: str) -> int | None:
 
 def _locate_anywhere(text: str, lines: list[_Line], key: str, floor: int) -> int | None:
     """The title inside a line (run-in heading, odd wrapping): the start of that line."""
-    for line_index, line in enumerate(lines):
-        if line.start + len(line.text) < floor:
-            continue
-        # Search the rest of the page from this line on, as one compressed string with an index map.
-        chars: list[str] = []
-        where: list[int] = []
-        for later in lines[line_index:]:
-            for offset, char in enumerate(later.text):
+    chars: list[str] = []
+    where: list[int] = []  # offset in `text` of each compressed character
+    for line in lines:
+        for offset, char in enumerate(line.text):
+            if line.start + offset >= floor:
                 for folded in char.casefold():
                     if folded.isalnum():
                         chars.append(folded)
-                        where.append(later.start + offset)
-        found = "".join(chars).find(key)
-        if found < 0:
-            return None
-        position = where[found]
-        line_start = text.rfind("\n", 0, position) + 1
-        return line_start if line_start >= floor else max(position, floor)
-    return None
+                        where.append(line.start + offset)
+    found = "".join(chars).find(key)
+    if found < 0:
+        return None
+    position = where[found]
+    line_start = text.rfind("\n", 0, position) + 1
+    return line_start if line_start >= floor else position
 
 
 def font_size_outline(doc: pymupdf.Document, pages: list[int]) -> list[OutlineEntry]:
@@ -176,7 +186,8 @@ def font_size_outline(doc: pymupdf.Document, pages: list[int]) -> list[OutlineEn
         if not any(char.isalpha() for char in line_text):
             continue
         last = headings[-1] if headings else None
-        if last and last[:3] == (page, block_number, size) and len(last[3]) + len(line_text) < _HEADING_MAX_CHARS:
+        wrapped = last is not None and last[:3] == (page, block_number, size)
+        if last and wrapped and len(last[3]) + len(line_text) < _HEADING_MAX_CHARS:
             headings[-1] = (page, block_number, size, f"{last[3]} {line_text}")  # a wrapped heading
         else:
             headings.append((page, block_number, size, line_text))

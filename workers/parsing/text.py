@@ -9,7 +9,7 @@ import re
 from workers.parsing.types import ParseError
 
 NOT_UTF8 = "The file is not valid UTF-8 text. Save it as UTF-8 and upload again."
-NOT_TEXT = "The file does not look like text (it contains binary data); upload a Markdown or text file."
+NOT_TEXT = "The file is not text (it contains binary data); upload a Markdown or plain-text file."
 NO_TEXT = "The document has no text to index."
 
 _SAMPLE_BYTES = 65536
