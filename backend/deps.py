@@ -10,6 +10,7 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from psycopg import AsyncConnection
 
+from core.retrieval import Retriever
 from core.settings import Settings
 from core.store import projects, users
 
@@ -29,7 +30,12 @@ def get_queue(request: Request) -> ArqRedis:
     return request.app.state.queue
 
 
+def get_retriever(request: Request) -> Retriever:
+    return request.app.state.retriever
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+RetrieverDep = Annotated[Retriever, Depends(get_retriever)]
 ConnDep = Annotated[AsyncConnection, Depends(get_conn)]
 QueueDep = Annotated[ArqRedis, Depends(get_queue)]
 

@@ -1,13 +1,17 @@
 """The FastAPI app. Its lifespan opens the database pool and the queue, and closes them."""
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from arq.connections import RedisSettings, create_pool
 from fastapi import FastAPI
 
-from backend.routes import documents, jobs, projects
+from backend.routes import documents, jobs, projects, search
 from core.db import open_pool
+from core.embeddings import make_embeddings
+from core.retrieval import RetrievalConfig, Retriever
+from core.retrieval.rerankers.factory import make_reranker
 from core.services import ServiceUrls
 from core.settings import Settings
 
@@ -18,6 +22,10 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
         app.state.settings = settings
         app.state.pool = await open_pool(urls.database_url)
         app.state.queue = await create_pool(RedisSettings.from_dsn(urls.redis_url))
+        embeddings = await asyncio.to_thread(make_embeddings, settings)
+        app.state.retriever = Retriever(
+            app.state.pool, embeddings, make_reranker(settings), RetrievalConfig.from_settings(settings)
+        )
         try:
             yield
         finally:
@@ -38,4 +46,5 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
     app.include_router(projects.router)
     app.include_router(documents.router)
     app.include_router(jobs.router)
+    app.include_router(search.router)
     return app

@@ -31,6 +31,22 @@ class Settings(BaseSettings):
     chunk_overlap_chars: int = 150
     chunk_min_chars: int = 200
 
+    # Retrieval (core/retrieval): candidate depth per list, fusion, rerank, index behaviour.
+    retrieval_candidate_depth: int = 100
+    retrieval_rrf_k: int = 60
+    retrieval_rerank_depth: int = 100  # fused candidates the reranker sees
+    retrieval_lexical_limit: int = 1000  # BM25-scored chunks kept for rescoring dense-only candidates
+    retrieval_exact_below: int = 10_000  # projects up to this many chunks are searched exactly
+    hnsw_ef_search: int = 100
+    hnsw_max_scan_tuples: int = 20_000
+    bm25_k1: float = 0.9
+    bm25_b: float = 0.4
+    reranker: Literal["none", "blend", "cross-encoder", "http"] = "blend"
+    blend_dense_weight: float = 0.5
+    cross_encoder_model: str | None = None  # a sentence-transformers CrossEncoder name or local path
+    rerank_url: str | None = None  # a text-embeddings-inference style service; POST {url}/rerank
+    rerank_api_key: str | None = None
+
     job_max_tries: int = 3
     worker_max_jobs: int = 2
     worker_poll_delay: float = 0.1  # seconds between queue polls; arq's 0.5 s default adds visible latency

@@ -6,8 +6,9 @@ Rules (DESIGN.md §3):
   tiny sections does not become thousands of near-empty chunks. Only sections that fit whole are
   merged, and merging looks forward only, so an edit moves at most the boundaries of its own run of
   small sections.
-- A merged chunk's section_path is the longest common prefix of the merged paths, or the first
-  section's path when they share nothing (the chunk starts there, and () would lose the place).
+- A merged chunk's section_path is the longest common prefix of the merged paths (sections that are
+  only a heading left out), or the first section's path when they share nothing (the chunk starts
+  there, and () would lose the place).
 - A long section is cut at block boundaries (chunking_blocks), packed greedily up to max_chars. Each
   chunk after the first of a section starts with up to overlap_chars of the previous chunk's last
   block, cut at a sentence or word start, never taken from code. No overlap across sections.
@@ -125,13 +126,21 @@ def _split(doc: ParsedDocument, section: Section, config: ChunkingConfig) -> lis
 
 
 def _common_path(group: list[Section]) -> tuple[str, ...]:
-    common = list(group[0].path)
-    for section in group[1:]:
+    # A heading with no body of its own ("# Ownership" right before "## Moves") adds only its
+    # title, which the child's path already carries; letting it in would cut the path to the parent.
+    with_body = [section for section in group if _has_body(section)] or group
+    common = list(with_body[0].path)
+    for section in with_body[1:]:
         length = 0
         while length < min(len(common), len(section.path)) and common[length] == section.path[length]:
             length += 1
         del common[length:]
-    return tuple(common) if common else group[0].path
+    return tuple(common) if common else with_body[0].path
+
+
+def _has_body(section: Section) -> bool:
+    lines = section.text.strip().split("\n", 1)
+    return not section.path or (len(lines) == 2 and bool(lines[1].strip()))
 
 
 def _pages(doc: ParsedDocument, group: list[Section], span: Span) -> tuple[int | None, int | None]:

@@ -75,32 +75,54 @@ async def replace_chunks(
         "DELETE FROM chunks WHERE project_id = %(project_id)s AND document_id = %(document_id)s",
         {"project_id": project_id, "document_id": document_id},
     )
-    async with conn.cursor() as cur:
-        await cur.executemany(
-            "INSERT INTO chunks (project_id, document_id, document_version, ordinal, text, context_header,"
-            " section_path, page_start, page_end, char_start, char_end, content_hash, embedding_model,"
-            " embedding, ts_config)"
-            " VALUES (%(project_id)s, %(document_id)s, %(version)s, %(ordinal)s, %(text)s,"
-            " %(context_header)s, %(section_path)s, %(page_start)s, %(page_end)s, %(char_start)s,"
-            " %(char_end)s, %(content_hash)s, %(model)s, %(embedding)s, %(ts_config)s::regconfig)",
-            [
-                {
-                    "project_id": project_id,
-                    "document_id": document_id,
-                    "version": version,
-                    "ordinal": chunk.ordinal,
-                    "text": chunk.text,
-                    "context_header": chunk.context_header,
-                    "section_path": list(chunk.section_path),
-                    "page_start": chunk.page_start,
-                    "page_end": chunk.page_end,
-                    "char_start": chunk.char_start,
-                    "char_end": chunk.char_end,
-                    "content_hash": chunk.content_hash,
-                    "model": embedding_model,
-                    "embedding": chunk.embedding,
-                    "ts_config": ts_config,
-                }
-                for chunk in chunks
-            ],
-        )
+    await insert_chunks(
+        conn,
+        project_id=project_id,
+        document_id=document_id,
+        version=version,
+        chunks=chunks,
+        embedding_model=embedding_model,
+        ts_config=ts_config,
+    )
+
+
+_COPY = (
+    "COPY chunks (project_id, document_id, document_version, ordinal, text, context_header, section_path,"
+    " page_start, page_end, char_start, char_end, content_hash, embedding_model, embedding, ts_config)"
+    " FROM STDIN"
+)
+
+
+async def insert_chunks(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    document_id: Any,
+    version: int,
+    chunks: Sequence[ChunkRow],
+    embedding_model: str,
+    ts_config: str,
+) -> None:
+    """COPY rather than INSERTs: one statement (so the stats trigger fires once) and far fewer
+    round trips for a 500-chunk book."""
+    async with conn.cursor() as cur, cur.copy(_COPY) as copy:
+        for chunk in chunks:
+            await copy.write_row(
+                (
+                    project_id,
+                    document_id,
+                    version,
+                    chunk.ordinal,
+                    chunk.text,
+                    chunk.context_header,
+                    list(chunk.section_path),
+                    chunk.page_start,
+                    chunk.page_end,
+                    chunk.char_start,
+                    chunk.char_end,
+                    chunk.content_hash,
+                    embedding_model,
+                    chunk.embedding,
+                    ts_config,
+                )
+            )

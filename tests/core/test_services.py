@@ -4,7 +4,7 @@ from pathlib import Path
 
 import psycopg
 
-from core.migrations import apply_migrations
+from core.migrations import MIGRATIONS_DIR, apply_migrations
 from core.services import EmbeddedServices
 from core.settings import Settings
 
@@ -12,7 +12,7 @@ from core.settings import Settings
 def test_second_start_finds_existing_data(tmp_path: Path) -> None:
     settings = Settings(_env_file=None, STUDYAI_DATA_DIR=tmp_path, database_url=None, redis_url=None)  # type: ignore[call-arg]
     with EmbeddedServices(settings) as urls:
-        assert apply_migrations(urls.database_url) == ["0001_init"]
+        assert apply_migrations(urls.database_url) == [p.stem for p in sorted(MIGRATIONS_DIR.glob("*.sql"))]
         with psycopg.connect(urls.database_url) as conn:
             conn.execute("INSERT INTO users (email) VALUES ('kept@example.org')")
         assert urls.redis_url.startswith("unix://")

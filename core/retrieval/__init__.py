@@ -1,0 +1,17 @@
+"""The shared project-scoped hybrid retriever (see retriever.py)."""
+
+from core.retrieval.profiles import PROFILES, Profile, ProfileError
+from core.retrieval.retriever import RetrievalConfig, Retriever
+from core.retrieval.types import Candidate, Filters, RetrievalResult, StageTimings
+
+__all__ = [
+    "PROFILES",
+    "Candidate",
+    "Filters",
+    "Profile",
+    "ProfileError",
+    "RetrievalConfig",
+    "RetrievalResult",
+    "Retriever",
+    "StageTimings",
+]

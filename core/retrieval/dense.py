@@ -1,0 +1,68 @@
+"""Dense candidates: cosine distance on the HNSW index, scoped to one project.
+
+A small project is scanned exactly (its rows through the project index, then sorted): that is
+both faster than walking a global graph dominated by other projects and exact. A large project
+uses HNSW with pgvector 0.8 iterative scans, so the project filter never returns fewer rows than
+asked while the project has them."""
+
+from typing import Any
+from uuid import UUID
+
+import numpy as np
+from psycopg import AsyncConnection
+
+from core.retrieval.filter_sql import filter_clause
+from core.retrieval.types import Filters
+
+_EXACT = """
+WITH scoped AS MATERIALIZED (
+    SELECT c.id, c.embedding FROM chunks c
+    WHERE c.project_id = %(project_id)s{filters}
+)
+SELECT id, (embedding <=> %(query)s) AS distance FROM scoped ORDER BY distance, id LIMIT %(depth)s
+"""
+
+_HNSW = """
+WITH nearest AS MATERIALIZED (
+    SELECT c.id, (c.embedding <=> %(query)s) AS distance FROM chunks c
+    WHERE c.project_id = %(project_id)s{filters}
+    ORDER BY c.embedding <=> %(query)s LIMIT %(depth)s
+)
+SELECT id, distance FROM nearest ORDER BY distance, id
+"""
+
+
+async def project_chunk_count(conn: AsyncConnection, *, project_id: UUID) -> int:
+    cur = await conn.execute(
+        "SELECT coalesce(sum(chunk_count), 0) AS n FROM project_chunk_stats"
+        " WHERE project_id = %(project_id)s",
+        {"project_id": project_id},
+    )
+    row = await cur.fetchone()
+    return int(row["n"]) if row else 0
+
+
+async def dense_candidates(
+    conn: AsyncConnection,
+    *,
+    project_id: UUID,
+    query_vector: np.ndarray,
+    filters: Filters,
+    user_id: UUID | None = None,
+    depth: int,
+    exact_below: int,
+    ef_search: int,
+    project_size: int,
+) -> list[tuple[int, float]]:
+    """(chunk id, cosine distance), nearest first."""
+    clause, params = filter_clause(filters, user_id)
+    params |= {"project_id": project_id, "query": query_vector, "depth": depth}
+    if project_size <= exact_below:
+        cur = await conn.execute(_EXACT.format(filters=clause), params)  # type: ignore[arg-type]
+        return [(row["id"], row["distance"]) for row in await cur.fetchall()]
+    async with conn.transaction():
+        await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        await conn.execute(f"SET LOCAL hnsw.ef_search = {max(int(ef_search), depth)}")
+        cur = await conn.execute(_HNSW.format(filters=clause), params)  # type: ignore[arg-type]
+        rows: list[dict[str, Any]] = await cur.fetchall()
+    return [(row["id"], row["distance"]) for row in rows]
