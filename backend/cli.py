@@ -5,13 +5,19 @@ import logging
 import os
 import subprocess
 import sys
+from uuid import UUID
 
 import psycopg
 import typer
 import uvicorn
 
 from backend.main import create_app
+from backend.search_format import format_result
+from core.db import open_pool
+from core.embeddings import make_embeddings
 from core.migrations import apply_migrations
+from core.retrieval import Filters, RetrievalConfig, RetrievalResult, Retriever
+from core.retrieval.rerankers.factory import make_reranker
 from core.services import EmbeddedServices
 from core.settings import Settings
 from core.store import users as user_store
@@ -53,6 +59,54 @@ def migrate() -> None:
     with EmbeddedServices(settings, redis=False) as urls:
         applied = apply_migrations(urls.database_url)
     typer.echo(f"applied: {', '.join(applied) or 'nothing (up to date)'}")
+
+
+@app.command()
+def search(
+    query: str,
+    project: UUID = typer.Option(..., "--project", help="The project's id."),
+    top_k: int | None = typer.Option(None, help="Results to return (default: the profile's)."),
+    profile: str = typer.Option("search", help="planner, writer, qa, evaluator, generator or search."),
+    document: list[UUID] = typer.Option([], help="Only these documents (repeatable)."),
+    section: str | None = typer.Option(None, help="Only this section path prefix, 'A > B'."),
+    reranker: str | None = typer.Option(None, help="none, blend, cross-encoder or http (default: settings)."),
+    debug: bool = typer.Option(False, help="Also print the dense, lexical and fused lists and timings."),
+) -> None:
+    """Search a project from the command line, with the same retriever as the API (operator access)."""
+    settings = Settings()
+    with EmbeddedServices(settings, redis=False) as urls:
+        apply_migrations(urls.database_url)
+        filters = Filters(
+            document_ids=tuple(document),
+            section=tuple(p.strip() for p in (section or "").split(">") if p.strip()),
+        )
+        result = asyncio.run(
+            _search(urls.database_url, settings, project, query, profile, top_k, filters, reranker)
+        )
+    typer.echo(format_result(result, debug=debug))
+
+
+async def _search(
+    database_url: str,
+    settings: Settings,
+    project: UUID,
+    query: str,
+    profile: str,
+    top_k: int | None,
+    filters: Filters,
+    reranker_name: str | None,
+) -> RetrievalResult:
+    pool = await open_pool(database_url, max_size=2)
+    try:
+        embeddings = make_embeddings(settings)
+        retriever = Retriever(
+            pool, embeddings, make_reranker(settings, reranker_name), RetrievalConfig.from_settings(settings)
+        )
+        return await retriever.search(
+            project_id=project, query=query, profile=profile, top_k=top_k, filters=filters
+        )
+    finally:
+        await pool.close()
 
 
 @users_app.command("create")

@@ -62,6 +62,9 @@ async def dense_candidates(
         return [(row["id"], row["distance"]) for row in await cur.fetchall()]
     async with conn.transaction():
         await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        # The planner misjudges filtered vector queries and may pick "all the project's rows, then
+        # sort", which at this size is the slow plan; we already chose the index, so insist on it.
+        await conn.execute("SET LOCAL enable_sort = off")
         await conn.execute(f"SET LOCAL hnsw.ef_search = {max(int(ef_search), depth)}")
         cur = await conn.execute(_HNSW.format(filters=clause), params)  # type: ignore[arg-type]
         rows: list[dict[str, Any]] = await cur.fetchall()

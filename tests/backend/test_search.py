@@ -1,15 +1,19 @@
 """POST /projects/{id}/search on a small real project: hybrid results, debug lists, filters,
 profiles, and that edited or deleted text is never returned."""
 
+import os
 import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
 import psycopg
 import pytest
 
-from tests.conftest import Caller, UserFactory, create_project, upload, wait_for_job
+from core.services import ServiceUrls
+from tests.conftest import REPO_ROOT, Caller, UserFactory, create_project, upload, wait_for_job
 
 # Every section is longer than CHUNK_MIN_CHARS, so each one is a chunk of its own.
 DOCUMENTS = {
@@ -204,3 +208,28 @@ async def test_search_is_scoped_to_members(
         f"/projects/{project.project_id}/search", json={"query": "memory"}, headers=stranger
     )
     assert response.status_code == 404
+
+
+async def test_command_line_search(project: SearchProject, services: ServiceUrls, data_dir: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "backend.cli",
+            "search",
+            "--project",
+            project.project_id,
+            "--debug",
+            "como trocar os valores de duas variáveis?",
+        ],
+        env={**os.environ, "STUDYAI_DATA_DIR": str(data_dir), "DATABASE_URL": services.database_url},
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "results for 'como trocar os valores de duas variáveis?'" in lines[0]
+    assert "tuplas > Tuplas > Atribuição" in lines[1]
+    assert any(line.startswith("timings (ms):") for line in lines)

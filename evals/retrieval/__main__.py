@@ -1,0 +1,232 @@
+"""CLI: starts the real stack (embedded Postgres + Redis, an arq worker, the API in-process), loads
+the corpus through uploads, evaluates every system and writes `<report>.md` and `<report>.png`.
+
+    python -m evals.retrieval --data ../shared/data/scifact --queries queries.train.jsonl \
+        --qrels qrels.train.tsv [--limit N] [--workdir DIR] [--report evals/reports/retrieval-scifact-train]
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import httpx
+
+from backend.main import create_app
+from core.migrations import apply_migrations
+from core.retrieval import RetrievalConfig, Retriever
+from core.services import EmbeddedServices, ServiceUrls
+from core.settings import Settings
+from core.store import users
+from evals.retrieval.beir import BeirDataset, load_dataset
+from evals.retrieval.ingest import create_project, load_corpus, project_exists
+from evals.retrieval.run import (
+    DEPTH,
+    SystemResult,
+    chunk_corpus_ids,
+    configured_rerankers,
+    evaluate_queries,
+    markdown_report,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BM25_REFERENCE = 0.6945  # nDCG@10 of bm25s (k1 0.9, b 0.4) on SciFact train, DESIGN.md §4
+EVAL_USER = "retrieval-evals@studyai.local"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m evals.retrieval", description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True, help="a BEIR dataset folder (corpus.jsonl)")
+    parser.add_argument("--queries", default="queries.jsonl", help="queries file, relative to --data")
+    parser.add_argument("--qrels", default="qrels/test.tsv", help="qrels file, relative to --data")
+    parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N judged queries")
+    parser.add_argument("--workdir", type=Path, help="data dir of the stack (default .cache/evals/<dataset>)")
+    parser.add_argument("--report", type=Path, help="report path without suffix (default evals/reports/...)")
+    parser.add_argument("--blend-weights", default="", help="comma-separated dense weights to sweep")
+    parser.add_argument("--chunk-max-chars", type=int, default=4000, help="4000 keeps an abstract one chunk")
+    parser.add_argument("--embedding-cache", type=Path, default=REPO_ROOT / ".cache" / "embeddings.sqlite")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    dataset = load_dataset(args.data, queries=args.queries, qrels=args.qrels)
+    split = Path(args.queries).stem.removeprefix("queries").strip(".") or "all"
+    workdir = (args.workdir or REPO_ROOT / ".cache" / "evals" / dataset.name).resolve()
+    report = args.report or REPO_ROOT / "evals" / "reports" / f"retrieval-{dataset.name}-{split}"
+    # Embedded services always: the eval project must never land in a configured production database.
+    settings = Settings(  # type: ignore[call-arg]
+        STUDYAI_DATA_DIR=workdir,
+        database_url=None,
+        redis_url=None,
+        chunk_max_chars=args.chunk_max_chars,
+        embedding_cache_path=args.embedding_cache.resolve(),
+    )
+    with EmbeddedServices(settings) as urls:
+        apply_migrations(urls.database_url)
+        worker = start_worker(urls, settings)
+        try:
+            asyncio.run(run_stack(args, dataset, settings, urls, worker, report))
+        finally:
+            stop_worker(worker)
+
+
+def start_worker(urls: ServiceUrls, settings: Settings) -> subprocess.Popen[bytes]:
+    """The same worker a deployment runs, told where the stack is and how to chunk and cache."""
+    environment = {
+        **os.environ,
+        "DATABASE_URL": urls.database_url,
+        "REDIS_URL": urls.redis_url,
+        "STUDYAI_DATA_DIR": str(settings.data_dir),
+        "EMBEDDING_CACHE_PATH": str(settings.embedding_cache_path),
+        "CHUNK_MAX_CHARS": str(settings.chunk_max_chars),
+    }
+    log = open(settings.data_dir / "worker.log", "ab")  # noqa: SIM115  # closed with the process
+    return subprocess.Popen(
+        [sys.executable, "-m", "workers"], env=environment, stdout=log, stderr=log, cwd=REPO_ROOT
+    )
+
+
+def stop_worker(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+async def run_stack(
+    args: argparse.Namespace,
+    dataset: BeirDataset,
+    settings: Settings,
+    urls: ServiceUrls,
+    worker: subprocess.Popen[bytes],
+    report: Path,
+) -> None:
+    def worker_alive() -> None:
+        if worker.poll() is not None:
+            raise RuntimeError(
+                f"the worker exited ({worker.returncode}); see {settings.data_dir / 'worker.log'}"
+            )
+
+    state_path = settings.data_dir / "corpus-state.json"
+    state: dict[str, Any] = json.loads(state_path.read_text()) if state_path.exists() else {}
+    app = create_app(settings, urls)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://evals", timeout=120) as http:
+            async with app.state.pool.connection() as conn:
+                user = await users.create_user(conn, email=EVAL_USER)
+                key = await users.create_api_key(conn, user_id=user["id"], name="retrieval-evals")
+            headers = {"Authorization": f"Bearer {key}"}
+            project_id = state.get("project_id")
+            if not project_id or not await project_exists(http, headers, project_id):
+                project_id = await create_project(http, headers, f"evals: {dataset.name}")
+                state = {"dataset": dataset.name, "project_id": project_id}
+
+            def save(mapping: dict[str, str]) -> None:
+                state["documents"] = mapping
+                state_path.write_text(json.dumps(state, indent=1))
+
+            loaded = await load_corpus(
+                http, headers, project_id, dataset.corpus, save=save, health_check=worker_alive
+            )
+            if loaded.uploaded == len(dataset.corpus):
+                state["first_load_seconds"] = round(loaded.seconds, 1)
+                save(loaded.documents)
+            print(
+                f"corpus ready in {loaded.seconds:.0f} s ({loaded.uploaded} documents uploaded in this run)"
+            )
+
+            pool = app.state.pool
+            corpus_of = await chunk_corpus_ids(pool, project_id=UUID(project_id), documents=loaded.documents)
+            config = RetrievalConfig.from_settings(settings)
+            config = RetrievalConfig(**{**config.__dict__, "candidate_depth": DEPTH, "rerank_depth": DEPTH})
+            retriever = Retriever(pool, app.state.retriever.embeddings, app.state.retriever.reranker, config)
+            queries = dataset.judged_queries()
+            if args.limit:
+                queries = dict(list(queries.items())[: args.limit])
+            weights = [float(w) for w in args.blend_weights.split(",") if w.strip()]
+            started = time.monotonic()
+            results = await evaluate_queries(
+                retriever,
+                project_id=UUID(project_id),
+                queries=queries,
+                qrels=dataset.qrels,
+                corpus_of=corpus_of,
+                rerankers=configured_rerankers(settings),
+                blend_weights=weights,
+            )
+    meta = {
+        "command": shlex.join(["python", "-m", "evals.retrieval", *sys.argv[1:]]),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "dataset": f"{dataset.name} ({len(dataset.corpus)} documents, {len(corpus_of)} chunks)",
+        "queries": f"{len(queries)} judged queries from {args.queries}, qrels {args.qrels}",
+        "settings": settings_line(settings, config),
+        "corpus load": load_line(loaded.seconds, loaded.uploaded, state.get("first_load_seconds")),
+        "evaluation time": f"{time.monotonic() - started:.0f} s",
+    }
+    notes = [
+        f"BM25 reference (bm25s, k1 0.9, b 0.4; DESIGN.md §4): nDCG@10 {BM25_REFERENCE}.",
+        "Latency: BM25 = its SQL; dense = query embedding + vector search; hybrid rows = the whole search"
+        " (embed, both lists, fuse, hydrate, rerank); sweep rows rescore the fused search's candidates.",
+    ]
+    text = markdown_report(results, meta, notes)
+    print(text)
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.with_suffix(".md").write_text(text)
+    write_chart(results, report.with_suffix(".png"), f"{dataset.name}, {len(queries)} queries")
+    print(f"wrote {report.with_suffix('.md')} and {report.with_suffix('.png')}")
+
+
+def settings_line(settings: Settings, config: RetrievalConfig) -> str:
+    return (
+        f"embedding {settings.embedding_model}; chunk_max_chars {settings.chunk_max_chars}; candidate_depth"
+        f" {config.candidate_depth}; rerank_depth {config.rerank_depth}; rrf_k {config.rrf_k}; BM25 k1"
+        f" {config.bm25_k1} b {config.bm25_b}; blend dense weight {settings.blend_dense_weight};"
+        f" cross-encoder {settings.cross_encoder_model or 'not set'};"
+        f" rerank_url {settings.rerank_url or 'not set'}"
+    )
+
+
+def load_line(seconds: float, uploaded: int, first: float | None) -> str:
+    line = f"{seconds:.0f} s in this run ({uploaded} documents uploaded)"
+    return f"{line}; first full load {first / 60:.1f} min" if first else line
+
+
+def write_chart(results: list[SystemResult], path: Path, subtitle: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display on a server
+    import matplotlib.pyplot as plt
+
+    names = [r.name for r in results]
+    positions = range(len(names))
+    width = 0.4
+    figure, axes = plt.subplots(figsize=(max(8, 1.1 * len(names)), 5))
+    axes.bar([p - width / 2 for p in positions], [r.metrics.ndcg_10 for r in results], width, label="nDCG@10")
+    axes.bar(
+        [p + width / 2 for p in positions], [r.metrics.recall_100 for r in results], width, label="Recall@100"
+    )
+    axes.axhline(
+        BM25_REFERENCE, color="black", linestyle="--", linewidth=1, label=f"bm25s nDCG@10 {BM25_REFERENCE}"
+    )
+    axes.set_xticks(list(positions), names, rotation=30, ha="right")
+    axes.set_ylim(0, 1)
+    axes.set_title(f"Retrieval quality: {subtitle}")
+    axes.legend(loc="lower right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+if __name__ == "__main__":
+    main()
