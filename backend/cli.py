@@ -3,6 +3,7 @@
 import asyncio
 import logging
 import os
+import signal
 import subprocess
 import sys
 from uuid import UUID
@@ -35,6 +36,10 @@ def up(
 ) -> None:
     """Run the API and a worker, starting the embedded Postgres and Redis where no URL is set."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown; turning them into SystemExit lets
+    # the worker and the embedded services below shut down too, instead of dying with the signal.
+    for stop_signal in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop_signal, _exit_quietly)
     settings = Settings()
     with EmbeddedServices(settings) as urls:
         apply_migrations(urls.database_url)
@@ -50,6 +55,10 @@ def up(
             if worker_process is not None:
                 worker_process.terminate()
                 worker_process.wait(timeout=30)
+
+
+def _exit_quietly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 @app.command()

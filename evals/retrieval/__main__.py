@@ -199,7 +199,7 @@ def settings_line(settings: Settings, config: RetrievalConfig) -> str:
 
 def load_line(seconds: float, uploaded: int, first: float | None) -> str:
     line = f"{seconds:.0f} s in this run ({uploaded} documents uploaded)"
-    return f"{line}; first full load {first / 60:.1f} min" if first else line
+    return f"{line}; first full load {first:.0f} s ({first / 60:.1f} min)" if first else line
 
 
 def write_chart(results: list[SystemResult], path: Path, subtitle: str) -> None:

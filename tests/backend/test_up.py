@@ -1,0 +1,93 @@
+"""`studyai up` as a user runs it: embedded services, API and worker; a second start keeps the data."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.conftest import REPO_ROOT
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_up(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env["STUDYAI_DATA_DIR"] = str(data_dir)
+    log = open(data_dir.parent / f"up-{port}.log", "wb")  # noqa: SIM115  # lives as long as the process
+    return subprocess.Popen(
+        [sys.executable, "-m", "backend.cli", "up", "--port", str(port)],
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=log,
+        stderr=log,
+    )
+
+
+def wait_healthy(base: str, process: subprocess.Popen[bytes], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "studyai up exited early"
+        try:
+            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError("studyai up did not become healthy")
+
+
+def stop(process: subprocess.Popen[bytes]) -> int:
+    process.send_signal(signal.SIGTERM)
+    return process.wait(timeout=60)
+
+
+def test_up_serves_indexes_and_keeps_data_across_restarts(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = start_up(data_dir, port)
+    try:
+        wait_healthy(base, process)
+        created = subprocess.run(
+            [sys.executable, "-m", "backend.cli", "users", "create", "up@example.org"],
+            env={**os.environ, "STUDYAI_DATA_DIR": str(data_dir)},
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert created.returncode == 0, created.stderr
+        headers = {"Authorization": f"Bearer {created.stdout.strip().splitlines()[-1]}"}
+        project = httpx.post(f"{base}/projects", json={"name": "kept"}, headers=headers).json()["id"]
+        files = {"file": ("notes.md", b"# Notes\n\nThe embedded stack indexes this.\n")}
+        accepted = httpx.post(f"{base}/projects/{project}/documents", files=files, headers=headers).json()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            job = httpx.get(f"{base}/projects/{project}/jobs/{accepted['job_id']}", headers=headers).json()
+            if job["status"] in ("succeeded", "failed"):
+                break
+            time.sleep(0.5)
+        assert job["status"] == "succeeded", job
+    finally:
+        assert stop(process) == 0
+
+    process = start_up(data_dir, port)
+    try:
+        wait_healthy(base, process)
+        listed = httpx.get(f"{base}/projects", headers=headers).json()
+        assert [p["id"] for p in listed] == [project]
+        hits = httpx.post(
+            f"{base}/projects/{project}/search", json={"query": "embedded stack"}, headers=headers
+        )
+        assert hits.json()["results"][0]["document_id"] == accepted["document_id"]
+    finally:
+        assert stop(process) == 0
