@@ -33,6 +33,10 @@ class SystemResult:
     per_query: dict[str, QueryMetrics] = field(default_factory=dict)
     latencies_ms: list[float] = field(default_factory=list)
 
+    def add(self, query_id: str, ranking: list[str], judged: Mapping[str, int], latency_ms: float) -> None:
+        self.per_query[query_id] = evaluate_ranking(ranking, judged)
+        self.latencies_ms.append(latency_ms)
+
     @property
     def metrics(self) -> QueryMetrics:
         return mean_metrics(list(self.per_query.values()))
@@ -97,11 +101,9 @@ async def evaluate_queries(
     for done, (query_id, query) in enumerate(queries.items(), 1):
         judged = qrels.get(query_id, {})
 
-        def record(
-            name: str, candidates: Iterable[Candidate], latency_ms: float, qid: str = query_id, qrel=judged
-        ) -> None:
-            results[name].per_query[qid] = evaluate_ranking(corpus_ranking(candidates, corpus_of), qrel)
-            results[name].latencies_ms.append(latency_ms)
+        def record(name: str, candidates: Iterable[Candidate], latency_ms: float) -> None:
+            # Called only within this iteration, so the loop variables it reads are the current ones.
+            results[name].add(query_id, corpus_ranking(candidates, corpus_of), judged, latency_ms)  # noqa: B023
 
         fused = await retriever.search(
             project_id=project_id, query=query, profile="search", top_k=DEPTH, reranker=FusedOrder()

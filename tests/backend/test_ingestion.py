@@ -201,3 +201,33 @@ async def test_another_user_gets_404_on_every_route(
     assert course.project_id not in {p["id"] for p in listed}
     # Nothing changed for the owner.
     assert (await client.get(document, headers=course.headers)).status_code == 200
+
+
+async def test_bm25_statistics_stay_exact_through_edits_and_deletes(
+    client: httpx.AsyncClient, course: Course, db: psycopg.AsyncConnection[dict[str, Any]]
+) -> None:
+    mismatches = """
+        SELECT count(*) AS n FROM (
+            SELECT project_id, ts_config::text, count(*) AS chunk_count, sum(lex_len) AS total_len
+            FROM chunks GROUP BY 1, 2
+        ) actual
+        FULL JOIN (
+            SELECT project_id, ts_config::text, chunk_count, total_len
+            FROM project_chunk_stats WHERE chunk_count > 0
+        ) kept USING (project_id, ts_config)
+        WHERE actual.chunk_count IS DISTINCT FROM kept.chunk_count
+           OR actual.total_len IS DISTINCT FROM kept.total_len
+    """
+    assert (await (await db.execute(mismatches)).fetchone())["n"] == 0
+    stats = await db.execute(
+        "SELECT chunk_count FROM project_chunk_stats"
+        " WHERE project_id = %s AND ts_config = 'english'::regconfig",
+        (course.project_id,),
+    )
+    assert (await stats.fetchone())["chunk_count"] > 200
+    assert (await client.delete(f"/projects/{course.project_id}", headers=course.headers)).status_code == 204
+    left = await db.execute(
+        "SELECT count(*) AS n FROM project_chunk_stats WHERE project_id = %s", (course.project_id,)
+    )
+    assert (await left.fetchone())["n"] == 0
+    assert (await (await db.execute(mismatches)).fetchone())["n"] == 0
