@@ -41,11 +41,13 @@ def up(
     for stop_signal in (signal.SIGTERM, signal.SIGINT):
         signal.signal(stop_signal, _exit_quietly)
     settings = Settings()
-    with EmbeddedServices(settings) as urls:
+    with EmbeddedServices(settings, llm=True) as urls:
         apply_migrations(urls.database_url)
         worker_process = None
         if worker:
             env = {**os.environ, "DATABASE_URL": urls.database_url, "REDIS_URL": urls.redis_url}
+            if urls.llm_base_url:
+                env["LLM_BASE_URL"] = urls.llm_base_url
             worker_process = subprocess.Popen([sys.executable, "-m", "workers"], env=env)
         try:
             uvicorn.run(

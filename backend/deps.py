@@ -10,6 +10,8 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from psycopg import AsyncConnection
 
+from agents.common.context import AgentContext
+from core.llm import structured_mode
 from core.retrieval import Retriever
 from core.settings import Settings
 from core.store import projects, users
@@ -106,6 +108,28 @@ async def get_project_owner(access: Annotated[ProjectAccess, Depends(get_project
     return access
 
 
+async def get_agent_context(
+    request: Request, access: Annotated[ProjectAccess, Depends(get_project_access)]
+) -> AgentContext:
+    """A fresh context per request: the project and caller come from the membership check."""
+    llm = request.app.state.llm
+    if llm is None:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "No chat model is configured: set LLM_BASE_URL, or run `studyai up` for the local one.",
+        )
+    settings: Settings = request.app.state.settings
+    return AgentContext(
+        project_id=access.id,
+        user_id=access.user.id,
+        language=access.project["language"],
+        retriever=request.app.state.retriever,
+        llm=llm,
+        structured_mode=structured_mode(settings),
+    )
+
+
 ProjectDep = Annotated[ProjectAccess, Depends(get_project_access)]
+AgentContextDep = Annotated[AgentContext, Depends(get_agent_context)]
 ProjectWriterDep = Annotated[ProjectAccess, Depends(get_project_writer)]
 ProjectOwnerDep = Annotated[ProjectAccess, Depends(get_project_owner)]

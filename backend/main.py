@@ -7,9 +7,10 @@ from contextlib import asynccontextmanager
 from arq.connections import RedisSettings, create_pool
 from fastapi import FastAPI
 
-from backend.routes import documents, jobs, projects, search
+from backend.routes import documents, jobs, plans, projects, qa, questions, search
 from core.db import open_pool
 from core.embeddings import make_embeddings
+from core.llm import make_chat_model
 from core.retrieval import RetrievalConfig, Retriever
 from core.retrieval.rerankers.factory import make_reranker
 from core.services import ServiceUrls
@@ -26,6 +27,8 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
         app.state.retriever = Retriever(
             app.state.pool, embeddings, make_reranker(settings), RetrievalConfig.from_settings(settings)
         )
+        # No chat model (llm_base_url None) leaves the agent routes answering 503 with the reason.
+        app.state.llm = make_chat_model(settings, base_url=urls.llm_base_url) if urls.llm_base_url else None
         try:
             yield
         finally:
@@ -47,4 +50,7 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
     app.include_router(documents.router)
     app.include_router(jobs.router)
     app.include_router(search.router)
+    app.include_router(qa.router)
+    app.include_router(plans.router)
+    app.include_router(questions.router)
     return app

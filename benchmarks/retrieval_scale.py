@@ -40,13 +40,10 @@ import numpy as np
 import psycopg
 from langchain_core.embeddings import Embeddings
 from pgvector.psycopg import register_vector
-from psycopg.rows import dict_row
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale_data import TS_CONFIG, Corpus, CorpusSpec, DocumentPlan, content_hash, plan_documents
-
+from benchmarks.scale_data import TS_CONFIG, Corpus, CorpusSpec, DocumentPlan, content_hash, plan_documents
 from core.db import open_pool
 from core.migrations import apply_migrations
 from core.retrieval.dense import _EXACT, _HNSW
@@ -95,11 +92,14 @@ class LoadReport:
     sizes: dict[str, int] = field(default_factory=dict)
 
 
-def load(database_url: str, corpus: Corpus, *, batch_rows: int = 20_000, log: bool = True) -> LoadReport:
+def load(
+    database_url: str, corpus: Corpus, *, batch_rows: int = 20_000, tune_server: bool = True, log: bool = True
+) -> LoadReport:
     plans = plan_documents(corpus.spec, corpus.sizes)
     with psycopg.connect(database_url, autocommit=True) as conn:
         register_vector(conn)
-        _tune_server_for_load(conn)
+        if tune_server:
+            _tune_server_for_load(conn)
         definitions = _drop_indexes(conn, REBUILT_INDEXES)
         conn.execute("ALTER TABLE chunks DISABLE TRIGGER chunks_stats_insert")
         user_id, project_ids, document_ids = _create_rows(conn, corpus, plans)
@@ -156,7 +156,8 @@ def _create_rows(
     project_ids = [uuid4() for _ in range(len(corpus.sizes))]
     document_ids = {(p.project, p.document): uuid4() for p in plans}
     with conn.transaction(), conn.cursor() as cur:
-        cur.execute("INSERT INTO users (id, email) VALUES (%s, %s)", (user_id, f"scale-{user_id}@example.org"))
+        email = f"scale-{user_id}@example.org"
+        cur.execute("INSERT INTO users (id, email) VALUES (%s, %s)", (user_id, email))
         with cur.copy("COPY projects (id, name, language, created_by) FROM STDIN") as copy:
             for index, project_id in enumerate(project_ids):
                 copy.write_row((project_id, project_name(index), "en", user_id))
@@ -602,8 +603,9 @@ def _triple(values: tuple[float, float, float]) -> str:
 
 
 def print_load(report: LoadReport) -> None:
-    print(f"\n== load: {report.chunks:,} chunks, {report.projects:,} projects, {report.documents:,} documents ==")
-    print(f"generate + COPY: {report.generate_copy_s:.1f} s ({report.chunks / report.generate_copy_s:,.0f} rows/s)")
+    print(f"\n== load: {report.chunks:,} chunks, {report.projects:,} projects, {report.documents:,} docs ==")
+    rate = report.chunks / report.generate_copy_s
+    print(f"generate + COPY: {report.generate_copy_s:.1f} s ({rate:,.0f} rows/s)")
     print(f"project_chunk_stats (one INSERT ... SELECT): {report.stats_s:.1f} s")
     for name, seconds in report.index_build_s.items():
         print(f"index build {name}: {seconds:.1f} s")
@@ -621,11 +623,12 @@ def print_crowded(cases: Sequence[CrowdedCase], exact_below: int) -> None:
         return
     print(
         "\n== smallest projects queried at a popular shared topic (dense list length; "
-        f"full = min(depth, size)) =="
+        "full = min(depth, size)) =="
     )
-    print(f"{'size':>5} {'others in global top-100':>25} {f'exact_below={exact_below}':>18} {'HNSW only':>10}")
+    print(f"{'size':>5} {'others in global top-100':>25} {f'exact_below={exact_below}':>18} {'HNSW only':>9}")
     for c in cases:
-        print(f"{c.query.project.size:>5} {c.others_in_global_top100:>25} {c.with_config:>18} {c.hnsw_only:>10}")
+        size = c.query.project.size
+        print(f"{size:>5} {c.others_in_global_top100:>25} {c.with_config:>18} {c.hnsw_only:>9}")
     full = sum(1 for c in cases if c.with_config == min(100, c.query.project.size))
     print(
         f"full dense lists with the config: {full}/{len(cases)}; with HNSW alone: "
@@ -654,15 +657,16 @@ def explain(database_url: str, query: Query, config: RetrievalConfig, user_id: U
     clause, params = filter_clause(Filters(), user_id)
     params |= {"project_id": query.project.id, "query": query.vector, "depth": config.candidate_depth}
     dense_sql = (_EXACT if query.project.size <= config.exact_below else _HNSW).format(filters=clause)
-    lexical_params = {**params, "query": query.text, "limit": max(config.lexical_limit, config.candidate_depth),
-                      "k1": config.bm25_k1, "b": config.bm25_b}  # fmt: skip
+    limit = max(config.lexical_limit, config.candidate_depth)
+    lexical_params = {**params, "query": query.text, "limit": limit, "k1": config.bm25_k1, "b": config.bm25_b}
+    statements = (("dense", dense_sql, params), ("lexical", _BM25.format(filters=clause), lexical_params))
     out = []
     with psycopg.connect(database_url) as conn:
         register_vector(conn)
         conn.execute(f"SET hnsw.max_scan_tuples = {int(config.max_scan_tuples)}")
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
         conn.execute(f"SET hnsw.ef_search = {max(config.ef_search, config.candidate_depth)}")
-        for name, sql, values in (("dense", dense_sql, params), ("lexical", _BM25.format(filters=clause), lexical_params)):
+        for name, sql, values in statements:
             rows = conn.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}", values).fetchall()  # type: ignore[arg-type]
             out.append(f"-- {name}\n" + "\n".join(r[0] for r in rows))
         conn.rollback()
@@ -805,7 +809,9 @@ def query_phase(args: argparse.Namespace, corpus: Corpus, database_url: str) -> 
             assert slowest.query is not None
             print(explain(database_url, slowest.query, config, phase.user_id))
     base = configs_from(args)[0]
-    cases = asyncio.run(crowded_small_projects(database_url, corpus, phase.projects, base, user_id=phase.user_id))
+    cases = asyncio.run(
+        crowded_small_projects(database_url, corpus, phase.projects, base, user_id=phase.user_id)
+    )
     print_crowded(cases, base.exact_below)
     if not args.no_e5:
         p50, p95 = e5_query_ms([q.text for q in phase.queries[:50]])
@@ -814,8 +820,10 @@ def query_phase(args: argparse.Namespace, corpus: Corpus, database_url: str) -> 
 
 def _bucket_counts(sizes: np.ndarray) -> str:
     counts = {name: int(np.sum((sizes >= low) & (sizes < high))) for name, low, high in BUCKETS}
-    return "projects per bucket: " + ", ".join(f"{k}: {v}" for k, v in counts.items()) + (
-        f"; sizes {int(sizes.min())}..{int(sizes.max()):,}"
+    return (
+        "projects per bucket: "
+        + ", ".join(f"{k}: {v}" for k, v in counts.items())
+        + (f"; sizes {int(sizes.min())}..{int(sizes.max()):,}")
     )
 
 

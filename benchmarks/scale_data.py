@@ -25,7 +25,7 @@ TOPIC_WORDS = 40
 DIRECTION_POOL = 8192
 TS_CONFIG = "english"
 
-STOPWORDS = (
+STOPWORDS = (  # noqa: SIM905  # a line of words reads better than 65 quoted literals
     "the of and to in a is that for it as with was on be by this are or from at an which have not"
     " but all they were we can one has their more its been when there also these if than would"
     " into other only some any each between such may two first used so over most about those both"
@@ -185,10 +185,12 @@ class Corpus:
         token_topic = np.repeat(chunk_topics, lengths)
         words = np.searchsorted(self._word_cdf, rng.random(total))
         from_topic = rng.random(total) < 0.25
-        words[from_topic] = topics.words[token_topic[from_topic], rng.integers(0, TOPIC_WORDS, total)[from_topic]]
+        slot = rng.integers(0, TOPIC_WORDS, total)
+        words[from_topic] = topics.words[token_topic[from_topic], slot[from_topic]]
         tokens = self.vocab[np.minimum(words, len(self.vocab) - 1)]
         ends = np.cumsum(lengths)
-        return [" ".join(tokens[end - n : end]) for end, n in zip(ends.tolist(), lengths.tolist(), strict=True)]
+        spans = zip(ends.tolist(), lengths.tolist(), strict=True)
+        return [" ".join(tokens[end - n : end]) for end, n in spans]
 
 
 def _pseudo_words(count: int, rng: np.random.Generator) -> list[str]:

@@ -18,22 +18,27 @@ DATABASE_NAME = "studyai"
 class ServiceUrls:
     database_url: str
     redis_url: str
+    llm_base_url: str | None = None  # None: no chat model was asked for (e.g. a migration command)
 
 
 class EmbeddedServices:
     """Starts what is not configured; leaves external services alone. Idempotent across runs:
     the data directory is reused, so a second start finds the existing data."""
 
-    def __init__(self, settings: Settings, *, stop_on_exit: bool = True, redis: bool = True) -> None:
+    def __init__(
+        self, settings: Settings, *, stop_on_exit: bool = True, redis: bool = True, llm: bool = False
+    ) -> None:
         self._settings = settings
         self._with_redis = redis
+        self._with_llm = llm
         self._stop_on_exit = stop_on_exit
         self._stack = ExitStack()
 
     def __enter__(self) -> ServiceUrls:
         database_url = self._settings.database_url or self._start_postgres()
         redis_url = self._settings.redis_url or (self._start_redis() if self._with_redis else "")
-        return ServiceUrls(database_url=database_url, redis_url=redis_url)
+        llm_base_url = self._settings.llm_base_url or (self._start_llm() if self._with_llm else None)
+        return ServiceUrls(database_url=database_url, redis_url=redis_url, llm_base_url=llm_base_url)
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -63,6 +68,21 @@ class EmbeddedServices:
             self._stack.callback(server.shutdown)
         log.info("embedded redis ready at %s", server.socket_file)
         return f"unix://{server.socket_file}"
+
+
+    def _start_llm(self) -> str:
+        from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
+
+        model = LOCAL_MODELS[self._settings.llm_local_model]
+        path = assemble(model, self._settings.data_dir / "models")
+        server = LlamaServer(
+            path,
+            context_tokens=self._settings.llm_context_tokens,
+            threads=self._settings.llm_threads,
+            log_path=self._settings.data_dir / "logs" / "llm-server.log",
+        )
+        self._stack.enter_context(server)
+        return server.base_url
 
 
 def ensure_database(admin_url: str, name: str) -> None:

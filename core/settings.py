@@ -48,6 +48,22 @@ class Settings(BaseSettings):
     rerank_url: str | None = None  # a text-embeddings-inference style service; POST {url}/rerank
     rerank_api_key: str | None = None
 
+    # Chat model: any OpenAI-compatible endpoint; unset LLM_BASE_URL starts the embedded llama.cpp server.
+    llm_base_url: str | None = None
+    llm_model: str = "qwen2.5-coder-1.5b-instruct"
+    llm_api_key: str | None = None
+    llm_local_model: Literal["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"] = (
+        "qwen2.5-coder-1.5b-instruct"
+    )
+    llm_context_tokens: int = 4096
+    llm_max_tokens: int = 512
+    llm_timeout_s: float = 180.0
+    llm_threads: int | None = None  # llama.cpp threads; None lets it pick
+    # How to get JSON that fits a schema: "llama-grammar" (json_object + schema, grammar-constrained on
+    # llama.cpp), "json_schema" (OpenAI strict), "function_calling", or "auto" (grammar for the
+    # embedded server, json_schema for api.openai.com, function calling elsewhere).
+    llm_structured_output: Literal["auto", "llama-grammar", "json_schema", "function_calling"] = "auto"
+
     job_max_tries: int = 3
     worker_max_jobs: int = 2
     worker_poll_delay: float = 0.1  # seconds between queue polls; arq's 0.5 s default adds visible latency

@@ -13,9 +13,12 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
+from langchain_openai import ChatOpenAI
 from psycopg.rows import dict_row
 
 from backend.main import create_app
+from core.llm import make_chat_model
+from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
 from core.migrations import apply_migrations
 from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
@@ -78,6 +81,17 @@ async def client(settings: Settings, services: ServiceUrls) -> AsyncIterator[htt
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://studyai.test", timeout=60) as http:
             yield http
+
+
+@pytest.fixture(scope="session")
+def local_llm(settings: Settings) -> Iterator[ChatOpenAI]:
+    """The real embedded chat model (Qwen2.5-Coder-1.5B via llama.cpp), started once, only for the
+    tests that ask for it."""
+    model = LOCAL_MODELS[settings.llm_local_model]
+    path = assemble(model, settings.data_dir / "models")
+    log_path = settings.data_dir / "logs" / "llm-server.log"
+    with LlamaServer(path, context_tokens=settings.llm_context_tokens, threads=None, log_path=log_path) as server:
+        yield make_chat_model(settings, base_url=server.base_url)
 
 
 @pytest.fixture(scope="session")

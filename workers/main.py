@@ -9,6 +9,7 @@ from arq.worker import Worker, func
 
 from core.db import open_pool
 from core.embeddings import make_embeddings
+from core.llm import make_chat_model
 from core.migrations import apply_migrations
 from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
@@ -24,6 +25,8 @@ def build_worker(settings: Settings, urls: ServiceUrls, **overrides: Any) -> Wor
         ctx["settings"] = settings
         ctx["pool"] = await open_pool(urls.database_url, max_size=4)
         ctx["embeddings"] = await asyncio.to_thread(make_embeddings, settings)
+        # Jobs that run an agent (note writing, groundedness) need the chat model; indexing does not.
+        ctx["llm"] = make_chat_model(settings, base_url=urls.llm_base_url) if urls.llm_base_url else None
         await _requeue_unfinished(ctx)
 
     async def on_shutdown(ctx: dict[str, Any]) -> None:

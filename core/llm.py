@@ -1,0 +1,33 @@
+"""The chat model: one ChatOpenAI for OpenAI, vLLM, Ollama or the embedded llama.cpp server."""
+
+from typing import Literal
+
+from langchain_openai import ChatOpenAI
+
+from core.settings import Settings
+
+StructuredMode = Literal["llama-grammar", "json_schema", "function_calling"]
+
+
+def make_chat_model(settings: Settings, *, base_url: str | None = None) -> ChatOpenAI:
+    """`base_url` is the embedded server's when LLM_BASE_URL is unset."""
+    return ChatOpenAI(
+        model=settings.llm_model,
+        base_url=base_url or settings.llm_base_url,
+        api_key=settings.llm_api_key or "not-needed",  # type: ignore[arg-type]  # local servers ignore it
+        temperature=0,
+        max_tokens=settings.llm_max_tokens,  # type: ignore[call-arg]
+        timeout=settings.llm_timeout_s,
+        max_retries=1,
+        stream_usage=True,
+    )
+
+
+def structured_mode(settings: Settings) -> StructuredMode:
+    if settings.llm_structured_output != "auto":
+        return settings.llm_structured_output
+    if settings.llm_base_url is None:
+        return "llama-grammar"
+    if "api.openai.com" in settings.llm_base_url:
+        return "json_schema"
+    return "function_calling"

@@ -1,0 +1,94 @@
+"""Asking a chat model for an object of a pydantic schema, the way each kind of server supports.
+
+llama.cpp's server rejects `json_schema` but constrains decoding with a grammar when a schema is
+given inside `{"type": "json_object"}`; OpenAI enforces `json_schema`; elsewhere function calling is
+the most widely implemented. A reply that does not validate is retried once with the error shown to
+the model, then fails clearly."""
+
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import BaseModel, ValidationError
+
+from core.llm import StructuredMode
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class StructuredOutputError(RuntimeError):
+    """The model did not produce a valid object after one retry."""
+
+
+@dataclass
+class TokenUsage:
+    """Tokens per model, summed over calls (an agent run adds its calls here)."""
+
+    by_model: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def add(self, model: str, message: AIMessage) -> None:
+        usage = message.usage_metadata or {}
+        entry = self.by_model.setdefault(model, {"input_tokens": 0, "output_tokens": 0, "calls": 0})
+        entry["input_tokens"] += int(usage.get("input_tokens", 0))
+        entry["output_tokens"] += int(usage.get("output_tokens", 0))
+        entry["calls"] += 1
+
+
+def _model_name(llm: BaseChatModel) -> str:
+    return str(getattr(llm, "model_name", None) or getattr(llm, "model", None) or type(llm).__name__)
+
+
+async def _ask_once(
+    llm: BaseChatModel, schema: type[T], messages: list[BaseMessage], mode: StructuredMode
+) -> Any:
+    if mode == "llama-grammar":
+        bound = llm.bind(response_format={"type": "json_object", "schema": schema.model_json_schema()})
+        reply = await bound.ainvoke(messages)
+        return reply, lambda: schema.model_validate_json(_content(reply))
+    method = "json_schema" if mode == "json_schema" else "function_calling"
+    runnable = llm.with_structured_output(schema, method=method, include_raw=True)
+    outcome = await runnable.ainvoke(messages)
+
+    def parsed() -> T:
+        if outcome.get("parsing_error") or outcome.get("parsed") is None:
+            raise ValueError(str(outcome.get("parsing_error") or "no structured reply"))
+        return outcome["parsed"]
+
+    return outcome["raw"], parsed
+
+
+def _content(reply: BaseMessage) -> str:
+    content = reply.content
+    return content if isinstance(content, str) else "".join(str(part) for part in content)
+
+
+async def ask_structured(
+    llm: BaseChatModel,
+    schema: type[T],
+    messages: list[BaseMessage],
+    *,
+    mode: StructuredMode,
+    usage: TokenUsage | None = None,
+) -> T:
+    attempt_messages = list(messages)
+    for attempt in (1, 2):
+        raw, parse = await _ask_once(llm, schema, attempt_messages, mode)
+        if usage is not None and isinstance(raw, AIMessage):
+            usage.add(_model_name(llm), raw)
+        try:
+            return parse()
+        except (ValidationError, ValueError) as error:
+            if attempt == 2:
+                raise StructuredOutputError(
+                    f"the model's reply did not match {schema.__name__} after a retry: {error}"
+                ) from error
+            attempt_messages = [
+                *messages,
+                AIMessage(content=_content(raw) if isinstance(raw, BaseMessage) else str(raw)),
+                HumanMessage(
+                    content=f"That reply was not valid JSON for the schema ({str(error)[:300]}). "
+                    "Answer again with only the JSON object."
+                ),
+            ]
+    raise AssertionError("unreachable")
