@@ -90,7 +90,8 @@ def local_llm(settings: Settings) -> Iterator[ChatOpenAI]:
     model = LOCAL_MODELS[settings.llm_local_model]
     path = assemble(model, settings.data_dir / "models")
     log_path = settings.data_dir / "logs" / "llm-server.log"
-    with LlamaServer(path, context_tokens=settings.llm_context_tokens, threads=None, log_path=log_path) as server:
+    server = LlamaServer(path, context_tokens=settings.llm_context_tokens, threads=None, log_path=log_path)
+    with server:
         yield make_chat_model(settings, base_url=server.base_url)
 
 
