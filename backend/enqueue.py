@@ -8,11 +8,11 @@ from fastapi import HTTPException, status
 from psycopg import AsyncConnection
 
 from backend.schemas import DocumentAccepted
+from core.queue import INDEX_DOCUMENT, QUEUE_NAME
 from core.store import document_index, jobs
 from core.store.jobs import index_job_id
 
 log = logging.getLogger(__name__)
-QUEUE_NAME = "studyai:queue"  # must match workers.main.QUEUE_NAME
 
 
 async def enqueue_index(conn: AsyncConnection, queue: ArqRedis, document: dict[str, Any]) -> DocumentAccepted:
@@ -20,7 +20,7 @@ async def enqueue_index(conn: AsyncConnection, queue: ArqRedis, document: dict[s
     job_id = index_job_id(document_id, version)
     try:
         await queue.enqueue_job(
-            "index_document",
+            INDEX_DOCUMENT,
             str(project_id),
             str(document_id),
             version,

@@ -11,13 +11,13 @@ from core.db import open_pool
 from core.embeddings import make_embeddings
 from core.llm import make_chat_model
 from core.migrations import apply_migrations
+from core.queue import INDEX_DOCUMENT, QUEUE_NAME
 from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store.jobs import unfinished_jobs
 from workers.jobs import index_document
 
 log = logging.getLogger(__name__)
-QUEUE_NAME = "studyai:queue"
 
 
 def build_worker(settings: Settings, urls: ServiceUrls, **overrides: Any) -> Worker:
@@ -34,7 +34,7 @@ def build_worker(settings: Settings, urls: ServiceUrls, **overrides: Any) -> Wor
             await ctx["pool"].close()
 
     options: dict[str, Any] = {
-        "functions": [func(index_document, name="index_document", max_tries=settings.job_max_tries)],
+        "functions": [func(index_document, name=INDEX_DOCUMENT, max_tries=settings.job_max_tries)],
         "redis_settings": RedisSettings.from_dsn(urls.redis_url),
         "queue_name": QUEUE_NAME,
         "on_startup": on_startup,
@@ -58,7 +58,7 @@ async def _requeue_unfinished(ctx: dict[str, Any]) -> None:
         return
     for job in pending:
         await ctx["redis"].enqueue_job(
-            "index_document",
+            INDEX_DOCUMENT,
             str(job["project_id"]),
             str(job["document_id"]),
             job["document_version"],

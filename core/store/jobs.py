@@ -32,7 +32,7 @@ async def unfinished_jobs(conn: AsyncConnection) -> list[dict[str, Any]]:
     """Jobs to re-enqueue when a worker starts (the queue may have lost them)."""
     cur = await conn.execute(
         "SELECT id, project_id, document_id, document_version FROM jobs"
-        " WHERE status IN ('queued', 'running') ORDER BY created_at"
+        " WHERE kind = 'index' AND status IN ('queued', 'running') ORDER BY created_at"
     )
     return await cur.fetchall()
 
