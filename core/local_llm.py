@@ -78,7 +78,7 @@ def assemble(model: LocalModel, models_dir: Path) -> Path:
     target = models_dir / f"{model.name}-q4_k_m.gguf"
     if not target.exists():
         models_dir.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(".partial")
+        partial = target.with_suffix(f".{os.getpid()}.partial")  # concurrent first starts must not interleave
         with partial.open("wb") as out:
             for path in part_paths(model):
                 with path.open("rb") as part:

@@ -74,7 +74,7 @@ class EmbeddedServices:
         from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
 
         model = LOCAL_MODELS[self._settings.llm_local_model]
-        path = assemble(model, self._settings.data_dir / "models")
+        path = assemble(model, self._settings.models_dir)
         server = LlamaServer(
             path,
             context_tokens=self._settings.llm_context_tokens,

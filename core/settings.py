@@ -55,6 +55,7 @@ class Settings(BaseSettings):
     llm_local_model: Literal["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"] = (
         "qwen2.5-coder-1.5b-instruct"
     )
+    llm_models_dir: Path | None = None  # where assembled local weights are kept (default data_dir/models)
     llm_context_tokens: int = 4096
     llm_max_tokens: int = 512
     llm_timeout_s: float = 180.0
@@ -71,6 +72,10 @@ class Settings(BaseSettings):
     @property
     def pgdata_dir(self) -> Path:
         return self.data_dir / "pgdata"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.llm_models_dir or self.data_dir / "models"
 
     @property
     def redis_db_path(self) -> Path:

@@ -35,7 +35,15 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def settings(data_dir: Path) -> Settings:
-    return Settings(_env_file=None, STUDYAI_DATA_DIR=data_dir, database_url=None, redis_url=None)  # type: ignore[call-arg]
+    # Assembled model weights (1.1 GB) are kept across test sessions in the repo's ignored cache.
+    return Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        STUDYAI_DATA_DIR=data_dir,
+        database_url=None,
+        redis_url=None,
+        llm_base_url=None,
+        llm_models_dir=REPO_ROOT / ".cache" / "models",
+    )
 
 
 @pytest.fixture(scope="session")
@@ -88,7 +96,7 @@ def local_llm(settings: Settings) -> Iterator[ChatOpenAI]:
     """The real embedded chat model (Qwen2.5-Coder-1.5B via llama.cpp), started once, only for the
     tests that ask for it."""
     model = LOCAL_MODELS[settings.llm_local_model]
-    path = assemble(model, settings.data_dir / "models")
+    path = assemble(model, settings.models_dir)
     log_path = settings.data_dir / "logs" / "llm-server.log"
     server = LlamaServer(path, context_tokens=settings.llm_context_tokens, threads=None, log_path=log_path)
     with server:

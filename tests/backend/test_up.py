@@ -23,6 +23,7 @@ def start_up(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env["STUDYAI_DATA_DIR"] = str(data_dir)
     env["LLM_LOCAL_MODEL"] = "qwen2.5-coder-0.5b-instruct"  # the faster sibling: this test is about the stack
+    env["LLM_MODELS_DIR"] = str(REPO_ROOT / ".cache" / "models")
     log = open(data_dir.parent / f"up-{port}.log", "wb")  # noqa: SIM115  # lives as long as the process
     return subprocess.Popen(
         [sys.executable, "-m", "backend.cli", "up", "--port", str(port)],

@@ -1,0 +1,221 @@
+"""The question bank: every query scoped by project and by the caller's membership in SQL.
+
+Also the reads of chunks that serve questions (sources to generate from, a question's own source
+chunks), shaped like the retriever's hydrated rows so agents handle both the same way."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from psycopg import AsyncConnection
+from psycopg.types.json import Jsonb
+
+from core.store.access import member_of, writer_of
+
+_COLUMNS = (
+    "q.id, q.project_id, q.document_id, q.section_path, q.type, q.question, q.answer, q.distractors,"
+    " q.explanation, q.difficulty, q.confidence, q.model_confidence, q.support, q.status,"
+    " q.source_chunk_ids, q.created_by, q.created_at, q.updated_at"
+)
+
+# Same columns as core/retrieval/hydrate.py, so a sampled chunk looks like a retrieved one.
+_CHUNK_COLUMNS = (
+    "c.id, c.document_id, c.document_version, c.ordinal, c.text, c.context_header, c.section_path,"
+    " c.page_start, c.page_end, c.char_start, c.char_end, c.content_hash,"
+    " d.title AS document_title, d.filename, d.source_type, d.kind"
+)
+
+# Chunks spread across the project's documents: the i-th random pick of every document comes before
+# any document's (i+1)-th, and chunks no question was made from yet come first.
+_SAMPLE = f"""
+SELECT * FROM (
+    SELECT {_CHUNK_COLUMNS},
+           row_number() OVER (PARTITION BY c.document_id ORDER BY random()) AS pick,
+           EXISTS (SELECT 1 FROM questions q WHERE q.project_id = c.project_id
+                   AND c.id = ANY(q.source_chunk_ids)) AS used
+    FROM chunks c JOIN documents d ON d.id = c.document_id AND d.project_id = c.project_id
+    WHERE c.project_id = %(project_id)s AND length(c.text) >= %(min_chars)s AND {member_of('c.project_id')}
+) s
+ORDER BY s.used, s.pick, random()
+LIMIT %(limit)s
+"""
+
+# One statement per question under a per-project transaction lock: the near-duplicate check and the
+# insert cannot interleave with another generation run on the same project.
+_INSERT = f"""
+INSERT INTO questions (project_id, document_id, section_path, type, question, answer, distractors,
+                       explanation, difficulty, confidence, model_confidence, support, status,
+                       source_chunk_ids, embedding_model, embedding, created_by)
+SELECT p.id, %(document_id)s::uuid, %(section_path)s::text[], %(type)s::text, %(question)s::text,
+       %(answer)s::text, %(distractors)s::jsonb, %(explanation)s::text, %(difficulty)s::text,
+       %(confidence)s::real, %(model_confidence)s::real, %(support)s::real, %(status)s::text,
+       %(source_chunk_ids)s::bigint[], %(embedding_model)s::text, %(embedding)s::vector, %(user_id)s::uuid
+FROM projects p
+WHERE p.id = %(project_id)s AND {writer_of('p.id')}
+  AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.project_id = p.id
+                  AND 1 - (q.embedding <=> %(embedding)s) >= %(threshold)s)
+RETURNING id
+"""
+
+
+@dataclass(frozen=True)
+class NewQuestion:
+    document_id: Any
+    section_path: Sequence[str]
+    type: str
+    question: str
+    answer: str
+    distractors: Sequence[str]
+    explanation: str
+    difficulty: str
+    confidence: float
+    model_confidence: float
+    support: float
+    status: str
+    source_chunk_ids: Sequence[int]
+    embedding: np.ndarray
+
+
+async def sample_source_chunks(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int, min_chars: int
+) -> list[dict[str, Any]]:
+    cur = await conn.execute(
+        _SAMPLE, {"project_id": project_id, "user_id": user_id, "limit": limit, "min_chars": min_chars}
+    )
+    rows = await cur.fetchall()
+    for row in rows:
+        row.pop("pick")
+        row.pop("used")
+    return rows
+
+
+async def used_source_chunk_ids(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, chunk_ids: Sequence[int]
+) -> set[int]:
+    """Which of these chunks some question of the project was already generated from."""
+    cur = await conn.execute(
+        "SELECT DISTINCT s.id FROM questions q, unnest(q.source_chunk_ids) AS s(id)"
+        f" WHERE q.project_id = %(project_id)s AND s.id = ANY(%(ids)s) AND {member_of('q.project_id')}",
+        {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
+    )
+    return {row["id"] for row in await cur.fetchall()}
+
+
+async def source_chunks(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, chunk_ids: Sequence[int]
+) -> list[dict[str, Any]]:
+    """The chunks that still exist among these ids (a reindex replaces chunk ids), in the given order."""
+    cur = await conn.execute(
+        f"SELECT {_CHUNK_COLUMNS} FROM chunks c"
+        " JOIN documents d ON d.id = c.document_id AND d.project_id = c.project_id"
+        f" WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s) AND {member_of('c.project_id')}",
+        {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
+    )
+    rows = {row["id"]: row for row in await cur.fetchall()}
+    return [rows[i] for i in chunk_ids if i in rows]
+
+
+async def nearest_question(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, embedding: np.ndarray
+) -> dict[str, Any] | None:
+    """The project's most similar question (any status: an archived one was rejected on purpose)."""
+    cur = await conn.execute(
+        "SELECT q.id, q.question, 1 - (q.embedding <=> %(embedding)s) AS similarity FROM questions q"
+        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}"
+        " ORDER BY q.embedding <=> %(embedding)s LIMIT 1",
+        {"project_id": project_id, "user_id": user_id, "embedding": embedding},
+    )
+    return await cur.fetchone()
+
+
+async def insert_question(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    user_id: Any,
+    question: NewQuestion,
+    embedding_model: str,
+    duplicate_similarity: float,
+) -> dict[str, Any] | None:
+    """The stored question, or None when a near-duplicate exists (or the caller may not write)."""
+    params = {
+        **question.__dict__,
+        "distractors": Jsonb(list(question.distractors)),
+        "section_path": list(question.section_path),
+        "source_chunk_ids": list(question.source_chunk_ids),
+        "project_id": project_id,
+        "user_id": user_id,
+        "embedding_model": embedding_model,
+        "threshold": duplicate_similarity,
+    }
+    async with conn.transaction():
+        await conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('questions:' || %(project_id)s::text, 0))",
+            {"project_id": project_id},
+        )
+        cur = await conn.execute(_INSERT, params)
+        row = await cur.fetchone()
+    if row is None:
+        return None
+    return await get_question(conn, project_id=project_id, user_id=user_id, question_id=row["id"])
+
+
+async def list_questions(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    user_id: Any,
+    statuses: Sequence[str],
+    type: str | None = None,
+    document_id: Any = None,
+    difficulty: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS} FROM questions q"
+        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}"
+        " AND q.status = ANY(%(statuses)s)"
+        " AND (%(type)s::text IS NULL OR q.type = %(type)s)"
+        " AND (%(document_id)s::uuid IS NULL OR q.document_id = %(document_id)s)"
+        " AND (%(difficulty)s::text IS NULL OR q.difficulty = %(difficulty)s)"
+        " ORDER BY q.created_at, q.id LIMIT %(limit)s OFFSET %(offset)s",
+        {
+            "project_id": project_id,
+            "user_id": user_id,
+            "statuses": list(statuses),
+            "type": type,
+            "document_id": document_id,
+            "difficulty": difficulty,
+            "limit": limit,
+            "offset": offset,
+        },
+    )
+    return await cur.fetchall()
+
+
+async def get_question(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, question_id: Any
+) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS} FROM questions q WHERE q.id = %(question_id)s"
+        f" AND q.project_id = %(project_id)s AND {member_of('q.project_id')}",
+        {"project_id": project_id, "user_id": user_id, "question_id": question_id},
+    )
+    return await cur.fetchone()
+
+
+async def set_status(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, question_id: Any, status: str
+) -> dict[str, Any] | None:
+    """Editors and owners only (checked in the statement); None when not found or not allowed."""
+    cur = await conn.execute(
+        "UPDATE questions q SET status = %(status)s, updated_at = now()"
+        f" WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s AND {writer_of('q.project_id')}"
+        " RETURNING q.id",
+        {"project_id": project_id, "user_id": user_id, "question_id": question_id, "status": status},
+    )
+    if await cur.fetchone() is None:
+        return None
+    return await get_question(conn, project_id=project_id, user_id=user_id, question_id=question_id)
