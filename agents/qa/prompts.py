@@ -1,0 +1,103 @@
+"""Prompts for the planner and the answer model, and the compact excerpts they read.
+
+Every token of a prompt costs ~10 ms of prefill on the local 1.5B model before the first token
+comes back, so the prompts are terse and the excerpts are windows of the chunks around the words
+of the question rather than whole chunks."""
+
+import re
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from agents.common.language import Language, language_name
+from agents.qa.state import Turn
+from core.retrieval import Candidate
+
+NOT_FOUND = {
+    "en": "I could not find this in the project's material.",
+    "pt": "Não encontrei isso no material deste projeto.",
+}
+
+PLANNER_SYSTEM = (
+    "You turn a student's question about their course material into a search plan. Reply with JSON.\n"
+    "{question_rule}"
+    "terms: up to 5 exact identifiers, code or names from it, else [].\n"
+    'document: a document title the user explicitly named, else "".\n'
+    "ambiguous: true only if the question has clearly different readings the conversation does not"
+    " settle; then clarification: a short question naming them, like 'Do you mean X or Y?'."
+)
+# Without a conversation there is nothing to resolve, and copying the question costs output tokens.
+QUESTION_ALONE = 'question: "".\n'
+QUESTION_IN_THREAD = (
+    "question: the last question rewritten so it can be understood without the conversation:"
+    " replace words like it, that, they, ones with what they refer to; same language.\n"
+)
+
+ANSWER_SYSTEM = (
+    "Answer the student's question using only the excerpts from their course material. Reply with"
+    " JSON.\nhas_answer: true if the excerpts contain the answer.\n"
+    "answer: a short answer in {language} (1-4 sentences), from the excerpts only.\n"
+    "used_chunk_ids: the bracketed numbers of the excerpts the answer uses."
+)
+
+_WORD = re.compile(r"\w+")
+
+
+def planner_messages(question: str, history: list[Turn], history_chars: int) -> list[BaseMessage]:
+    lines = [
+        f"{'User' if turn['role'] == 'user' else 'Assistant'}: {_trim(turn['text'], history_chars)}"
+        for turn in history
+    ]
+    if lines:
+        rule, asked = (
+            QUESTION_IN_THREAD,
+            "Conversation:\n" + "\n".join(lines) + f"\n\nLast question: {question}",
+        )
+    else:
+        rule, asked = QUESTION_ALONE, f"Question: {question}"
+    return [SystemMessage(content=PLANNER_SYSTEM.format(question_rule=rule)), HumanMessage(content=asked)]
+
+
+def answer_messages(
+    question: str, chunks: list[Candidate], language: Language, chunk_chars: int
+) -> list[BaseMessage]:
+    system = ANSWER_SYSTEM.format(language=language_name(language))
+    excerpts = "\n\n".join(format_excerpt(chunk, question, chunk_chars) for chunk in chunks)
+    return [
+        SystemMessage(content=system),
+        HumanMessage(content=f"Excerpts:\n{excerpts}\n\nQuestion: {question}"),
+    ]
+
+
+def format_excerpt(chunk: Candidate, question: str, chars: int) -> str:
+    """`[id] Title > Section: text`, the text cut to the window that best matches the question."""
+    row = chunk.row
+    where = " > ".join([row.get("document_title", ""), *row.get("section_path", [])])
+    return f"[{chunk.chunk_id}] {where}: {best_window(chunk.text, question, chars)}"
+
+
+def best_window(text: str, question: str, chars: int) -> str:
+    """The run of whole paragraphs around the one sharing most words with the question, within
+    `chars`; a long chunk's answer is often past its first `chars` characters."""
+    if len(text) <= chars:
+        return text.strip()
+    words = {w for w in _WORD.findall(question.lower()) if len(w) > 2}
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+    scores = [len(words & set(_WORD.findall(p.lower()))) for p in paragraphs]
+    best = max(range(len(paragraphs)), key=lambda i: (scores[i], -i))
+    start = end = best
+    size = len(paragraphs[best])
+    while True:  # grow forwards first: a heading or lead-in is usually followed by its substance
+        if end + 1 < len(paragraphs) and size + len(paragraphs[end + 1]) + 2 <= chars:
+            end += 1
+            size += len(paragraphs[end]) + 2
+        elif start > 0 and size + len(paragraphs[start - 1]) + 2 <= chars:
+            start -= 1
+            size += len(paragraphs[start]) + 2
+        else:
+            break
+    return _trim("\n\n".join(paragraphs[start : end + 1]), chars)
+
+
+def _trim(text: str, chars: int) -> str:
+    text = text.strip()
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"

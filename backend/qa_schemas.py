@@ -1,0 +1,130 @@
+"""Pydantic models of the RAG QA API."""
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, Field
+
+from agents.common.citations import Citation
+from core.retrieval import Candidate
+
+
+class QARequest(BaseModel):
+    question: str = Field(min_length=1, max_length=2000)
+    thread_id: UUID | None = Field(default=None, description="continue this thread; a new one when absent")
+    stream: bool = Field(default=False, description="text/event-stream: token events, citations, done")
+    debug: bool = Field(default=False, description="include the plan, retrieval scores, timings, tokens")
+
+
+class RetrievedChunk(BaseModel):
+    chunk_id: int
+    document_id: str
+    document_title: str
+    section_path: list[str]
+    dense_similarity: float | None
+    bm25_score: float
+    fused_score: float
+    rerank_score: float | None
+
+
+class QADebug(BaseModel):
+    plan: dict[str, Any] | None
+    document_filter: str | None
+    gate: dict[str, Any] | None
+    retrieved: list[RetrievedChunk]
+    selected_ids: list[int]
+    claimed_ids: list[int]
+    invented_ids: list[int]
+    timings_ms: dict[str, float]
+    tokens: dict[str, dict[str, int]]
+
+
+class QAResponse(BaseModel):
+    answer: str
+    has_answer: bool
+    citations: list[Citation]
+    thread_id: UUID
+    clarification: str | None = None
+    outcome: Literal["answered", "not_found", "declined", "clarification"]
+    language: str
+    request_id: str
+    debug: QADebug | None = None
+
+
+class ThreadOut(BaseModel):
+    id: UUID
+    title: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class ThreadMessage(BaseModel):
+    role: Literal["user", "assistant"]
+    content: str
+    has_answer: bool | None = None
+    outcome: str | None = None
+    citations: list[Citation] = Field(default_factory=list)
+
+
+class ThreadDetail(ThreadOut):
+    messages: list[ThreadMessage]
+
+
+def _retrieved(candidate: Candidate) -> RetrievedChunk:
+    return RetrievedChunk(
+        chunk_id=candidate.chunk_id,
+        document_id=str(candidate.row.get("document_id", "")),
+        document_title=candidate.row.get("document_title", ""),
+        section_path=list(candidate.row.get("section_path", [])),
+        dense_similarity=candidate.dense_similarity,
+        bm25_score=candidate.lexical_score,
+        fused_score=candidate.fused_score,
+        rerank_score=candidate.rerank_score,
+    )
+
+
+def to_response(
+    result: dict[str, Any],
+    *,
+    thread_id: UUID,
+    request_id: str,
+    timings_ms: dict[str, float],
+    tokens: dict[str, dict[str, int]],
+    debug: bool,
+) -> QAResponse:
+    details = None
+    if debug:
+        details = QADebug(
+            plan=result.get("plan"),
+            document_filter=result.get("document_filter"),
+            gate=result.get("gate"),
+            retrieved=[_retrieved(c) for c in result.get("retrieved", [])],
+            selected_ids=result.get("selected_ids", []),
+            claimed_ids=result.get("claimed_ids", []),
+            invented_ids=result.get("invented_ids", []),
+            timings_ms=timings_ms,
+            tokens=tokens,
+        )
+    return QAResponse(
+        answer=result.get("answer", ""),
+        has_answer=bool(result.get("has_answer")),
+        citations=result.get("citations", []),
+        thread_id=thread_id,
+        clarification=result.get("clarification"),
+        outcome=result.get("outcome", "not_found"),
+        language=result.get("language", "en"),
+        request_id=request_id,
+        debug=details,
+    )
+
+
+def thread_message(message: Any) -> ThreadMessage:
+    extra = message.additional_kwargs or {}
+    return ThreadMessage(
+        role="user" if message.type == "human" else "assistant",
+        content=message.content if isinstance(message.content, str) else str(message.text),
+        has_answer=extra.get("has_answer"),
+        outcome=extra.get("outcome"),
+        citations=[Citation(**c) for c in extra.get("citations", [])],
+    )

@@ -1,0 +1,446 @@
+"""The RAG QA graph with a scripted fake chat model and a fake retriever: every branch, fast."""
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from langchain_core.language_models import FakeMessagesListChatModel, GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
+from pydantic import Field
+
+from agents.common.context import AgentContext
+from agents.common.language import question_language
+from agents.qa import build_graph
+from agents.qa.config import QAConfig
+from agents.qa.gate import content_words, judge
+from agents.qa.graph import resolve_document
+from agents.qa.prompts import NOT_FOUND, best_window
+from core.retrieval import Candidate
+from core.retrieval.types import RetrievalResult, StageTimings
+
+DOC_OWNERSHIP = str(uuid.uuid4())
+DOC_STRINGS = str(uuid.uuid4())
+DOCUMENTS = [
+    {"id": DOC_OWNERSHIP, "title": "What is Ownership?", "filename": "ch04-01-what-is-ownership.md"},
+    {"id": DOC_STRINGS, "title": "Storing UTF-8 Encoded Text with Strings", "filename": "ch08-02-strings.md"},
+]
+
+
+def chunk(chunk_id: int, text: str, *, dense: float = 0.9, document_id: str = DOC_OWNERSHIP) -> Candidate:
+    title = "What is Ownership?" if document_id == DOC_OWNERSHIP else "Strings"
+    return Candidate(
+        chunk_id=chunk_id,
+        dense_similarity=dense,
+        lexical_score=1.0,
+        rerank_score=dense,
+        row={
+            "document_id": document_id,
+            "document_title": title,
+            "section_path": [title, "Ownership Rules"],
+            "page_start": None,
+            "page_end": None,
+            "text": text,
+            "context_header": f"{title} > Ownership Rules",
+        },
+    )
+
+
+OWNERSHIP_CHUNKS = [
+    chunk(
+        11,
+        "Each value in Rust has an owner. There can only be one owner at a time. When the owner goes"
+        " out of scope, the value will be dropped.",
+    ),
+    chunk(
+        12,
+        "A String is made up of a pointer, a length and a capacity, stored on the stack; the"
+        " contents live on the heap. Assigning s1 to s2 moves ownership, and s1 is invalidated.",
+    ),
+    chunk(
+        13,
+        "The String type manages data allocated on the heap and can store text of unknown size.",
+        document_id=DOC_STRINGS,
+    ),
+]
+
+
+@dataclass
+class FakeRetriever:
+    results: list[Candidate]
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    async def search(self, **kwargs: Any) -> RetrievalResult:
+        self.calls.append(kwargs)
+        filtered = self.results
+        if kwargs.get("filters") and kwargs["filters"].document_ids:
+            wanted = {str(d) for d in kwargs["filters"].document_ids}
+            filtered = [c for c in self.results if c.row["document_id"] in wanted]
+        return RetrievalResult(
+            query=kwargs["query"],
+            profile=kwargs["profile"],
+            reranker="fake",
+            results=filtered,
+            dense=[],
+            lexical=[],
+            fused=[],
+            reranked=filtered,
+            timings=StageTimings(),
+        )
+
+
+def reply(**fields: Any) -> AIMessage:
+    return AIMessage(content=json.dumps(fields))
+
+
+def plan(question: str, **fields: Any) -> AIMessage:
+    defaults: dict[str, Any] = {"terms": [], "document": "", "ambiguous": False, "clarification": ""}
+    return reply(question=question, **(defaults | fields))
+
+
+class RecordingFake(FakeMessagesListChatModel):
+    """Also keeps the prompts it was sent."""
+
+    prompts: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        self.prompts.append(messages)
+        return super()._generate(messages, *args, **kwargs)
+
+
+def context(llm: Any, retriever: FakeRetriever, language: str = "auto") -> AgentContext:
+    return AgentContext(
+        project_id=uuid.uuid4(),
+        retriever=retriever,
+        llm=llm,  # type: ignore[arg-type]
+        structured_mode="llama-grammar",
+        language=language,
+        user_id=uuid.uuid4(),
+    )
+
+
+def model_calls(ctx: AgentContext) -> int:
+    return sum(entry["calls"] for entry in ctx.usage.by_model.values())
+
+
+async def ask(ctx: AgentContext, question: str, **inputs: Any) -> dict[str, Any]:
+    return await build_graph().ainvoke({"question": question, "documents": DOCUMENTS, **inputs}, context=ctx)
+
+
+async def test_answer_cites_only_the_retrieved_chunks_it_claims() -> None:
+    llm = FakeMessagesListChatModel(
+        responses=[
+            plan("What happens when the owner of a value goes out of scope?"),
+            reply(answer="The value is dropped.", has_answer=True, used_chunk_ids=[11, 11, 12]),
+        ]
+    )
+    retriever = FakeRetriever(OWNERSHIP_CHUNKS)
+    ctx = context(llm, retriever)
+    out = await ask(ctx, "what happens when an owner goes out of scope?")
+    assert out["outcome"] == "answered" and out["has_answer"] is True
+    assert out["answer"] == "The value is dropped."
+    assert [c.chunk_id for c in out["citations"]] == [11, 12]  # repeats folded, claim order kept
+    assert out["citations"][0].document_id == DOC_OWNERSHIP
+    assert out["citations"][0].section_path == ["What is Ownership?", "Ownership Rules"]
+    assert out["invented_ids"] == []
+    assert retriever.calls[0]["profile"] == "qa"
+    assert retriever.calls[0]["user_id"] == ctx.user_id and retriever.calls[0]["project_id"] == ctx.project_id
+    assert retriever.calls[0]["query"].startswith("What happens when the owner")  # the planned question
+    assert model_calls(ctx) == 2
+    assert {"planning", "retrieval", "generation"} <= ctx.timings_ms.keys()
+
+
+async def test_invented_citation_ids_are_dropped() -> None:
+    llm = FakeMessagesListChatModel(
+        responses=[
+            plan("How is a String laid out in memory?"),
+            reply(
+                answer="Pointer, length and capacity on the stack.",
+                has_answer=True,
+                used_chunk_ids=[987654, 12, 13, 4242],
+            ),
+        ]
+    )
+    out = await ask(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), "How is a String laid out in memory?")
+    assert [c.chunk_id for c in out["citations"]] == [12, 13]
+    assert out["invented_ids"] == [987654, 4242]
+    assert out["claimed_ids"] == [987654, 12, 13, 4242]
+
+
+async def test_a_chunk_retrieved_but_not_shown_to_the_model_is_not_citable() -> None:
+    config = QAConfig(answer_chunks=2)
+    llm = FakeMessagesListChatModel(
+        responses=[
+            plan("What does the String type manage?"),
+            reply(answer="Heap data.", has_answer=True, used_chunk_ids=[13, 11]),
+        ]
+    )
+    ctx = context(llm, FakeRetriever(OWNERSHIP_CHUNKS))
+    out = await build_graph(config).ainvoke({"question": "What does the String type manage?"}, context=ctx)
+    assert out["selected_ids"] == [11, 12]
+    assert [c.chunk_id for c in out["citations"]] == [11]
+    assert out["invented_ids"] == [13]
+
+
+async def test_ambiguous_question_asks_back_and_stops_before_retrieval() -> None:
+    llm = FakeMessagesListChatModel(
+        responses=[
+            reply(
+                question="How do I convert it?",
+                terms=[],
+                document="",
+                ambiguous=True,
+                clarification="Do you mean converting a String to a &str, or a number to a String?",
+            ),
+            reply(answer="must not be asked", has_answer=True, used_chunk_ids=[11]),
+        ]
+    )
+    retriever = FakeRetriever(OWNERSHIP_CHUNKS)
+    ctx = context(llm, retriever)
+    out = await ask(ctx, "How do I convert it?")
+    assert out["outcome"] == "clarification"
+    assert out["clarification"].startswith("Do you mean converting")
+    assert out["answer"] == out["clarification"] and out["has_answer"] is False and out["citations"] == []
+    assert retriever.calls == [] and model_calls(ctx) == 1
+
+
+async def test_answer_citing_no_shown_chunk_is_not_given() -> None:
+    llm = FakeMessagesListChatModel(
+        responses=[
+            plan("How do I configure a Kubernetes ingress?"),
+            reply(answer="Create an Ingress resource.", has_answer=True, used_chunk_ids=[8, 9]),
+        ]
+    )
+    out = await ask(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), "What is an ingress in this course?")
+    assert out["outcome"] == "unsupported" and out["has_answer"] is False
+    assert out["answer"] == NOT_FOUND["en"] and out["citations"] == [] and out["invented_ids"] == [8, 9]
+
+
+@pytest.mark.parametrize("clarification", [" ", "Which one was meant?"])
+async def test_ambiguous_without_alternatives_to_offer_is_answered(clarification: str) -> None:
+    llm = FakeMessagesListChatModel(
+        responses=[
+            reply(question="", terms=[], document="", ambiguous=True, clarification=clarification),
+            reply(answer="The variable that holds a value.", has_answer=True, used_chunk_ids=[11]),
+        ]
+    )
+    out = await ask(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), "What is an owner?")
+    assert out["outcome"] == "answered" and not out.get("clarification")
+
+
+@pytest.mark.parametrize(
+    ("question", "language", "results"),
+    [
+        ("How do I configure a Kubernetes ingress?", "en", [chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.78)]),
+        ("Como configuro um ingress do Kubernetes?", "pt", [chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.83)]),
+        ("What is the capital of France?", "en", []),
+    ],
+)
+async def test_nothing_relevant_answers_not_found_without_an_answer_call(
+    question: str, language: str, results: list[Candidate]
+) -> None:
+    llm = FakeMessagesListChatModel(
+        responses=[
+            plan(question),
+            reply(answer="must not be asked", has_answer=True, used_chunk_ids=[11]),
+        ]
+    )
+    ctx = context(llm, FakeRetriever(results))
+    out = await ask(ctx, question)
+    assert out["outcome"] == "not_found" and out["has_answer"] is False
+    assert out["answer"] == NOT_FOUND[language]
+    assert out["citations"] == [] and out["gate"]["passed"] is False
+    assert model_calls(ctx) == 1 and "generation" not in ctx.timings_ms
+
+
+async def test_model_that_finds_no_answer_gets_no_citations() -> None:
+    llm = FakeMessagesListChatModel(
+        responses=[
+            plan("When was Rust's ownership system designed?"),
+            reply(answer="It is not said.", has_answer=False, used_chunk_ids=[11]),
+        ]
+    )
+    out = await ask(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), "When was Rust's ownership designed?")
+    assert out["outcome"] == "declined" and out["has_answer"] is False
+    assert out["answer"] == NOT_FOUND["en"] and out["citations"] == []
+
+
+async def test_follow_up_is_rewritten_with_the_history_before_retrieval() -> None:
+    llm = RecordingFake(
+        prompts=[],
+        responses=[
+            plan("What are the rules for mutable references?", terms=["&mut"]),
+            reply(answer="Only one at a time.", has_answer=True, used_chunk_ids=[12]),
+        ],
+    )
+    retriever = FakeRetriever(OWNERSHIP_CHUNKS)
+    history = [
+        {"role": "user", "text": "What is a reference?"},
+        {"role": "assistant", "text": "A pointer that borrows a value without owning it. " * 20},
+    ]
+    out = await ask(context(llm, retriever), "and what about mutable ones?", history=history)
+    planner_prompt = llm.prompts[0][-1].content
+    assert (
+        "User: What is a reference?" in planner_prompt
+        and "Last question: and what about mutable ones?" in planner_prompt
+    )
+    assert "Assistant: A pointer that borrows" in planner_prompt and len(planner_prompt) < 600  # trimmed
+    assert "Question: What are the rules for mutable references?" in llm.prompts[1][-1].content
+    assert retriever.calls[0]["query"] == "What are the rules for mutable references? &mut"
+    assert out["plan"]["question"] == "What are the rules for mutable references?"
+    assert out["outcome"] == "answered"
+
+
+async def test_a_standalone_question_reaches_retrieval_and_the_answer_model_as_asked() -> None:
+    question = 'Why does `let s2 = s1; println!("{s1}");` fail to compile?'
+    llm = RecordingFake(
+        responses=[
+            reply(
+                question="",
+                terms=["s1", "s2", " ", "let", "println!", "fail", "extra"],
+                document="",
+                ambiguous=False,
+            ),
+            reply(answer="s1 was moved into s2.", has_answer=True, used_chunk_ids=[12]),
+        ]
+    )
+    retriever = FakeRetriever(OWNERSHIP_CHUNKS)
+    out = await ask(context(llm, retriever), question)
+    assert out["plan"]["question"] == question and out["plan"]["terms"] == [
+        "s1",
+        "s2",
+        "let",
+        "println!",
+        "fail",
+    ]
+    assert retriever.calls[0]["query"] == question  # terms already in it are not repeated
+    assert llm.prompts[1][-1].content.endswith(f"Question: {question}")
+
+
+async def test_follow_up_the_planner_left_as_is_gets_the_previous_question() -> None:
+    history = [{"role": "user", "text": "What is a reference?"}, {"role": "assistant", "text": "A borrow."}]
+    script = [
+        plan("and what about mutable ones?"),
+        reply(answer="Only one at a time.", has_answer=True, used_chunk_ids=[12]),
+        plan("What is a slice?"),
+        reply(answer="A slice is a reference to part of a collection.", has_answer=True, used_chunk_ids=[12]),
+    ]
+    llm = FakeMessagesListChatModel(responses=script)
+    retriever = FakeRetriever(OWNERSHIP_CHUNKS)
+    out = await ask(context(llm, retriever), "and what about mutable ones?", history=history)
+    assert retriever.calls[0]["query"] == "What is a reference? and what about mutable ones?"
+    assert out["plan"]["rewritten"] is False
+    out = await ask(context(llm, retriever), "What is a slice?", history=history)  # stands alone: untouched
+    assert retriever.calls[1]["query"] == "What is a slice?"
+
+
+async def test_malformed_planner_reply_falls_back_to_the_question() -> None:
+    llm = FakeMessagesListChatModel(
+        responses=[
+            AIMessage(content="{not json"),
+            AIMessage(content="still not json"),
+            reply(answer="The value is dropped.", has_answer=True, used_chunk_ids=[11]),
+        ]
+    )
+    retriever = FakeRetriever(OWNERSHIP_CHUNKS)
+    out = await ask(context(llm, retriever), "What happens to a value when its owner goes out of scope?")
+    assert "error" in out["plan"]
+    assert retriever.calls[0]["query"] == "What happens to a value when its owner goes out of scope?"
+    assert out["outcome"] == "answered"
+
+
+async def test_named_document_narrows_retrieval_but_a_model_guess_does_not() -> None:
+    llm = FakeMessagesListChatModel(
+        responses=[
+            plan("What does the String type manage?", document="ch08-02-strings"),
+            reply(answer="Heap data.", has_answer=True, used_chunk_ids=[13]),
+        ]
+    )
+    retriever = FakeRetriever(OWNERSHIP_CHUNKS)
+    out = await ask(context(llm, retriever), "In ch08-02-strings, what does the String type manage?")
+    assert retriever.calls[0]["filters"].document_ids == (uuid.UUID(DOC_STRINGS),)
+    assert out["document_filter"] == DOC_STRINGS and out["selected_ids"] == [13]
+
+    assert resolve_document("Strings", "What does the String type manage?", DOCUMENTS) is None
+    assert resolve_document(
+        "What is Ownership?", "Per 'what is ownership?', who owns a value?", DOCUMENTS
+    ) == (DOC_OWNERSHIP)
+    assert resolve_document("a", "a question", DOCUMENTS) is None
+
+
+async def stream(ctx: AgentContext, question: str) -> tuple[list[str], dict[str, Any]]:
+    tokens: list[str] = []
+    final: dict[str, Any] = {}
+    async for mode, payload in build_graph().astream(
+        {"question": question, "stream": True}, context=ctx, stream_mode=["custom", "values"]
+    ):
+        if mode == "custom":
+            tokens.append(payload["token"])
+        else:
+            final = payload
+    return tokens, final
+
+
+def streaming(*replies: AIMessage) -> GenericFakeChatModel:
+    """Streams each reply in whitespace-separated pieces, as a server would token by token."""
+    return GenericFakeChatModel(messages=iter(replies))
+
+
+async def test_streamed_answer_sends_the_answer_text_as_it_arrives() -> None:
+    answer = 'The value is "dropped",\nand its memory is freed.'
+    llm = streaming(
+        plan("What happens when the owner goes out of scope?"),
+        reply(has_answer=True, answer=answer, used_chunk_ids=[11, 77]),
+    )
+    ctx = context(llm, FakeRetriever(OWNERSHIP_CHUNKS))
+    tokens, out = await stream(ctx, "What happens when the owner goes out of scope?")
+    assert len(tokens) > 3 and "".join(tokens) == answer  # JSON escapes decoded, no JSON shown
+    assert out["answer"] == answer and out["has_answer"] is True
+    assert [c.chunk_id for c in out["citations"]] == [11] and out["invented_ids"] == [77]
+    assert "first_token" in ctx.timings_ms and model_calls(ctx) == 2
+
+
+async def test_streamed_answer_the_model_declines_shows_only_not_found() -> None:
+    llm = streaming(
+        plan("Who designed the borrow checker?"),
+        reply(has_answer=False, answer="The excerpts do not say who designed it.", used_chunk_ids=[11]),
+    )
+    tokens, out = await stream(
+        context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), "Who designed the borrow checker?"
+    )
+    assert tokens == [NOT_FOUND["en"]]
+    assert out["has_answer"] is False and out["citations"] == [] and out["outcome"] == "declined"
+
+
+async def test_streamed_answer_cut_off_keeps_what_was_shown() -> None:
+    llm = streaming(
+        plan("What happens when the owner goes out of scope?"),
+        AIMessage(content='{"has_answer": true, "answer": "It is dropped.", "used_chunk_ids": [12, 1'),
+    )
+    tokens, out = await stream(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), "What happens to the value?")
+    assert "".join(tokens) == "It is dropped." and out["answer"] == "It is dropped."
+    assert [c.chunk_id for c in out["citations"]] == [12] and out["invented_ids"] == [1]
+
+
+def test_gate_thresholds() -> None:
+    config = QAConfig(dense_strong=0.9, dense_min=0.8, coverage_min=0.5)
+    related = [chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.83)]
+    assert judge("When is a value dropped by its owner?", related, config).passed
+    unrelated = judge("How do I configure a Kubernetes ingress?", related, config)
+    assert not unrelated.passed and set(unrelated.missing) == {"configure", "kubernetes", "ingress"}
+    assert judge("Kubernetes?", [chunk(11, "x", dense=0.9)], config).passed  # very close alone passes
+    assert not judge("owner value dropped", [chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.79)], config).passed
+    assert content_words("What is the String's capacity, and how does it work?") == ["string", "capacity"]
+
+
+def test_question_language_and_helpers() -> None:
+    assert question_language("O que é ownership em Rust?") == "pt"
+    assert question_language("What is ownership in Rust?") == "en"
+    assert question_language("ownership?", "pt") == "pt"
+    text = (
+        "Intro paragraph.\n\n" + ("filler words here. " * 30) + "\n\nThe capacity of a String is the memory."
+    )
+    window = best_window(text, "What is a String's capacity?", 200)
+    assert "capacity of a String" in window and len(window) <= 200
