@@ -12,9 +12,14 @@ the database side is measured; the e5 query embedding is timed once, separately.
 
     python benchmarks/retrieval_scale.py                          # 1M chunks, 1,000 projects, temp dir
     python benchmarks/retrieval_scale.py --chunks 50000 --projects 100
-    python benchmarks/retrieval_scale.py --workdir /var/tmp/scale --keep      # load once, keep it
-    python benchmarks/retrieval_scale.py --workdir /var/tmp/scale --phase query \\
-        --ef-search 40,100 --exact-below 5000,10000                # rerun the timing on loaded data
+    python benchmarks/retrieval_scale.py --workdir /var/tmp/scale --phase load   # load once, keep it
+    python benchmarks/retrieval_scale.py --workdir /var/tmp/scale --phase query --wait-load 1.5
+    python benchmarks/retrieval_scale.py --workdir /var/tmp/scale --phase query --dense-only \\
+        --exact-below 0,10000,200000 --ef-search 100,200      # sweep the knobs on the dense stage alone
+
+--workdir keeps the data dir (a temp dir is removed at the end unless --keep); a query phase needs
+the same corpus flags as its load. --server-setting and --vector-storage are experiments on the
+benchmark's own data dir, to measure what a server or schema change would buy.
 
 Data: see benchmarks/scale_data.py. Chunk rows are COPYed in binary with the HNSW and GIN indexes
 dropped (their rebuild times are the "index build time"); the stats triggers are disabled during
@@ -25,6 +30,7 @@ import asyncio
 import itertools
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -46,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.scale_data import TS_CONFIG, Corpus, CorpusSpec, DocumentPlan, content_hash, plan_documents
 from core.db import open_pool
 from core.migrations import apply_migrations
-from core.retrieval.dense import _EXACT, _HNSW
+from core.retrieval.dense import _EXACT, _HNSW, dense_candidates, project_chunk_count
 from core.retrieval.filter_sql import filter_clause
 from core.retrieval.lexical import _BM25
 from core.retrieval.rerankers.none import FusedOrder
@@ -107,13 +113,15 @@ def load(
         register_vector(conn)
         if tune_server:
             _tune_server_for_load(conn)
+        if vector_storage not in ("default", "plain", "main"):
+            raise ValueError(f"unknown vector storage {vector_storage!r}")
         if vector_storage != "default":
             # An experiment, not the schema: pgvector's 'external' storage moves a 1.5 kB vector out of
             # line as soon as text + tsv + vector pass ~2 kB, so every exact distance reads TOAST.
             conn.execute(f"ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE {vector_storage.upper()}")
         definitions = _drop_indexes(conn, REBUILT_INDEXES)
         conn.execute("ALTER TABLE chunks DISABLE TRIGGER chunks_stats_insert")
-        user_id, project_ids, document_ids = _create_rows(conn, corpus, plans)
+        project_ids, document_ids = _create_rows(conn, corpus, plans)
         started = time.perf_counter()
         _copy_chunks(conn, corpus, plans, project_ids, document_ids, batch_rows=batch_rows, log=log)
         copy_s = time.perf_counter() - started
@@ -138,7 +146,6 @@ def load(
             sizes=relation_sizes(conn),
             vector_storage=vector_storage,
         )
-    del user_id
     return report
 
 
@@ -163,7 +170,7 @@ def _drop_indexes(conn: psycopg.Connection, names: Sequence[str]) -> dict[str, s
 
 def _create_rows(
     conn: psycopg.Connection, corpus: Corpus, plans: Sequence[DocumentPlan]
-) -> tuple[UUID, list[UUID], dict[tuple[int, int], UUID]]:
+) -> tuple[list[UUID], dict[tuple[int, int], UUID]]:
     user_id = uuid4()
     project_ids = [uuid4() for _ in range(len(corpus.sizes))]
     document_ids = {(p.project, p.document): uuid4() for p in plans}
@@ -185,7 +192,7 @@ def _create_rows(
                     (document_id, project_ids[project], f"Document {document}", f"doc-{document}.md",
                      "markdown", "en", 1, 1, "ready", user_id)
                 )  # fmt: skip
-    return user_id, project_ids, document_ids
+    return project_ids, document_ids
 
 
 def project_name(index: int) -> str:
@@ -275,6 +282,19 @@ def _build_index(conn: psycopg.Connection, definition: str, *, log: bool) -> flo
     return seconds
 
 
+def reindex_hnsw(database_url: str, options: str) -> tuple[str, float]:
+    """Rebuilds the HNSW index, with WITH (options) or, given '', exactly as the migrations define it."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        migrated = (
+            "CREATE INDEX chunks_embedding_idx ON public.chunks USING hnsw (embedding vector_cosine_ops)"
+        )
+        definition = f"{migrated} WITH ({options})" if options else migrated
+        conn.execute("DROP INDEX IF EXISTS chunks_embedding_idx")
+        seconds = _build_index(conn, definition, log=True)
+        conn.execute("CHECKPOINT")
+    return definition, seconds
+
+
 def relation_sizes(conn: psycopg.Connection) -> dict[str, int]:
     rows = conn.execute(
         "SELECT 'chunks (heap + toast + all indexes)', pg_total_relation_size('chunks')"
@@ -328,6 +348,8 @@ class Outcome:
     total_ms: float
     dense_ms: float
     lexical_ms: float
+    embed_ms: float  # the precomputed vector handed over through a thread, as the retriever does
+    hydrate_ms: float
     recall10: float
     recall100: float
     dense_len: int
@@ -447,6 +469,70 @@ async def run_queries(
         await pool.close()
 
 
+async def run_dense_queries(
+    database_url: str,
+    queries: Sequence[Query],
+    config: RetrievalConfig,
+    *,
+    user_id: UUID | None,
+    warmup: int = 30,
+) -> list[Outcome]:
+    """The dense stage alone, in the retriever's transaction and settings, for sweeping its knobs
+    without paying for the lexical side each time."""
+    pool = await open_pool(database_url, min_size=1, max_size=1)
+    try:
+        async with pool.connection() as conn:
+            for query in queries[:warmup]:
+                await _dense(conn, query, config, user_id)
+            outcomes = []
+            for query in queries:
+                started = time.perf_counter()
+                dense = await _dense(conn, query, config, user_id)
+                ms = (time.perf_counter() - started) * 1000
+                outcomes.append(_dense_outcome(query, dense, ms, config))
+            return outcomes
+    finally:
+        await pool.close()
+
+
+async def _dense(conn: Any, query: Query, config: RetrievalConfig, user_id: UUID | None) -> list[int]:
+    async with conn.transaction():
+        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        size = await project_chunk_count(conn, project_id=query.project.id)
+        await conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {int(config.max_scan_tuples)}")
+        rows = await dense_candidates(
+            conn,
+            project_id=query.project.id,
+            query_vector=query.vector,
+            filters=Filters(),
+            user_id=user_id,
+            depth=config.candidate_depth,
+            exact_below=config.exact_below,
+            ef_search=config.ef_search,
+            project_size=size,
+        )
+    return [chunk_id for chunk_id, _ in rows]
+
+
+def _dense_outcome(query: Query, dense: list[int], ms: float, config: RetrievalConfig) -> Outcome:
+    project = query.project
+    return Outcome(
+        bucket=project.bucket,
+        total_ms=ms,
+        dense_ms=ms,
+        lexical_ms=0.0,
+        embed_ms=0.0,
+        hydrate_ms=0.0,
+        recall10=recall(project, query.vector, dense, TOP_K),
+        recall100=recall(project, query.vector, dense, config.candidate_depth),
+        dense_len=len(dense),
+        results=min(TOP_K, len(dense)),
+        foreign=int(np.sum(~np.isin(np.asarray(dense, dtype=np.int64), project.ids))),
+        path="exact" if project.size <= config.exact_below else "hnsw",
+        query=query,
+    )
+
+
 async def _search(retriever: Retriever, query: Query, user_id: UUID | None) -> RetrievalResult:
     return await retriever.search(
         project_id=query.project.id, query=query.text, profile="search", top_k=TOP_K, user_id=user_id
@@ -465,6 +551,8 @@ def score(query: Query, result: RetrievalResult, config: RetrievalConfig) -> Out
         total_ms=result.timings.total_ms,
         dense_ms=result.timings.dense_ms,
         lexical_ms=result.timings.lexical_ms,
+        embed_ms=result.timings.embed_ms,
+        hydrate_ms=result.timings.hydrate_ms,
         recall10=recall(project, query.vector, dense, TOP_K),
         recall100=recall(project, query.vector, dense, config.candidate_depth),
         dense_len=len(dense),
@@ -547,6 +635,7 @@ class BucketRow:
     total: tuple[float, float, float]
     dense: tuple[float, float, float]
     lexical: tuple[float, float, float]
+    other: tuple[float, float, float]  # total - dense - lexical: count, hydrate, thread hop, round trips
     recall10: float
     recall100: float
     short_dense: int  # dense lists shorter than min(depth, project size)
@@ -574,6 +663,7 @@ def summarise(outcomes: Sequence[Outcome], projects: Sequence[Project], depth: i
                 total=percentiles([o.total_ms for o in group]),
                 dense=percentiles([o.dense_ms for o in group]),
                 lexical=percentiles([o.lexical_ms for o in group]),
+                other=percentiles([o.total_ms - o.dense_ms - o.lexical_ms for o in group]),
                 recall10=float(np.mean([o.recall10 for o in group])),
                 recall100=float(np.mean([o.recall100 for o in group])),
                 short_dense=sum(
@@ -595,8 +685,8 @@ def print_table(rows: Sequence[BucketRow], config: RetrievalConfig) -> None:
     )
     header = (
         f"{'bucket':>9} {'proj':>5} {'smpl':>4} {'qry':>4} {'path':>10} | {'total p50/p95/p99 ms':>20} | "
-        f"{'dense p50/p95/p99':>18} | {'lexical p50/p95/p99':>19} | {'R@10':>5} {'R@100':>5} "
-        f"{'short':>5} {'foreign':>7} | target"
+        f"{'dense p50/p95/p99':>18} | {'lexical p50/p95/p99':>19} | {'other p50/p95':>13} | "
+        f"{'R@10':>5} {'R@100':>5} {'short':>5} {'foreign':>7} | target"
     )
     print(header)
     print("-" * len(header))
@@ -605,12 +695,13 @@ def print_table(rows: Sequence[BucketRow], config: RetrievalConfig) -> None:
         print(
             f"{r.bucket:>9} {r.projects:>5} {r.sampled:>4} {r.queries:>4} {r.path:>10} | "
             f"{_triple(r.total):>20} | {_triple(r.dense):>18} | {_triple(r.lexical):>19} | "
+            f"{_triple(r.other[:2]):>13} | "
             f"{r.recall10:>5.3f} {r.recall100:>5.3f} {r.short_dense:>5} {r.foreign:>7} | "
             f"{'ok' if ok else 'MISS'}"
         )
 
 
-def _triple(values: tuple[float, float, float]) -> str:
+def _triple(values: tuple[float, ...]) -> str:
     return "/".join(f"{v:.1f}" for v in values)
 
 
@@ -656,12 +747,16 @@ def print_slowest(outcomes: Sequence[Outcome], n: int = 3) -> None:
         q = o.query
         assert q is not None
         print(
-            f"  {o.total_ms:.1f} ms (dense {o.dense_ms:.1f}, lexical {o.lexical_ms:.1f}) {o.bucket} "
+            f"  {o.total_ms:.1f} ms (dense {o.dense_ms:.1f}, lexical {o.lexical_ms:.1f}, "
+            f"hydrate {o.hydrate_ms:.1f}, embed hop {o.embed_ms:.1f}) {o.bucket} "
             f"size={q.project.size} path={o.path} kind={q.kind} text={q.text!r}"
         )
 
 
 # ---------------------------------------------------------------- explain
+
+
+_VECTOR_LITERAL = re.compile(r"'\[[-0-9.,e+]+\]'::vector")
 
 
 def explain(database_url: str, query: Query, config: RetrievalConfig, user_id: UUID | None) -> str:
@@ -681,7 +776,8 @@ def explain(database_url: str, query: Query, config: RetrievalConfig, user_id: U
         conn.execute(f"SET hnsw.ef_search = {max(config.ef_search, config.candidate_depth)}")
         for name, sql, values in statements:
             rows = conn.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}", values).fetchall()  # type: ignore[arg-type]
-            out.append(f"-- {name}\n" + "\n".join(r[0] for r in rows))
+            plan = "\n".join(r[0] for r in rows)
+            out.append(f"-- {name}\n" + _VECTOR_LITERAL.sub("'[...]'::vector", plan))
         conn.rollback()
     return "\n".join(out)
 
@@ -731,9 +827,15 @@ class QueryPhase:
 
 
 def prepare_queries(
-    database_url: str, corpus: Corpus, *, per_bucket: int, queries_per_bucket: int, seed: int, with_user: bool
+    database_url: str,
+    corpus: Corpus,
+    *,
+    per_bucket: int,
+    queries_per_bucket: int,
+    seed: int,
+    with_user: bool,
+    buckets: Sequence[str] = tuple(name for name, _, _ in BUCKETS),
 ) -> QueryPhase:
-    rng = np.random.default_rng([seed, 9])
     with psycopg.connect(database_url, autocommit=True) as conn:
         register_vector(conn)
         projects = list_projects(conn)
@@ -742,14 +844,17 @@ def prepare_queries(
             " WHERE p.name LIKE 'scale-%%' LIMIT 1"
         ).fetchone()
         queries: list[Query] = []
-        for name, _, _ in BUCKETS:
+        for number, (name, _, _) in enumerate(BUCKETS):
+            if name not in buckets:
+                continue
+            rng = np.random.default_rng([seed, 9, number])  # a bucket's queries do not depend on the others
             chosen = sample_projects([p for p in projects if p.bucket == name], per_bucket, rng)
             for n, project in enumerate(chosen):
                 fetch_vectors(conn, project)
                 count = queries_per_bucket // len(chosen) + (n < queries_per_bucket % len(chosen))
                 queries.extend(make_queries(conn, corpus, project, count, rng))
     # Buckets interleaved, so that a burst of background load lands on all of them alike.
-    order = rng.permutation(len(queries))
+    order = np.random.default_rng([seed, 10]).permutation(len(queries))
     user_id = user_row[0] if (user_row and with_user) else None
     return QueryPhase(projects, [queries[i] for i in order], user_id)
 
@@ -764,10 +869,35 @@ def main() -> None:
     try:
         with EmbeddedServices(settings, redis=False) as urls:
             apply_migrations(urls.database_url)
+            restart = apply_server_settings(urls.database_url, args.server_setting)
+        if restart:  # leaving the block stopped the server; it starts again with the new settings
+            print("restarted the server for: " + ", ".join(args.server_setting))
+        with EmbeddedServices(settings, redis=False) as urls:
             run(args, spec, workdir, urls.database_url)
     finally:
         if not args.workdir and not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def apply_server_settings(database_url: str, assignments: Sequence[str]) -> bool:
+    """ALTER SYSTEM for experiments on the benchmark's own data dir ('name=default' resets);
+    says whether one of them only takes effect after a restart."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        for assignment in assignments:
+            name, _, value = assignment.partition("=")
+            ident = psycopg.sql.Identifier(name.strip())
+            if value.strip() == "default":
+                conn.execute(psycopg.sql.SQL("ALTER SYSTEM RESET {}").format(ident))
+            else:
+                conn.execute(
+                    psycopg.sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                        ident, psycopg.sql.Literal(value.strip())
+                    )
+                )
+        conn.execute("SELECT pg_reload_conf()")
+        time.sleep(0.5)  # the reload is asynchronous
+        row = conn.execute("SELECT count(*) FROM pg_settings WHERE pending_restart").fetchone()
+    return bool(row and row[0])
 
 
 def run(args: argparse.Namespace, spec: CorpusSpec, workdir: Path, database_url: str) -> None:
@@ -782,12 +912,20 @@ def run(args: argparse.Namespace, spec: CorpusSpec, workdir: Path, database_url:
         report = load(database_url, corpus, batch_rows=args.batch_rows, vector_storage=args.vector_storage)
         meta_path.write_text(json.dumps({"spec": asdict(spec), "load": asdict(report)}, indent=2))
         print_load(report)
-    if args.phase in ("query", "all"):
+    if args.phase in ("query", "all", "reindex"):
         meta = json.loads(meta_path.read_text())
         if meta["spec"] != asdict(spec):
             sys.exit(f"{workdir} holds another corpus: {meta['spec']}; pass the same flags")
+        if args.phase == "reindex":
+            print(f"load average before the build: {_load()}")
+            definition, seconds = reindex_hnsw(database_url, args.hnsw_options)
+            meta["reindex"] = {"definition": definition, "seconds": seconds, "load_average": _load()}
+            meta_path.write_text(json.dumps(meta, indent=2))
+            return
         if args.phase == "query":
             print_load(LoadReport(**meta["load"]))
+            if "reindex" in meta:
+                print(f"HNSW index rebuilt since: {meta['reindex']}")
         query_phase(args, corpus, database_url)
 
 
@@ -795,14 +933,19 @@ def query_phase(args: argparse.Namespace, corpus: Corpus, database_url: str) -> 
     phase = prepare_queries(
         database_url, corpus, per_bucket=args.projects_per_bucket, queries_per_bucket=args.queries_per_bucket,
         seed=args.seed, with_user=not args.no_user,
+        buckets=args.buckets.split(",") if args.buckets else tuple(name for name, _, _ in BUCKETS),
     )  # fmt: skip
     with psycopg.connect(database_url) as conn:
         settings = conn.execute(
-            "SELECT name || '=' || setting || coalesce(unit, '') FROM pg_settings WHERE name IN"
+            "SELECT name || '=' || current_setting(name) FROM pg_settings WHERE name IN"
             " ('shared_buffers', 'work_mem', 'effective_cache_size', 'jit', 'random_page_cost',"
-            " 'max_parallel_workers_per_gather')"
+            " 'max_parallel_workers_per_gather', 'plan_cache_mode')"
         ).fetchall()
+        index = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_embedding_idx'"
+        ).fetchone()
     print(f"server: {', '.join(s for (s,) in settings)}")
+    print(f"index: {index[0] if index else 'none!'}")
     print(f"{len(phase.queries)} queries over {len({q.project.id for q in phase.queries})} projects; "
           f"user_id check in SQL: {phase.user_id is not None}")  # fmt: skip
     if args.wait_load:
@@ -810,7 +953,8 @@ def query_phase(args: argparse.Namespace, corpus: Corpus, database_url: str) -> 
     for config in configs_from(args):
         before = _load()
         started = time.perf_counter()
-        outcomes = asyncio.run(run_queries(database_url, phase.queries, config, user_id=phase.user_id))
+        runner = run_dense_queries if args.dense_only else run_queries
+        outcomes = asyncio.run(runner(database_url, phase.queries, config, user_id=phase.user_id))
         seconds = time.perf_counter() - started
         print_table(summarise(outcomes, phase.projects, config.candidate_depth), config)
         print(f"load average {before} -> {_load()}; {len(outcomes)} queries in {seconds:.1f} s")
@@ -818,9 +962,12 @@ def query_phase(args: argparse.Namespace, corpus: Corpus, database_url: str) -> 
         print(f"isolation: {foreign} ids from another project across {len(outcomes)} queries")
         print_slowest(outcomes)
         if args.explain:
-            slowest = max(outcomes, key=lambda o: o.total_ms)
-            assert slowest.query is not None
-            print(explain(database_url, slowest.query, config, phase.user_id))
+            for name, _, _ in BUCKETS:
+                group = [o for o in outcomes if o.bucket == name and o.query]
+                if group:
+                    slowest = max(group, key=lambda o: o.total_ms)
+                    print(f"\n-- slowest query of bucket {name}: {slowest.total_ms:.1f} ms when timed")
+                    print(explain(database_url, slowest.query, config, phase.user_id))  # type: ignore[arg-type]
     base = configs_from(args)[0]
     cases = asyncio.run(
         crowded_small_projects(database_url, corpus, phase.projects, base, user_id=phase.user_id)
@@ -852,7 +999,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--workdir", help="data dir to load into or reuse (default: a temp dir, removed after)")
     p.add_argument("--keep", action="store_true", help="keep the temp data dir")
-    p.add_argument("--phase", choices=("all", "load", "query"), default="all")
+    p.add_argument(
+        "--phase",
+        choices=("all", "load", "query", "reindex"),
+        default="all",
+        help="reindex: rebuild the HNSW index of a loaded data dir (with --hnsw-options, or as migrated)",
+    )
+    p.add_argument(
+        "--hnsw-options", default="", help="for --phase reindex, e.g. 'm = 16, ef_construction = 128'"
+    )
     p.add_argument("--batch-rows", type=int, default=20_000, help="chunks per COPY statement")
     p.add_argument(
         "--vector-storage",
@@ -865,8 +1020,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--exact-below", default=str(RetrievalConfig.exact_below), help="comma list to compare")
     p.add_argument("--ef-search", default=str(RetrievalConfig.ef_search), help="comma list to compare")
     p.add_argument("--max-scan-tuples", default=str(RetrievalConfig.max_scan_tuples), help="comma list")
+    p.add_argument(
+        "--server-setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="experiment: ALTER SYSTEM on the data dir before the query phase (restarts if needed; "
+        "NAME=default resets), e.g. shared_buffers=4GB or plan_cache_mode=force_custom_plan",
+    )
+    p.add_argument("--dense-only", action="store_true", help="time and score the dense stage alone")
+    p.add_argument("--buckets", help="comma list of buckets to query (default: all)")
     p.add_argument("--no-user", action="store_true", help="search without the user_id membership check")
-    p.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the slowest query of each config")
+    p.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE each bucket's slowest query")
     p.add_argument("--no-e5", action="store_true", help="skip timing the e5 query embedding")
     p.add_argument("--wait-load", type=float, default=0.0, help="wait for a 1-min load average below this")
     p.add_argument("--max-wait", type=float, default=1800.0, help="seconds to wait for --wait-load at most")

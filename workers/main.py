@@ -15,6 +15,7 @@ from core.queue import INDEX_DOCUMENT, QUEUE_NAME
 from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store.jobs import unfinished_jobs
+from workers.agent_jobs import write_note
 from workers.jobs import index_document
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,11 @@ def build_worker(settings: Settings, urls: ServiceUrls, **overrides: Any) -> Wor
             await ctx["pool"].close()
 
     options: dict[str, Any] = {
-        "functions": [func(index_document, name=INDEX_DOCUMENT, max_tries=settings.job_max_tries)],
+        "functions": [
+            func(index_document, name=INDEX_DOCUMENT, max_tries=settings.job_max_tries),
+            # Two tries: a worker that died mid-note reruns it once; a finished note is never rewritten.
+            func(write_note, name="write_note", max_tries=2),
+        ],
         "redis_settings": RedisSettings.from_dsn(urls.redis_url),
         "queue_name": QUEUE_NAME,
         "on_startup": on_startup,

@@ -1,5 +1,115 @@
-"""Placeholder: filled in by the agent that owns this route."""
+"""Content Planner (outlines, answered at once) and Content Writer (notes, written by a worker job)."""
 
-from fastapi import APIRouter
+import logging
+from uuid import UUID
 
+import openai
+from fastapi import APIRouter, HTTPException, status
+
+from agents.planner.graph import graph as planner_graph
+from agents.planner.graph import planner_input
+from agents.planner.state import outline_document
+from backend.deps import AgentContextDep, ConnDep, ProjectDep, ProjectWriterDep, QueueDep
+from backend.plan_schemas import NoteAccepted, NoteJobOut, NoteRequest, PlanOut, PlanRequest
+from core.queue import QUEUE_NAME
+from core.store import jobs, notes, plans
+from core.structured import StructuredOutputError
+
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/projects/{project_id}", tags=["plans"])
+WRITE_NOTE = "write_note"  # the job's name in workers/main.py
+
+
+def _viewer() -> HTTPException:
+    return HTTPException(status.HTTP_403_FORBIDDEN, "Viewers cannot change this project.")
+
+
+@router.post("/plans", status_code=status.HTTP_201_CREATED)
+async def create_plan(
+    body: PlanRequest, access: ProjectWriterDep, agent: AgentContextDep, conn: ConnDep
+) -> PlanOut:
+    """An outline of sections, each with its supporting chunks and a coverage figure, and the gaps."""
+    headings = (
+        [] if body.topic else await plans.project_headings(conn, project_id=access.id, user_id=access.user.id)
+    )
+    planned = planner_input(body.topic, headings, body.max_sections)
+    try:
+        output = await planner_graph.ainvoke(planned, context=agent)
+    except StructuredOutputError as error:
+        raise HTTPException(
+            status.HTTP_502_BAD_GATEWAY, "The chat model's reply could not be read as an outline; try again."
+        ) from error
+    except (openai.APIConnectionError, openai.APITimeoutError) as error:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, "The chat model could not be reached."
+        ) from error
+    row = await plans.create_plan(
+        conn,
+        project_id=access.id,
+        user_id=access.user.id,
+        topic=body.topic,
+        outline=outline_document(planned["query"], output),
+    )
+    if row is None:
+        raise _viewer()
+    log.info("plan %s: %d sections, %d gaps, timings %s", row["id"], len(output["sections"]),
+             len(output["gaps"]), agent.timings_ms)  # fmt: skip
+    return PlanOut.from_row(row, agent.timings_ms)
+
+
+@router.get("/plans")
+async def list_plans(access: ProjectDep, conn: ConnDep) -> list[PlanOut]:
+    rows = await plans.list_plans(conn, project_id=access.id, user_id=access.user.id)
+    return [PlanOut.from_row(row) for row in rows]
+
+
+@router.get("/plans/{plan_id}")
+async def get_plan(plan_id: UUID, access: ProjectDep, conn: ConnDep) -> PlanOut:
+    row = await plans.get_plan(conn, project_id=access.id, user_id=access.user.id, plan_id=plan_id)
+    if row is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "Plan not found.")
+    return PlanOut.from_row(row)
+
+
+@router.post("/notes", status_code=status.HTTP_202_ACCEPTED)
+async def write_note(
+    body: NoteRequest, access: ProjectWriterDep, conn: ConnDep, queue: QueueDep
+) -> NoteAccepted:
+    """Queues the writing of a study note from a plan, or from a topic planned first. The job's
+    progress is at GET /projects/{id}/jobs/{job_id}; the note becomes a generated document."""
+    if body.plan_id is not None:
+        plan = await plans.get_plan(conn, project_id=access.id, user_id=access.user.id, plan_id=body.plan_id)
+        if plan is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "Plan not found.")
+    request = body.model_dump(mode="json")
+    job = await notes.create_note_job(
+        conn, project_id=access.id, user_id=access.user.id, job_id=notes.new_note_job_id(), request=request
+    )
+    if job is None:
+        raise _viewer()
+    try:
+        await queue.enqueue_job(
+            WRITE_NOTE,
+            str(access.id),
+            str(access.user.id),
+            job["id"],
+            request["plan_id"],
+            body.topic,
+            body.max_sections,
+            _job_id=job["id"],
+            _queue_name=QUEUE_NAME,
+        )
+    except Exception as error:  # Redis down: say so, and leave no job that looks like it will run
+        log.error("could not enqueue %s: %r", job["id"], error)
+        reason = "The job queue is unavailable, so the note could not be started; try again later."
+        await jobs.fail_job(conn, project_id=access.id, job_id=job["id"], error=reason)
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, reason) from error
+    return NoteAccepted(job_id=job["id"], status=job["status"], plan_id=body.plan_id)
+
+
+@router.get("/notes/{job_id}")
+async def get_note_job(job_id: str, access: ProjectDep, conn: ConnDep) -> NoteJobOut:
+    row = await notes.get_note_job(conn, project_id=access.id, user_id=access.user.id, job_id=job_id)
+    if row is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "Note job not found.")
+    return NoteJobOut(**row)

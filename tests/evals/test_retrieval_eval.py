@@ -202,6 +202,7 @@ async def test_runner_core_loads_through_the_api_and_scores_every_system(
     corpus_of = await chunk_corpus_ids(pool, project_id=UUID(project_id), documents=loaded.documents)
     assert sorted(corpus_of.values()) == sorted(TINY_CORPUS)  # short documents: one chunk each
     embeddings = await asyncio.to_thread(make_embeddings, settings)
+    progress: list[tuple[int, int]] = []
     retriever = Retriever(
         pool, embeddings, FusedOrder(), RetrievalConfig(candidate_depth=100, rerank_depth=100)
     )
@@ -213,7 +214,10 @@ async def test_runner_core_loads_through_the_api_and_scores_every_system(
         corpus_of=corpus_of,
         rerankers=[(BLEND, ScoreBlend(0.5))],
         blend_weights=[0.3, 0.5],
+        progress_seconds=0,
+        on_progress=lambda done, partial: progress.append((done, len(partial))),
     )
+    assert progress == [(1, 6), (2, 6), (3, 6)]
     by_name = {result.name: result for result in results}
     assert list(by_name) == [LEXICAL, DENSE, HYBRID, BLEND, blend_label(0.3), blend_label(0.5)]
     for name in (LEXICAL, HYBRID):
