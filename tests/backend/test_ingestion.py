@@ -54,7 +54,7 @@ async def course(
         assert response.status_code == 202, response.text
         accepted[path.name] = response.json()
     for name, answer in accepted.items():
-        answer["job"] = await wait_for_job(client, headers, project_id, answer["job_id"], timeout=900)
+        answer["job"] = await wait_for_job(client, headers, project_id, answer["job_id"], timeout=1800)
         assert answer["job"]["status"] == "succeeded", (name, answer["job"])
     return Course(headers, project_id, accepted)
 
