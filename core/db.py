@@ -17,7 +17,9 @@ async def open_pool(database_url: str, *, min_size: int = 1, max_size: int = 10)
         database_url,
         min_size=min_size,
         max_size=max_size,
-        kwargs={"row_factory": dict_row},
+        # No server-side prepared statements: after 5 runs PostgreSQL switches to a generic plan, and
+        # for the retriever's `id = ANY(...)` and project filters that plan walks whole projects.
+        kwargs={"row_factory": dict_row, "prepare_threshold": None},
         configure=_configure,
         open=False,
     )

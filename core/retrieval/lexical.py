@@ -31,19 +31,20 @@ query_lexemes AS (
     FROM stats s, unnest(to_tsvector(s.ts_config, %(query)s)) t
 ),
 query_ts AS (
-    SELECT ts_config, string_agg(quote_literal(lexeme), ' | ')::tsquery AS tsq
+    SELECT ts_config, string_agg(quote_literal(lexeme), ' | ')::tsquery AS tsq, array_agg(lexeme) AS lexemes
     FROM query_lexemes GROUP BY ts_config
 ),
 candidates AS MATERIALIZED (
-    SELECT c.id, c.tsv, c.ts_config, c.lex_len, (TRUE{filters}) AS wanted
+    SELECT c.id, c.tsv, c.ts_config, c.lex_len, q.lexemes, (TRUE{filters}) AS wanted
     FROM query_ts q JOIN chunks c ON c.ts_config = q.ts_config
     WHERE c.project_id = %(project_id)s AND c.tsv @@ q.tsq
 ),
 term_freqs AS MATERIALIZED (
+    -- An array test, not a join on the lexemes: each tsvector is unnested once, not once per lexeme.
     SELECT c.id, c.wanted, c.lex_len, c.ts_config, u.lexeme,
            coalesce(array_length(u.positions, 1), 1)::float8 AS tf
     FROM candidates c, unnest(c.tsv) u
-    WHERE u.lexeme IN (SELECT q.lexeme FROM query_lexemes q WHERE q.ts_config = c.ts_config)
+    WHERE u.lexeme = ANY(c.lexemes)
 ),
 doc_freqs AS (
     SELECT ts_config, lexeme, count(*)::float8 AS df FROM term_freqs GROUP BY ts_config, lexeme
