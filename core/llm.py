@@ -11,15 +11,24 @@ StructuredMode = Literal["llama-grammar", "json_schema", "function_calling"]
 
 def make_chat_model(settings: Settings, *, base_url: str | None = None) -> ChatOpenAI:
     """`base_url` is the embedded server's when LLM_BASE_URL is unset."""
+    url = base_url or settings.llm_base_url
+    openai_proper = url is not None and "api.openai.com" in url
+    # ChatOpenAI sends the limit as `max_completion_tokens`, which llama.cpp's server ignores; OpenAI
+    # refuses both at once, so other servers get the classic `max_tokens` in the body instead.
+    limit: dict[str, object] = (
+        {"max_tokens": settings.llm_max_tokens}
+        if openai_proper
+        else {"extra_body": {"max_tokens": settings.llm_max_tokens}}
+    )
     return ChatOpenAI(
         model=settings.llm_model,
-        base_url=base_url or settings.llm_base_url,
+        base_url=url,
         api_key=settings.llm_api_key or "not-needed",  # type: ignore[arg-type]  # local servers ignore it
         temperature=0,
-        max_tokens=settings.llm_max_tokens,  # type: ignore[call-arg]
         timeout=settings.llm_timeout_s,
         max_retries=1,
         stream_usage=True,
+        **limit,  # type: ignore[arg-type]
     )
 
 
