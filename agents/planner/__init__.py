@@ -1,0 +1,1 @@
+"""Content Planner: an outline of sections grounded in retrieved chunks, with coverage and gaps."""

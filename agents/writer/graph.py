@@ -1,0 +1,217 @@
+"""Content Writer graph: for each planned section, retrieve -> write -> map citations; then assemble.
+
+The model gives key points, each with the number of the source it was shown; the application maps
+the numbers to the chunk ids it actually retrieved, drops numbers that name no source, and builds
+the references itself."""
+
+import re
+import time
+from typing import Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+
+from agents.common.citations import build_citations
+from agents.common.context import AgentContext
+from agents.planner.prompts import shorten
+from agents.planner.state import PlanSection
+from agents.writer import config
+from agents.writer.prompts import section_messages
+from agents.writer.state import (
+    Reference,
+    SectionDraft,
+    WriterInput,
+    WriterOutput,
+    WriterState,
+    WrittenSection,
+)
+from core.retrieval import Candidate, Filters
+from core.structured import ask_structured
+
+# Code is left alone: `v[2]` in a Rust snippet is an index, not a citation.
+_CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.DOTALL)
+# [1], [^2], [1, 3], [Source 2]; not a Markdown link "[1](...)" nor an index "v[2]".
+_CITATION = re.compile(
+    r"(\s?)(?<!\w)\[\^?\s*(?:sources?\s*:?\s*)?(\d+(?:\s*[,;]\s*\^?\s*\d+)*)\s*\](?!\()", re.IGNORECASE
+)
+_MARKER = re.compile(r"\[\^chunk-(\d+)\]")
+
+
+def map_citations(text: str, sources: list[Candidate]) -> tuple[str, list[int], list[str]]:
+    """The text with valid citations as [^chunk-{id}] markers, the cited ids in order, and the labels
+    that were dropped. A number n in 1..len(sources) is the n-th source; a number equal to a shown
+    source's chunk id is that chunk; anything else was invented."""
+    by_chunk_id = {source.chunk_id for source in sources}
+    claimed: list[int] = []
+    dropped: list[str] = []
+
+    def replace(match: re.Match[str]) -> str:
+        ids: list[int] = []
+        for label in re.findall(r"\d+", match.group(2)):
+            number = int(label)
+            if 1 <= number <= len(sources):
+                ids.append(sources[number - 1].chunk_id)
+            elif number in by_chunk_id:
+                ids.append(number)
+            else:
+                dropped.append(label)
+        claimed.extend(ids)
+        if not ids:
+            return ""
+        return match.group(1) + "".join(f"[^chunk-{chunk_id}]" for chunk_id in dict.fromkeys(ids))
+
+    parts = _CODE.split(text)
+    mapped = "".join(part if index % 2 else _CITATION.sub(replace, part) for index, part in enumerate(parts))
+    cited, invented = build_citations(claimed, sources)
+    dropped.extend(str(chunk_id) for chunk_id in invented)
+    return mapped, [citation.chunk_id for citation in cited], dropped
+
+
+def shared_section(section: PlanSection) -> tuple[str, ...]:
+    """The longest section path shared by the plan's chunks for this section, if they share one."""
+    paths = [tuple(source.section_path) for source in section.sources]
+    if not paths:
+        return ()
+    prefix = paths[0]
+    for path in paths[1:]:
+        length = 0
+        while length < min(len(prefix), len(path)) and prefix[length] == path[length]:
+            length += 1
+        prefix = prefix[:length]
+    return prefix
+
+
+def pick_sources(results: list[Candidate], planned: list[int]) -> list[Candidate]:
+    """The planned chunks that retrieval found again first, then the rest in retrieval order."""
+    wanted = set(planned)
+    ordered = [c for c in results if c.chunk_id in wanted] + [c for c in results if c.chunk_id not in wanted]
+    return ordered[: config.SOURCES_PER_SECTION]
+
+
+def render_points(draft: SectionDraft) -> str:
+    """One bullet per point, its source number as a citation for map_citations to resolve."""
+    lines = []
+    for point in draft.points[: config.MAX_POINTS]:
+        text = " ".join(point.text.split())
+        # A reply cut by the grammar's maxLength stops mid-sentence: end it cleanly.
+        text = shorten(text, config.POINT_CHARS - 1) if len(text) >= config.POINT_CHARS else text
+        if text:
+            lines.append(f"- {text} [{point.source}]")
+    return "\n".join(lines)
+
+
+async def write_section(state: WriterState, runtime: Runtime[AgentContext]) -> dict:
+    ctx = runtime.context
+    index = state.get("index", 0)
+    section = state["sections"][index]
+    started = time.perf_counter()
+    result = await ctx.retriever.search(
+        project_id=ctx.project_id,
+        user_id=ctx.user_id,
+        query=f"{section.title}. {section.goal}".strip(),
+        profile=config.PROFILE,
+        top_k=config.TOP_K,
+        filters=Filters(kind="uploaded"),  # a note is grounded in the material, never in other notes
+        prefer_section=shared_section(section),
+    )
+    sources = pick_sources(result.results, section.chunk_ids)
+    retrieval_ms = round((time.perf_counter() - started) * 1000, 1)
+    if not sources:
+        written = WrittenSection(
+            title=section.title,
+            body="",
+            sources=[],
+            cited_chunk_ids=[],
+            dropped_citations=[],
+            skipped="no material was retrieved for this section",
+            retrieval_ms=retrieval_ms,
+        )
+        return {"index": index + 1, "written": [written]}
+
+    started = time.perf_counter()
+    messages = section_messages(
+        note_title=state["title"],
+        title=section.title,
+        goal=section.goal,
+        sources=sources,
+        language=ctx.language,
+    )
+    draft = await ask_structured(ctx.llm, SectionDraft, messages, mode=ctx.structured_mode, usage=ctx.usage)
+    generation_ms = round((time.perf_counter() - started) * 1000, 1)
+
+    body, cited, dropped = map_citations(render_points(draft), sources)
+    citations, _ = build_citations([s.chunk_id for s in sources], sources)
+    uncited = bool(body) and not cited
+    if uncited:
+        # The section was still written from these chunks: say so rather than cite nothing.
+        body += "\n\n*Sources:* " + " ".join(f"[^chunk-{s.chunk_id}]" for s in sources)
+    written = WrittenSection(
+        title=section.title,
+        body=body,
+        sources=citations,
+        cited_chunk_ids=cited,
+        dropped_citations=dropped,
+        uncited=uncited,
+        skipped=None if body else "the model wrote nothing for this section",
+        retrieval_ms=retrieval_ms,
+        generation_ms=generation_ms,
+    )
+    ctx.timings_ms[f"section_{index + 1}"] = retrieval_ms + generation_ms
+    return {"index": index + 1, "written": [written]}
+
+
+def next_step(state: WriterState) -> Literal["write_section", "assemble"]:
+    return "write_section" if state.get("index", 0) < len(state["sections"]) else "assemble"
+
+
+def _pages(reference: Reference) -> str:
+    if reference.page_start is None:
+        return ""
+    if reference.page_end in (None, reference.page_start):
+        return f", p. {reference.page_start}"
+    return f", pp. {reference.page_start}–{reference.page_end}"
+
+
+async def assemble(state: WriterState, runtime: Runtime[AgentContext]) -> dict:
+    """Numbers the citations in order of first use across the note and lists them at the end."""
+    by_id = {citation.chunk_id: citation for w in state.get("written", []) for citation in w.sources}
+    numbers: dict[int, int] = {}
+
+    def number(match: re.Match[str]) -> str:
+        chunk_id = int(match.group(1))
+        return f"[^{numbers.setdefault(chunk_id, len(numbers) + 1)}]"
+
+    lines = [f"# {state['title']}", ""]
+    for written in state.get("written", []):
+        if written.skipped:
+            continue
+        lines += [f"## {written.title}", "", _MARKER.sub(number, written.body), ""]
+    planned = {section.title for section in state["sections"]}
+    uncovered = [(gap.title, gap.reason) for gap in state["gaps"] if gap.title not in planned]
+    uncovered += [(w.title, w.skipped) for w in state.get("written", []) if w.skipped]
+    if uncovered:
+        lines += ["## Not covered by the material", ""]
+        lines += [f"- {title}: {reason}" for title, reason in uncovered] + [""]
+    references = [
+        Reference(number=n, **by_id[chunk_id].model_dump(exclude={"excerpt"}))
+        for chunk_id, n in numbers.items()
+    ]
+    if references:
+        lines += ["## References", ""]
+        for reference in references:
+            where = " › ".join(reference.section_path) or "whole document"
+            lines.append(f"[^{reference.number}]: {reference.document_title}, {where}{_pages(reference)}")
+        lines.append("")
+    return {"markdown": "\n".join(lines).rstrip() + "\n", "references": references}
+
+
+builder = StateGraph(
+    WriterState, context_schema=AgentContext, input_schema=WriterInput, output_schema=WriterOutput
+)
+builder.add_node("write_section", write_section)
+builder.add_node("assemble", assemble)
+builder.add_conditional_edges(START, next_step)
+builder.add_conditional_edges("write_section", next_step)
+builder.add_edge("assemble", END)
+graph = builder.compile()
+graph.name = "content_writer"

@@ -1,0 +1,85 @@
+"""Pydantic models of the Content Planner and Content Writer API."""
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, Field, model_validator
+
+from agents.planner.config import DEFAULT_SECTIONS, MAX_SECTIONS
+from agents.planner.state import PlanGap, PlanSection
+
+
+class PlanRequest(BaseModel):
+    topic: str | None = Field(
+        default=None, min_length=1, max_length=300, description="omitted: plan the whole project"
+    )
+    max_sections: int = Field(default=DEFAULT_SECTIONS, ge=1, le=MAX_SECTIONS)
+
+
+class PlanOut(BaseModel):
+    id: UUID
+    project_id: UUID
+    topic: str | None
+    query: str = Field(description="what was retrieved: the topic, or the project's titles and headings")
+    retrieved: int = Field(description="chunks the planner retrieved and grouped")
+    sections: list[PlanSection]
+    gaps: list[PlanGap] = Field(description="sections with coverage below the threshold or no support")
+    unassigned_chunk_ids: list[int] = Field(description="retrieved chunks no section uses")
+    created_by: UUID
+    created_at: datetime
+    timings_ms: dict[str, float] = Field(default_factory=dict, description="this request's stages only")
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], timings_ms: dict[str, float] | None = None) -> "PlanOut":
+        outline = row["outline"]
+        return cls(
+            id=row["id"],
+            project_id=row["project_id"],
+            topic=row["topic"],
+            query=outline["query"],
+            retrieved=outline["retrieved"],
+            sections=outline["sections"],
+            gaps=outline["gaps"],
+            unassigned_chunk_ids=outline["unassigned_chunk_ids"],
+            created_by=row["created_by"],
+            created_at=row["created_at"],
+            timings_ms=timings_ms or {},
+        )
+
+
+class NoteRequest(BaseModel):
+    plan_id: UUID | None = None
+    topic: str | None = Field(default=None, min_length=1, max_length=300)
+    max_sections: int = Field(
+        default=DEFAULT_SECTIONS, ge=1, le=MAX_SECTIONS, description="with a topic: the plan's size"
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "NoteRequest":
+        if (self.plan_id is None) == (self.topic is None):
+            raise ValueError("give exactly one of plan_id or topic")
+        return self
+
+
+class NoteAccepted(BaseModel):
+    job_id: str
+    status: str
+    plan_id: UUID | None
+
+
+class NoteJobOut(BaseModel):
+    """The job, and once it succeeded the note's document id and what the writer did."""
+
+    id: str
+    project_id: UUID
+    status: Literal["queued", "running", "succeeded", "failed"]
+    stage: str
+    done: int
+    total: int
+    error: str | None
+    document_id: UUID | None = Field(description="the generated note, once the job succeeded")
+    result: dict[str, Any] | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None

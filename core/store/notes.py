@@ -1,0 +1,88 @@
+"""Note-writing jobs: rows of the jobs table with kind 'write_note' and id 'note:{uuid}'.
+
+Progress (jobs.set_progress) and failure (jobs.fail_job) use the generic job functions; the API side
+here is scoped by membership in SQL, the worker side by the project taken from the job."""
+
+from typing import Any
+from uuid import uuid4
+
+from psycopg import AsyncConnection
+from psycopg.types.json import Jsonb
+
+from core.store.access import member_of, writer_of
+
+KIND = "write_note"
+_COLUMNS = (
+    "j.id, j.project_id, j.document_id, j.kind, j.status, j.stage, j.done, j.total, j.attempts, j.error,"
+    " j.result, j.created_at, j.started_at, j.finished_at"
+)
+
+
+def new_note_job_id() -> str:
+    return f"note:{uuid4()}"
+
+
+async def create_note_job(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, job_id: str, request: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The queued job row; `request` (plan id or topic) is kept in result until the job replaces it.
+    None when the caller may not write to the project."""
+    cur = await conn.execute(
+        "INSERT INTO jobs (id, project_id, kind, result)"
+        " SELECT %(job_id)s, p.id, 'write_note', %(result)s"
+        f" FROM projects p WHERE p.id = %(project_id)s AND {writer_of('p.id')}"
+        " RETURNING id",
+        {
+            "job_id": job_id,
+            "project_id": project_id,
+            "user_id": user_id,
+            "result": Jsonb({"request": request}),
+        },
+    )
+    if await cur.fetchone() is None:
+        return None
+    return await get_note_job(conn, project_id=project_id, user_id=user_id, job_id=job_id)
+
+
+async def get_note_job(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, job_id: str
+) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s AND j.project_id = %(project_id)s"
+        f" AND j.kind = 'write_note' AND {member_of('j.project_id')}",
+        {"project_id": project_id, "user_id": user_id, "job_id": job_id},
+    )
+    return await cur.fetchone()
+
+
+async def start_note_job(conn: AsyncConnection, *, project_id: Any, job_id: str, stage: str) -> bool:
+    """False when the job does not exist or already succeeded: a rerun must not write a second note."""
+    cur = await conn.execute(
+        "UPDATE jobs SET status = 'running', stage = %(stage)s, done = 0, total = 0,"
+        " attempts = attempts + 1, started_at = coalesce(started_at, now()), error = NULL"
+        " WHERE id = %(job_id)s AND project_id = %(project_id)s AND kind = 'write_note'"
+        " AND status <> 'succeeded' RETURNING id",
+        {"job_id": job_id, "project_id": project_id, "stage": stage},
+    )
+    return await cur.fetchone() is not None
+
+
+async def finished_result(conn: AsyncConnection, *, project_id: Any, job_id: str) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        "SELECT result FROM jobs WHERE id = %(job_id)s AND project_id = %(project_id)s"
+        " AND kind = 'write_note' AND status = 'succeeded'",
+        {"job_id": job_id, "project_id": project_id},
+    )
+    row = await cur.fetchone()
+    return None if row is None else row["result"]
+
+
+async def finish_note_job(
+    conn: AsyncConnection, *, project_id: Any, job_id: str, document_id: Any, result: dict[str, Any]
+) -> None:
+    await conn.execute(
+        "UPDATE jobs SET status = 'succeeded', stage = 'done', done = total, document_id = %(document_id)s,"
+        " document_version = 1, result = %(result)s, finished_at = now()"
+        " WHERE id = %(job_id)s AND project_id = %(project_id)s AND kind = 'write_note'",
+        {"job_id": job_id, "project_id": project_id, "document_id": document_id, "result": Jsonb(result)},
+    )

@@ -1,0 +1,69 @@
+"""Content Planner outlines, and what the planner reads to plan a whole project.
+
+Reads are scoped by membership, writes by the editor/owner role, in the SQL itself."""
+
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.types.json import Jsonb
+
+from core.store.access import member_of, writer_of
+
+_COLUMNS = "pl.id, pl.project_id, pl.topic, pl.outline, pl.created_by, pl.created_at"
+
+
+async def create_plan(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, topic: str | None, outline: dict[str, Any]
+) -> dict[str, Any] | None:
+    """None when the caller may not write to the project."""
+    cur = await conn.execute(
+        "INSERT INTO plans (project_id, topic, outline, created_by)"
+        " SELECT p.id, %(topic)s, %(outline)s, %(user_id)s"
+        f" FROM projects p WHERE p.id = %(project_id)s AND {writer_of('p.id')}"
+        " RETURNING id, project_id, topic, outline, created_by, created_at",
+        {"project_id": project_id, "user_id": user_id, "topic": topic, "outline": Jsonb(outline)},
+    )
+    return await cur.fetchone()
+
+
+async def get_plan(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, plan_id: Any
+) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS} FROM plans pl WHERE pl.id = %(plan_id)s AND pl.project_id = %(project_id)s"
+        f" AND {member_of('pl.project_id')}",
+        {"project_id": project_id, "user_id": user_id, "plan_id": plan_id},
+    )
+    return await cur.fetchone()
+
+
+async def list_plans(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int = 50
+) -> list[dict[str, Any]]:
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS} FROM plans pl WHERE pl.project_id = %(project_id)s"
+        f" AND {member_of('pl.project_id')} ORDER BY pl.created_at DESC LIMIT %(limit)s",
+        {"project_id": project_id, "user_id": user_id, "limit": limit},
+    )
+    return await cur.fetchall()
+
+
+async def project_headings(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int = 60
+) -> list[str]:
+    """Titles of the uploaded documents and their top two heading levels, in reading order:
+    the words a plan of the whole project should cover (generated notes are not material)."""
+    cur = await conn.execute(
+        "SELECT d.title, c.section_path[1:2] AS path, min(c.ordinal) AS first"
+        " FROM documents d JOIN chunks c ON c.document_id = d.id AND c.project_id = d.project_id"
+        " WHERE d.project_id = %(project_id)s AND d.kind = 'uploaded'"
+        f" AND {member_of('d.project_id')}"
+        " GROUP BY d.id, d.title, d.created_at, c.section_path[1:2]"
+        " ORDER BY d.created_at, d.id, first LIMIT %(limit)s",
+        {"project_id": project_id, "user_id": user_id, "limit": limit},
+    )
+    seen: dict[str, None] = {}
+    for row in await cur.fetchall():
+        for heading in (row["title"], *row["path"]):
+            seen.setdefault(" ".join(str(heading).split()), None)
+    return [heading for heading in seen if heading]

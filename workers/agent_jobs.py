@@ -1,0 +1,200 @@
+"""arq jobs that run an agent. write_note: plan (when given a topic), write the note section by section,
+save it as a generated document and queue its indexing, so it becomes searchable like an upload."""
+
+import hashlib
+import logging
+import re
+from typing import Any
+from uuid import UUID
+
+import openai
+
+from agents.common.context import AgentContext
+from agents.planner.config import DEFAULT_SECTIONS
+from agents.planner.graph import graph as planner_graph
+from agents.planner.graph import planner_input
+from agents.planner.state import PlanGap, PlanSection, outline_document
+from agents.writer.graph import graph as writer_graph
+from agents.writer.state import WriterInput
+from core.llm import structured_mode
+from core.queue import INDEX_DOCUMENT, QUEUE_NAME
+from core.retrieval import RetrievalConfig, Retriever
+from core.retrieval.rerankers.factory import make_reranker
+from core.store import documents, jobs, notes, plans, projects
+from core.store.jobs import index_job_id
+from core.structured import StructuredOutputError
+
+log = logging.getLogger(__name__)
+
+
+class NoteAbandoned(Exception):
+    """The note cannot be written; the message is the reason shown to the user."""
+
+
+def retriever_for(ctx: dict[str, Any]) -> Retriever:
+    """Built once per worker from what start-up opened, then kept in ctx."""
+    if "retriever" not in ctx:
+        settings = ctx["settings"]
+        ctx["retriever"] = Retriever(
+            ctx["pool"], ctx["embeddings"], make_reranker(settings), RetrievalConfig.from_settings(settings)
+        )
+    return ctx["retriever"]
+
+
+async def write_note(
+    ctx: dict[str, Any],
+    project_id: str,
+    user_id: str,
+    note_job_id: str,
+    plan_id: str | None = None,
+    topic: str | None = None,
+    max_sections: int = DEFAULT_SECTIONS,
+) -> dict[str, Any]:
+    pool = ctx["pool"]
+    ids = {"project_id": project_id, "job_id": note_job_id}
+    async with pool.connection() as conn:
+        if not await notes.start_note_job(conn, stage="planning" if plan_id is None else "loading", **ids):
+            # Already written (a rerun after a lost acknowledgement) or unknown: never write it twice.
+            done = await notes.finished_result(conn, **ids)
+            return {"status": "succeeded", **done} if done else {"status": "failed", "error": "unknown job"}
+    try:
+        if ctx.get("llm") is None:
+            raise NoteAbandoned(
+                "No chat model is configured for the worker: set LLM_BASE_URL, or run `studyai up`"
+                " (which starts the local one)."
+            )
+        return await _write(ctx, project_id, user_id, note_job_id, plan_id, topic, max_sections)
+    except NoteAbandoned as error:
+        reason = str(error)
+    except StructuredOutputError as error:
+        reason = f"The chat model's outline could not be read: {str(error)[:300]}"
+    except (openai.APIConnectionError, openai.APITimeoutError) as error:
+        reason = f"The chat model could not be reached ({type(error).__name__}); try again later."
+    except Exception as error:  # a bug or a model reply nobody foresaw: fail this job, keep the worker
+        log.exception("note job %s failed", note_job_id)
+        reason = f"The note could not be written ({type(error).__name__})."
+    async with pool.connection() as conn:
+        await jobs.fail_job(conn, error=reason, **ids)
+    return {"status": "failed", "error": reason}
+
+
+async def _write(
+    ctx: dict[str, Any],
+    project_id: str,
+    user_id: str,
+    job_id: str,
+    plan_id: str | None,
+    topic: str | None,
+    max_sections: int,
+) -> dict[str, Any]:
+    pool = ctx["pool"]
+    ids = {"project_id": project_id, "job_id": job_id}
+    async with pool.connection() as conn:
+        project = await projects.get_project(conn, project_id=project_id, user_id=user_id)
+        if project is None:
+            raise NoteAbandoned("The project no longer exists, or the user is no longer a member of it.")
+        plan = None
+        if plan_id is not None:
+            plan = await plans.get_plan(conn, project_id=project_id, user_id=user_id, plan_id=plan_id)
+            if plan is None:
+                raise NoteAbandoned("The plan was not found in this project.")
+    agent = AgentContext(
+        project_id=UUID(project_id),
+        user_id=UUID(user_id),
+        retriever=retriever_for(ctx),
+        llm=ctx["llm"],
+        structured_mode=structured_mode(ctx["settings"]),
+        language=project["language"],
+    )
+    if plan is None:
+        planned = planner_input(topic, [], max_sections)
+        output = await planner_graph.ainvoke(planned, context=agent)
+        async with pool.connection() as conn:
+            plan = await plans.create_plan(
+                conn,
+                project_id=project_id,
+                user_id=user_id,
+                topic=topic,
+                outline=outline_document(planned["query"], output),
+            )
+        if plan is None:
+            raise NoteAbandoned("The user may no longer write to this project.")
+
+    sections = [PlanSection.model_validate(s) for s in plan["outline"]["sections"]]
+    if not sections:
+        raise NoteAbandoned("The project's material has nothing on this topic: the plan has no sections.")
+    title = f"Study note: {plan['topic'] or project['name']}"[:300]
+    gaps = [PlanGap.model_validate(g) for g in plan["outline"]["gaps"]]
+    note = WriterInput(title=title, sections=sections, gaps=gaps)
+    markdown, written = await _write_sections(ctx, agent, ids, note)
+
+    content = markdown.encode()
+    async with pool.connection() as conn:
+        await jobs.set_progress(conn, stage="saving", done=len(sections), total=len(sections), **ids)
+        async with conn.transaction():  # the document and the job's success, or neither
+            document = await documents.create_document(
+                conn,
+                project_id=project_id,
+                user_id=user_id,
+                title=title,
+                filename=f"study-note-{_slug(plan['topic'] or project['name'])}.md",
+                source_type="markdown",
+                kind="generated",
+                content=content,
+                content_hash=hashlib.sha256(content).hexdigest(),
+            )
+            if document is None:
+                raise NoteAbandoned("The user may no longer write to this project.")
+            result = {
+                "document_id": str(document["id"]),
+                "plan_id": str(plan["id"]),
+                "title": title,
+                "sections": written,
+                "dropped_citations": sum(len(w["dropped_citations"]) for w in written),
+                "usage": agent.usage.by_model,
+                "timings_ms": agent.timings_ms,
+            }
+            await notes.finish_note_job(conn, document_id=document["id"], result=result, **ids)
+    await _enqueue_index(ctx, document)
+    return {"status": "succeeded", **result}
+
+
+async def _write_sections(
+    ctx: dict[str, Any], agent: AgentContext, ids: dict[str, str], note: WriterInput
+) -> tuple[str, list[dict[str, Any]]]:
+    """Runs the writer graph, reporting each finished section as progress."""
+    total, done = len(note["sections"]), 0
+    async with ctx["pool"].connection() as conn:
+        await jobs.set_progress(conn, stage="writing", done=0, total=total, **ids)
+    final: dict[str, Any] = {}
+    async for mode, update in writer_graph.astream(note, context=agent, stream_mode=["updates", "values"]):
+        if mode == "values":
+            final = update
+        elif "write_section" in update:
+            done += 1
+            async with ctx["pool"].connection() as conn:
+                await jobs.set_progress(conn, stage="writing", done=done, total=total, **ids)
+    written = [
+        w.model_dump(exclude={"body", "sources"}) | {"sources": [s.chunk_id for s in w.sources]}
+        for w in final["written"]
+    ]
+    return final["markdown"], written
+
+
+async def _enqueue_index(ctx: dict[str, Any], document: dict[str, Any]) -> None:
+    job_id = index_job_id(document["id"], document["version"])
+    try:
+        await ctx["redis"].enqueue_job(
+            INDEX_DOCUMENT,
+            str(document["project_id"]),
+            str(document["id"]),
+            document["version"],
+            _job_id=job_id,
+            _queue_name=QUEUE_NAME,
+        )
+    except Exception as error:  # its job row stays queued; the next worker start enqueues it again
+        log.warning("could not enqueue %s for a written note: %r", job_id, error)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "note"
