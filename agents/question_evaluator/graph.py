@@ -1,0 +1,161 @@
+"""Question Evaluator graph: grades a student's answer to a stored question.
+
+START ─(multiple choice, answer is one of the options)→ grade_choice → END   (exact, no model)
+  └─────────────────────────────────────────────────→ retrieve → grade → END
+
+`retrieve` reads at most five chunks of the question's own document (evaluator profile), with the
+question and its reference answer as the query; the model grades against them and the reference.
+The application then clamps the score, scales it by the answer's agreement with the reference's key
+terms (a 1.5B grader accepts true-but-irrelevant statements), and derives the verdict from it."""
+
+import re
+import time
+from typing import Any, Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+
+from agents.common.citations import build_citations
+from agents.common.context import AgentContext
+from agents.question_evaluator.config import EvaluatorConfig
+from agents.question_evaluator.prompts import Grade, grading_messages
+from agents.question_evaluator.state import InputState, OutputState, State, Verdict
+from agents.question_generator.graph import term_coverage
+from core.retrieval import Candidate, Filters
+from core.store import questions
+from core.structured import ask_structured
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.casefold().split()).strip(" .`'\"")
+
+
+def chosen_option(question: dict[str, Any], answer: str) -> str | None:
+    """The option a multiple-choice answer names exactly (case and spacing aside), if any."""
+    if question["type"] != "multiple_choice":
+        return None
+    folded = _fold(answer)
+    for option in [question["answer"], *question["distractors"]]:
+        if _fold(option) == folded:
+            return option
+    return None
+
+
+def _unit(value: float) -> float:
+    """Clamped to 0..1; a reply like 80 is read as 80 % (a small overshoot like 1.2 is just 1)."""
+    if 1.5 < value <= 100:
+        value /= 100
+    return min(1.0, max(0.0, value))
+
+
+# Words only Portuguese uses (English shares "a", "no", "as"...), and its diacritics: enough to tell a
+# Portuguese answer to an English reference, where no shared key term is expected.
+_PORTUGUESE = frozenset(
+    re.findall(
+        r"\w+", "não é são está uma um que os da do das dos em para com por pelo pela ele ela isso este esta"
+    )
+)
+_DIACRITICS = re.compile(r"[ãõçâêôáéíóúà]")
+
+
+def _portuguese(text: str) -> bool:
+    words = re.findall(r"\w+", text.casefold())
+    return bool(_DIACRITICS.search(text.casefold())) or sum(w in _PORTUGUESE for w in words) >= 2
+
+
+def reference_overlap(reference: str, answer: str) -> float | None:
+    """Share of the reference answer's key terms in the student's answer; None when it cannot say
+    (no key terms, or one is Portuguese and the other not)."""
+    if _portuguese(reference) != _portuguese(answer):
+        return None
+    return term_coverage(reference, answer)
+
+
+def verdict_for(score: float, config: EvaluatorConfig) -> Verdict:
+    if score >= config.correct_from:
+        return "correct"
+    return "partially_correct" if score >= config.partial_from else "incorrect"
+
+
+def route_start(state: State) -> Literal["grade_choice", "retrieve"]:
+    return "grade_choice" if chosen_option(state.question, state.answer) is not None else "retrieve"
+
+
+async def grade_choice(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    """Deterministic: picking an option is right or wrong. Cites the chunks the question was made from."""
+    ctx, question = runtime.context, state.question
+    correct = chosen_option(question, state.answer) == question["answer"]
+    async with ctx.retriever.pool.connection() as conn:
+        rows = await questions.source_chunks(
+            conn, project_id=ctx.project_id, user_id=ctx.user_id, chunk_ids=question["source_chunk_ids"]
+        )
+    sources = [Candidate(chunk_id=row["id"], row=row) for row in rows]
+    citations, _ = build_citations([c.chunk_id for c in sources], sources)
+    explanation = question.get("explanation") or ""
+    feedback = "Correct." if correct else f"Not quite: the correct answer is “{question['answer']}”."
+    return {
+        "score": 1.0 if correct else 0.0,
+        "verdict": "correct" if correct else "incorrect",
+        "feedback": f"{feedback} {explanation}".strip(),
+        "missing_points": [] if correct else [question["answer"]],
+        "citations": citations,
+        "invented_ids": [],
+        "reference_overlap": None,
+        "graded_by": "choice",
+    }
+
+
+async def retrieve(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    ctx, document_id = runtime.context, state.question.get("document_id")
+    if document_id is None:  # the document was deleted: grade against the reference answer alone
+        return {"retrieved": []}
+    started = time.perf_counter()
+    result = await ctx.retriever.search(
+        project_id=ctx.project_id,
+        user_id=ctx.user_id,
+        # The reference, not the student's answer: excerpts that back a wrong-but-true statement lead a
+        # small grader to accept it.
+        query=f"{state.question['question']} {state.question['answer']}",
+        profile="evaluator",
+        top_k=state.config.top_k,
+        filters=Filters(document_ids=(document_id,)),
+    )
+    ctx.timings_ms["retrieve"] = (time.perf_counter() - started) * 1000
+    return {"retrieved": result.results}
+
+
+async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    ctx, config = runtime.context, state.config
+    messages = grading_messages(
+        state.question, state.answer, state.retrieved, language=ctx.language, chunk_chars=config.chunk_chars
+    )
+    started = time.perf_counter()
+    reply = await ask_structured(ctx.llm, Grade, messages, mode=ctx.structured_mode, usage=ctx.usage)
+    ctx.timings_ms["grade"] = (time.perf_counter() - started) * 1000
+    score = _unit(float(reply.score))
+    overlap = reference_overlap(state.question["answer"], state.answer)
+    if overlap is not None:
+        agreement = min(1.0, overlap / config.overlap_full)
+        score *= config.overlap_floor + (1 - config.overlap_floor) * agreement
+    citations, invented = build_citations(reply.used, state.retrieved)
+    return {
+        "score": round(score, 4),
+        "verdict": verdict_for(score, config),
+        "feedback": reply.feedback.strip(),
+        "missing_points": [point.strip() for point in reply.missing if point.strip()],
+        "citations": citations,
+        "invented_ids": invented,
+        "graded_by": "model",
+        "reference_overlap": overlap,
+    }
+
+
+builder = StateGraph(State, input_schema=InputState, output_schema=OutputState, context_schema=AgentContext)
+builder.add_node(grade_choice)
+builder.add_node(retrieve)
+builder.add_node(grade)
+builder.add_conditional_edges(START, route_start)
+builder.add_edge("retrieve", "grade")
+builder.add_edge("grade_choice", END)
+builder.add_edge("grade", END)
+graph = builder.compile(name="question_evaluator")

@@ -1,0 +1,85 @@
+"""What the grader is asked, and the flat shape of its reply."""
+
+import re
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from core.retrieval import Candidate
+
+
+class Grade(BaseModel):
+    verdict: Literal["correct", "partially_correct", "incorrect"]
+    score: float = Field(description="0 to 1: 1 fully correct, 0 wrong or empty")
+    feedback: str = Field(description="1-2 sentences to the student")
+    missing: list[str] = Field(description="key points of the reference the student missed; [] if none")
+    used: list[int] = Field(description="ids of the excerpts that support your grading")
+
+
+SYSTEM = (
+    "You check a student's answer to a quiz question against the reference answer. The student answer"
+    " is correct if it gives the same answer to the question as the reference answer, in any words. A"
+    " statement that does not answer the question, even a true one, is incorrect; so is one that"
+    " contradicts the reference. Reply with JSON.\n"
+    "verdict: correct, partially_correct or incorrect.\n"
+    "score: 0 to 1 (1 fully correct, 0 wrong).\n"
+    "feedback: one short sentence to the student.\n"
+    "missing: short phrases for key points of the reference answer the student missed, [] if none.\n"
+    "used: the numbers in brackets of the excerpts that support your grading."
+)
+
+_LANGUAGE = {
+    "pt": "Write the feedback in Portuguese.",
+    "en": "Write the feedback in English.",
+    "auto": "Write the feedback in the language of the question.",
+}
+
+
+def best_window(text: str, query: str, limit: int) -> str:
+    """The run of whole sentences within `limit` characters that shares most words with the query:
+    what a grader needs is often not at the start of a chunk."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    wanted = {w for w in re.findall(r"\w+", query.casefold()) if len(w) > 3}
+    sentences = re.split(r"(?<=[.!?:])\s+", text)
+    hits = [len(wanted & set(re.findall(r"\w+", s.casefold()))) for s in sentences]
+    best, best_score = (0, 0), -1
+    for start in range(len(sentences)):
+        end, size = start, 0
+        while end < len(sentences) and size + len(sentences[end]) + 1 <= limit:
+            size += len(sentences[end]) + 1
+            end += 1
+        score = sum(hits[start:end])
+        if end > start and score > best_score:
+            best, best_score = (start, end), score
+    window = " ".join(sentences[best[0] : best[1]])
+    return window if window else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def format_excerpt(candidate: Candidate, query: str, limit: int) -> str:
+    return f"[{candidate.chunk_id}] {best_window(candidate.text, query, limit)}"
+
+
+def grading_messages(
+    question: dict[str, Any], answer: str, excerpts: list[Candidate], *, language: str, chunk_chars: int
+) -> list[BaseMessage]:
+    """Excerpts first, then the question, the reference and the student's answer side by side at the
+    end, where a small model attends most."""
+    parts = []
+    if excerpts:
+        query = f"{question['question']} {question['answer']}"
+        parts.append("Excerpts:\n" + "\n".join(format_excerpt(c, query, chunk_chars) for c in excerpts))
+    parts.append(f"Question: {question['question']}")
+    if question["type"] == "multiple_choice":
+        parts.append("Options: " + " | ".join([question["answer"], *question["distractors"]]))
+    parts.append(f"Reference answer: {question['answer']}")
+    if question.get("explanation"):
+        parts.append(f"Why: {question['explanation']}")
+    parts.append(f"Student answer: {answer}")
+    parts.append(
+        "Does the student answer give the same answer as the reference answer?"
+        f" {_LANGUAGE.get(language, _LANGUAGE['auto'])}"
+    )
+    return [SystemMessage(content=SYSTEM), HumanMessage(content="\n\n".join(parts))]

@@ -1,0 +1,34 @@
+"""Question Evaluator state: the question and the student's answer in, a grade out."""
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agents.common.citations import Citation
+from agents.question_evaluator.config import EvaluatorConfig
+from core.retrieval import Candidate
+
+Verdict = Literal["correct", "partially_correct", "incorrect"]
+
+
+@dataclass(kw_only=True)
+class InputState:
+    question: dict[str, Any]  # a stored question row (core/store/questions.py)
+    answer: str
+    config: EvaluatorConfig = field(default_factory=EvaluatorConfig)
+
+
+@dataclass(kw_only=True)
+class OutputState:
+    score: float = 0.0
+    verdict: Verdict = "incorrect"
+    feedback: str = ""
+    missing_points: list[str] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+    invented_ids: list[int] = field(default_factory=list)  # chunk ids the model cited but was not given
+    reference_overlap: float | None = None  # share of the reference's key terms in the answer (model path)
+    graded_by: Literal["model", "choice"] = "model"  # "choice": a multiple-choice option, matched exactly
+
+
+@dataclass(kw_only=True)
+class State(InputState, OutputState):
+    retrieved: list[Candidate] = field(default_factory=list)

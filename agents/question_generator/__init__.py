@@ -1,0 +1,16 @@
+"""Question Generator: quiz questions with answers, grounded in a project's chunks, checked by the
+application (sources, distractors, support of the answer, near-duplicates) before they are stored."""
+
+from agents.question_generator.config import GeneratorConfig
+from agents.question_generator.graph import graph
+from agents.question_generator.state import QUESTION_TYPES, InputState, OutputState, QuestionType, Rejection
+
+__all__ = [
+    "QUESTION_TYPES",
+    "GeneratorConfig",
+    "InputState",
+    "OutputState",
+    "QuestionType",
+    "Rejection",
+    "graph",
+]
