@@ -54,7 +54,7 @@ from core.db import open_pool
 from core.migrations import apply_migrations
 from core.retrieval.dense import _EXACT, _HNSW, dense_candidates, project_chunk_count
 from core.retrieval.filter_sql import filter_clause
-from core.retrieval.lexical import _BM25
+from core.retrieval.lexical import BM25_SQL
 from core.retrieval.rerankers.none import FusedOrder
 from core.retrieval.retriever import RetrievalConfig, Retriever
 from core.retrieval.types import Filters, RetrievalResult
@@ -74,6 +74,7 @@ BUCKETS: tuple[tuple[str, int, float], ...] = (
 # Dropped before the bulk load and rebuilt after it: building once is far cheaper than maintaining
 # an HNSW graph and a GIN index row by row.
 REBUILT_INDEXES = ("chunks_embedding_idx", "chunks_tsv_idx")
+STATS_TRIGGERS = ("chunks_stats_insert", "chunks_lexemes_insert")
 _COPY_CHUNKS = (
     "COPY chunks (project_id, document_id, document_version, ordinal, text, context_header, section_path,"
     " char_start, char_end, content_hash, embedding_model, embedding, ts_config) FROM STDIN (FORMAT BINARY)"
@@ -120,14 +121,16 @@ def load(
             # line as soon as text + tsv + vector pass ~2 kB, so every exact distance reads TOAST.
             conn.execute(f"ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE {vector_storage.upper()}")
         definitions = _drop_indexes(conn, REBUILT_INDEXES)
-        conn.execute("ALTER TABLE chunks DISABLE TRIGGER chunks_stats_insert")
+        for trigger in STATS_TRIGGERS:  # filled once in bulk after the copy, as the migrations would
+            conn.execute(f"ALTER TABLE chunks DISABLE TRIGGER {trigger}")
         project_ids, document_ids = _create_rows(conn, corpus, plans)
         started = time.perf_counter()
         _copy_chunks(conn, corpus, plans, project_ids, document_ids, batch_rows=batch_rows, log=log)
         copy_s = time.perf_counter() - started
         started = time.perf_counter()
         _fill_stats(conn)
-        conn.execute("ALTER TABLE chunks ENABLE TRIGGER chunks_stats_insert")
+        for trigger in STATS_TRIGGERS:
+            conn.execute(f"ALTER TABLE chunks ENABLE TRIGGER {trigger}")
         stats_s = time.perf_counter() - started
         builds = {name: _build_index(conn, sql, log=log) for name, sql in definitions.items()}
         started = time.perf_counter()
@@ -266,6 +269,12 @@ def _fill_stats(conn: psycopg.Connection) -> None:
     conn.execute(
         "INSERT INTO project_chunk_stats (project_id, ts_config, chunk_count, total_len)"
         " SELECT project_id, ts_config, count(*), coalesce(sum(lex_len), 0) FROM chunks GROUP BY 1, 2"
+    )
+    conn.execute("DELETE FROM project_lexeme_stats")
+    conn.execute(
+        "INSERT INTO project_lexeme_stats (project_id, ts_config, lexeme, df)"
+        " SELECT c.project_id, c.ts_config, u.lexeme, count(*)"
+        " FROM chunks c, unnest(c.tsv) u GROUP BY 1, 2, 3"
     )
 
 
@@ -765,9 +774,11 @@ def explain(database_url: str, query: Query, config: RetrievalConfig, user_id: U
     clause, params = filter_clause(Filters(), user_id)
     params |= {"project_id": query.project.id, "query": query.vector, "depth": config.candidate_depth}
     dense_sql = (_EXACT if query.project.size <= config.exact_below else _HNSW).format(filters=clause)
-    limit = max(config.lexical_limit, config.candidate_depth)
-    lexical_params = {**params, "query": query.text, "limit": limit, "k1": config.bm25_k1, "b": config.bm25_b}
-    statements = (("dense", dense_sql, params), ("lexical", _BM25.format(filters=clause), lexical_params))
+    lexical_params = {
+        **params, "query": query.text, "limit": config.candidate_depth, "budget": config.lexical_budget,
+        "also": [], "k1": config.bm25_k1, "b": config.bm25_b,
+    }  # fmt: skip
+    statements = (("dense", dense_sql, params), ("lexical", BM25_SQL.format(filters=clause), lexical_params))
     out = []
     with psycopg.connect(database_url) as conn:
         register_vector(conn)

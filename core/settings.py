@@ -36,7 +36,8 @@ class Settings(BaseSettings):
     retrieval_candidate_depth: int = 100
     retrieval_rrf_k: int = 60
     retrieval_rerank_depth: int = 100  # fused candidates the reranker sees
-    retrieval_lexical_limit: int = 1000  # BM25-scored chunks kept for rescoring dense-only candidates
+    # Chunks the rarer query terms may bring in for BM25 scoring (core/retrieval/lexical.py).
+    retrieval_lexical_budget: int = 5000
     retrieval_exact_below: int = 10_000  # projects up to this many chunks are searched exactly
     hnsw_ef_search: int = 100
     hnsw_max_scan_tuples: int = 20_000

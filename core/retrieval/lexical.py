@@ -1,13 +1,19 @@
 """Lexical candidates ranked by BM25, computed in Postgres.
 
-`ts_rank` has no inverse document frequency, so it ranks like a bag of words. Here every chunk of
-the project that contains any query lexeme is a candidate (GIN index on `tsv`); since a chunk
-holding term t always matches the OR-query, the document frequency of t within the project is
-exactly the number of candidates holding it. N and the average length come from
-`project_chunk_stats`. Query lexemes are made with each configuration the project's chunks use, so
-English, Portuguese and 'simple' chunks are each matched in their own language. The optional
-filters narrow the returned chunks, never the statistics."""
+`ts_rank` has no inverse document frequency, so it ranks like a bag of words. Here the document
+frequency of each query lexeme comes from `project_lexeme_stats`, N and the average length from
+`project_chunk_stats`, both kept exact by triggers. Query lexemes are made with each configuration
+the project's chunks use, so English, Portuguese and 'simple' chunks are matched in their own
+language.
 
+Which chunks get scored: those holding one of the query's rarer lexemes, rarest first, as long as
+their document frequencies add up to at most `budget` chunks (the rarest one always counts), plus
+the chunks the dense side found. A chunk holding only the query's most common terms can score at
+most their small idf, so it rarely belongs in the top list, and reading tens of thousands of them in
+a large project is what made BM25 slow. Below the budget every matching chunk is scored, exactly.
+Every score is exact BM25; the optional filters narrow the returned chunks, never the statistics."""
+
+from collections.abc import Sequence
 from uuid import UUID
 
 from psycopg import AsyncConnection
@@ -15,45 +21,51 @@ from psycopg import AsyncConnection
 from core.retrieval.filter_sql import filter_clause
 from core.retrieval.types import Filters
 
-_BM25 = """
+BM25_SQL = """
 WITH stats AS (
-    SELECT ts_config, chunk_count FROM project_chunk_stats
+    SELECT ts_config, chunk_count, total_len FROM project_chunk_stats
     WHERE project_id = %(project_id)s AND chunk_count > 0
 ),
 totals AS (
-    SELECT greatest(sum(s.chunk_count), 1)::float8 AS n,
-           greatest(sum(p.total_len)::float8 / greatest(sum(s.chunk_count), 1), 1) AS avgdl
-    FROM stats s JOIN project_chunk_stats p
-      ON p.project_id = %(project_id)s AND p.ts_config = s.ts_config
+    SELECT greatest(sum(chunk_count), 1)::float8 AS n,
+           greatest(sum(total_len)::float8 / greatest(sum(chunk_count), 1), 1) AS avgdl
+    FROM stats
 ),
 query_lexemes AS (
-    SELECT s.ts_config, t.lexeme
-    FROM stats s, unnest(to_tsvector(s.ts_config, %(query)s)) t
+    SELECT DISTINCT s.ts_config, t.lexeme FROM stats s, unnest(to_tsvector(s.ts_config, %(query)s)) t
 ),
-query_ts AS (
-    SELECT ts_config, string_agg(quote_literal(lexeme), ' | ')::tsquery AS tsq, array_agg(lexeme) AS lexemes
-    FROM query_lexemes GROUP BY ts_config
+known AS (
+    SELECT q.ts_config, q.lexeme, l.df::float8 AS df,
+           sum(l.df) OVER (ORDER BY l.df, q.lexeme ROWS UNBOUNDED PRECEDING) AS covered,
+           row_number() OVER (ORDER BY l.df, q.lexeme) AS rarity
+    FROM query_lexemes q JOIN project_lexeme_stats l
+      ON l.project_id = %(project_id)s AND l.ts_config = q.ts_config AND l.lexeme = q.lexeme
+    WHERE l.df > 0
 ),
-candidates AS MATERIALIZED (
-    SELECT c.id, c.tsv, c.ts_config, c.lex_len, q.lexemes, (TRUE{filters}) AS wanted
-    FROM query_ts q JOIN chunks c ON c.ts_config = q.ts_config
-    WHERE c.project_id = %(project_id)s AND c.tsv @@ q.tsq
+per_config AS (
+    SELECT ts_config, array_agg(lexeme) AS lexemes,
+           string_agg(quote_literal(lexeme), ' | ')
+               FILTER (WHERE covered <= %(budget)s OR rarity = 1)::tsquery AS picking
+    FROM known GROUP BY ts_config
+),
+candidate_ids AS (
+    SELECT c.id FROM per_config p JOIN chunks c ON c.ts_config = p.ts_config
+    WHERE c.project_id = %(project_id)s AND p.picking IS NOT NULL AND c.tsv @@ p.picking
+    UNION
+    SELECT unnest(%(also)s::bigint[])
 ),
 term_freqs AS MATERIALIZED (
-    -- An array test, not a join on the lexemes: each tsvector is unnested once, not once per lexeme.
-    SELECT c.id, c.wanted, c.lex_len, c.ts_config, u.lexeme,
-           coalesce(array_length(u.positions, 1), 1)::float8 AS tf
-    FROM candidates c, unnest(c.tsv) u
-    WHERE u.lexeme = ANY(c.lexemes)
-),
-doc_freqs AS (
-    SELECT ts_config, lexeme, count(*)::float8 AS df FROM term_freqs GROUP BY ts_config, lexeme
+    -- setweight/ts_filter keep only the query's lexemes in C, so few rows are unnested per chunk.
+    SELECT c.id, c.lex_len, c.ts_config, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+    FROM candidate_ids i
+    JOIN chunks c ON c.id = i.id AND c.project_id = %(project_id)s{filters}
+    JOIN per_config p ON p.ts_config = c.ts_config,
+    unnest(ts_filter(setweight(setweight(c.tsv, 'D'), 'A', p.lexemes), '{{a}}')) u
 )
 SELECT f.id,
-       sum(ln(1 + (t.n - d.df + 0.5) / (d.df + 0.5))
+       sum(ln(1 + (t.n - k.df + 0.5) / (k.df + 0.5))
            * f.tf * (%(k1)s + 1) / (f.tf + %(k1)s * (1 - %(b)s + %(b)s * f.lex_len / t.avgdl))) AS score
-FROM term_freqs f JOIN doc_freqs d USING (ts_config, lexeme) CROSS JOIN totals t
-WHERE f.wanted
+FROM term_freqs f JOIN known k USING (ts_config, lexeme) CROSS JOIN totals t
 GROUP BY f.id
 ORDER BY score DESC, f.id
 LIMIT %(limit)s
@@ -68,12 +80,23 @@ async def lexical_candidates(
     filters: Filters,
     user_id: UUID | None = None,
     limit: int,
+    budget: int = 5000,
+    also_score: Sequence[int] = (),
     k1: float = 0.9,
     b: float = 0.4,
 ) -> list[tuple[int, float]]:
-    """(chunk id, BM25 score), best first; `limit` may exceed the list depth so that rescoring
-    knows the BM25 score of chunks found only by the dense side."""
+    """(chunk id, BM25 score), best first, at most `limit` + len(also_score) of them. `also_score`
+    (the dense candidates) are scored too, so that rescoring knows their BM25 score; one that holds
+    no query term is left out."""
     clause, params = filter_clause(filters, user_id)
-    params |= {"project_id": project_id, "query": query, "limit": limit, "k1": k1, "b": b}
-    cur = await conn.execute(_BM25.format(filters=clause), params)  # type: ignore[arg-type]
+    params |= {
+        "project_id": project_id,
+        "query": query,
+        "limit": limit + len(also_score),
+        "budget": budget,
+        "also": list(also_score),
+        "k1": k1,
+        "b": b,
+    }
+    cur = await conn.execute(BM25_SQL.format(filters=clause), params)  # type: ignore[arg-type]
     return [(row["id"], float(row["score"])) for row in await cur.fetchall()]

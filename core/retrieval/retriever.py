@@ -28,7 +28,7 @@ class RetrievalConfig:
     candidate_depth: int = 100
     rrf_k: int = 60
     rerank_depth: int = 100
-    lexical_limit: int = 1000
+    lexical_budget: int = 5000
     exact_below: int = 10_000
     ef_search: int = 100
     max_scan_tuples: int = 20_000
@@ -42,7 +42,7 @@ class RetrievalConfig:
             candidate_depth=settings.retrieval_candidate_depth,
             rrf_k=settings.retrieval_rrf_k,
             rerank_depth=settings.retrieval_rerank_depth,
-            lexical_limit=settings.retrieval_lexical_limit,
+            lexical_budget=settings.retrieval_lexical_budget,
             exact_below=settings.retrieval_exact_below,
             ef_search=settings.hnsw_ef_search,
             max_scan_tuples=settings.hnsw_max_scan_tuples,
@@ -165,7 +165,9 @@ class Retriever:
             query=query,
             filters=filters,
             user_id=user_id,
-            limit=max(config.lexical_limit, config.candidate_depth),
+            limit=config.candidate_depth,
+            budget=config.lexical_budget,
+            also_score=[chunk_id for chunk_id, _ in dense],
             k1=config.bm25_k1,
             b=config.bm25_b,
         )

@@ -218,7 +218,17 @@ async def test_bm25_statistics_stay_exact_through_edits_and_deletes(
         WHERE actual.chunk_count IS DISTINCT FROM kept.chunk_count
            OR actual.total_len IS DISTINCT FROM kept.total_len
     """
+    lexeme_mismatches = """
+        SELECT count(*) AS n FROM (
+            SELECT c.project_id, c.ts_config::text, u.lexeme, count(*) AS df
+            FROM chunks c, unnest(c.tsv) u GROUP BY 1, 2, 3
+        ) actual
+        FULL JOIN (SELECT project_id, ts_config::text, lexeme, df FROM project_lexeme_stats) kept
+            USING (project_id, ts_config, lexeme)
+        WHERE actual.df IS DISTINCT FROM kept.df
+    """
     assert (await (await db.execute(mismatches)).fetchone())["n"] == 0
+    assert (await (await db.execute(lexeme_mismatches)).fetchone())["n"] == 0
     stats = await db.execute(
         "SELECT chunk_count FROM project_chunk_stats"
         " WHERE project_id = %s AND ts_config = 'english'::regconfig",
@@ -230,4 +240,9 @@ async def test_bm25_statistics_stay_exact_through_edits_and_deletes(
         "SELECT count(*) AS n FROM project_chunk_stats WHERE project_id = %s", (course.project_id,)
     )
     assert (await left.fetchone())["n"] == 0
+    left = await db.execute(
+        "SELECT count(*) AS n FROM project_lexeme_stats WHERE project_id = %s", (course.project_id,)
+    )
+    assert (await left.fetchone())["n"] == 0
     assert (await (await db.execute(mismatches)).fetchone())["n"] == 0
+    assert (await (await db.execute(lexeme_mismatches)).fetchone())["n"] == 0
