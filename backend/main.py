@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from arq.connections import RedisSettings, create_pool
 from fastapi import FastAPI
 
+from backend.observability import RequestContextMiddleware
 from backend.routes import documents, jobs, plans, projects, qa, questions, search
 from core.db import open_pool
 from core.embeddings import make_embeddings
@@ -41,6 +42,7 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
         description="Per-project RAG backend for a multi-agent study assistant.",
         lifespan=lifespan,
     )
+    app.add_middleware(RequestContextMiddleware)
 
     @app.get("/health", tags=["health"])
     async def health() -> dict[str, str]:
