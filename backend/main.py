@@ -1,6 +1,7 @@
 """The FastAPI app. Its lifespan opens the database pool and the queue, and closes them."""
 
 import asyncio
+import random
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -8,7 +9,7 @@ from arq.connections import RedisSettings, create_pool
 from fastapi import FastAPI
 
 from backend.observability import RequestContextMiddleware
-from backend.routes import documents, jobs, plans, projects, qa, questions, search
+from backend.routes import documents, history, jobs, plans, projects, qa, questions, search
 from core.db import open_pool
 from core.embeddings import make_embeddings
 from core.llm import make_chat_model
@@ -16,6 +17,7 @@ from core.retrieval import RetrievalConfig, Retriever
 from core.retrieval.rerankers.factory import make_reranker
 from core.services import ServiceUrls
 from core.settings import Settings
+from core.tracing import Tracing
 
 
 def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
@@ -30,9 +32,14 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
         )
         # No chat model (llm_base_url None) leaves the agent routes answering 503 with the reason.
         app.state.llm = make_chat_model(settings, base_url=urls.llm_base_url) if urls.llm_base_url else None
+        app.state.tracing = Tracing.from_settings(settings)  # None unless LangSmith is configured
+        # Which answers are judged for groundedness; a test may replace it with a seeded one.
+        app.state.sampler = random.Random()
         try:
             yield
         finally:
+            if app.state.tracing is not None:
+                app.state.tracing.flush()
             await app.state.queue.aclose()
             await app.state.pool.close()
 
@@ -55,4 +62,5 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
     app.include_router(qa.router)
     app.include_router(plans.router)
     app.include_router(questions.router)
+    app.include_router(history.router)
     return app

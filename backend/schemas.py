@@ -1,25 +1,36 @@
 """Pydantic models at the API edge."""
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, Field
 
 Language = Literal["pt", "en", "auto"]
 Role = Literal["owner", "editor", "viewer"]
+SampleRate = Annotated[
+    float | None,
+    Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="share of this project's answers judged for groundedness; null: GROUNDEDNESS_SAMPLE_RATE",
+    ),
+]
 
 
 class ProjectCreate(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     description: str = Field(default="", max_length=5000)
     language: Language = "auto"
+    groundedness_sample_rate: SampleRate = None
 
 
 class ProjectUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=200)
     description: str | None = Field(default=None, max_length=5000)
     language: Language | None = None
+    groundedness_sample_rate: SampleRate = None  # an explicit null goes back to the setting
 
 
 class ProjectOut(BaseModel):
@@ -27,6 +38,7 @@ class ProjectOut(BaseModel):
     name: str
     description: str
     language: Language
+    groundedness_sample_rate: float | None = None
     role: Role
     created_at: datetime
     updated_at: datetime

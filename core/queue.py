@@ -2,3 +2,5 @@
 
 QUEUE_NAME = "studyai:queue"
 INDEX_DOCUMENT = "index_document"
+JUDGE_ANSWER = "judge_answer"  # a sampled QA answer's groundedness, by query_history id
+PURGE_QUERY_HISTORY = "purge_query_history"  # hourly and at worker start-up: the retention window

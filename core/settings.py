@@ -70,6 +70,12 @@ class Settings(BaseSettings):
     worker_max_jobs: int = 2
     worker_poll_delay: float = 0.1  # seconds between queue polls; arq's 0.5 s default adds visible latency
 
+    # Query history (audit) and sampled groundedness judging (backend/audit.py, workers/judge_jobs.py).
+    # 0 days keeps nothing: no history row is written (and so no answer is sampled for judging).
+    query_history_retention_days: int = Field(default=30, ge=0)
+    # Share of answered QA requests judged for groundedness; a project's own rate overrides it.
+    groundedness_sample_rate: float = Field(default=0.15, ge=0.0, le=1.0)
+
     @property
     def pgdata_dir(self) -> Path:
         return self.data_dir / "pgdata"

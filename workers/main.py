@@ -5,18 +5,21 @@ import logging
 from typing import Any
 
 from arq.connections import RedisSettings
+from arq.cron import cron
 from arq.worker import Worker, func
 
 from core.db import open_pool
 from core.embeddings import make_embeddings
 from core.llm import make_chat_model
 from core.migrations import apply_migrations
-from core.queue import INDEX_DOCUMENT, QUEUE_NAME
+from core.queue import INDEX_DOCUMENT, JUDGE_ANSWER, PURGE_QUERY_HISTORY, QUEUE_NAME
 from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store.jobs import unfinished_jobs
+from core.tracing import Tracing
 from workers.agent_jobs import write_note
 from workers.jobs import index_document
+from workers.judge_jobs import judge_answer_job, purge_query_history
 
 log = logging.getLogger(__name__)
 
@@ -28,9 +31,12 @@ def build_worker(settings: Settings, urls: ServiceUrls, **overrides: Any) -> Wor
         ctx["embeddings"] = await asyncio.to_thread(make_embeddings, settings)
         # Jobs that run an agent (note writing, groundedness) need the chat model; indexing does not.
         ctx["llm"] = make_chat_model(settings, base_url=urls.llm_base_url) if urls.llm_base_url else None
+        ctx["tracing"] = Tracing.from_settings(settings)  # LangSmith feedback on judged runs, when configured
         await _requeue_unfinished(ctx)
 
     async def on_shutdown(ctx: dict[str, Any]) -> None:
+        if ctx.get("tracing") is not None:
+            await asyncio.to_thread(ctx["tracing"].flush)
         if "pool" in ctx:
             await ctx["pool"].close()
 
@@ -39,6 +45,12 @@ def build_worker(settings: Settings, urls: ServiceUrls, **overrides: Any) -> Wor
             func(index_document, name=INDEX_DOCUMENT, max_tries=settings.job_max_tries),
             # Two tries: a worker that died mid-note reruns it once; a finished note is never rewritten.
             func(write_note, name="write_note", max_tries=2),
+            # A worker that died mid-judgement reruns it once; the evaluation is written at most once.
+            func(judge_answer_job, name=JUDGE_ANSWER, max_tries=2),
+        ],
+        # The retention window, hourly and once when the worker starts; unique: one worker runs it.
+        "cron_jobs": [
+            cron(purge_query_history, name=PURGE_QUERY_HISTORY, minute=17, run_at_startup=True, unique=True)
         ],
         "redis_settings": RedisSettings.from_dsn(urls.redis_url),
         "queue_name": QUEUE_NAME,

@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, status
 from agents.planner.graph import graph as planner_graph
 from agents.planner.graph import planner_input
 from agents.planner.state import outline_document
+from backend.audit import AuditDep
 from backend.deps import AgentContextDep, ConnDep, ProjectDep, ProjectWriterDep, QueueDep
 from backend.plan_schemas import NoteAccepted, NoteJobOut, NoteRequest, PlanOut, PlanRequest
 from core.queue import QUEUE_NAME
@@ -26,20 +27,24 @@ def _viewer() -> HTTPException:
 
 @router.post("/plans", status_code=status.HTTP_201_CREATED)
 async def create_plan(
-    body: PlanRequest, access: ProjectWriterDep, agent: AgentContextDep, conn: ConnDep
+    body: PlanRequest, access: ProjectWriterDep, agent: AgentContextDep, conn: ConnDep, audit: AuditDep
 ) -> PlanOut:
     """An outline of sections, each with its supporting chunks and a coverage figure, and the gaps."""
     headings = (
         [] if body.topic else await plans.project_headings(conn, project_id=access.id, user_id=access.user.id)
     )
     planned = planner_input(body.topic, headings, body.max_sections)
+    # An empty question in the history is a plan of the whole project (its query is made of headings).
+    asked = {"agent": "planner", "question": body.topic or ""}
     try:
-        output = await planner_graph.ainvoke(planned, context=agent)
+        output = await planner_graph.ainvoke(planned, config=audit.run_config(), context=agent)
     except StructuredOutputError as error:
+        await audit.record_failure(conn, access, error, **asked, ctx=agent)
         raise HTTPException(
             status.HTTP_502_BAD_GATEWAY, "The chat model's reply could not be read as an outline; try again."
         ) from error
     except (openai.APIConnectionError, openai.APITimeoutError) as error:
+        await audit.record_failure(conn, access, error, **asked, ctx=agent)
         raise HTTPException(
             status.HTTP_503_SERVICE_UNAVAILABLE, "The chat model could not be reached."
         ) from error
@@ -52,8 +57,20 @@ async def create_plan(
     )
     if row is None:
         raise _viewer()
-    log.info("plan %s: %d sections, %d gaps, timings %s", row["id"], len(output["sections"]),
-             len(output["gaps"]), agent.timings_ms)  # fmt: skip
+    await audit.record(
+        conn,
+        access,
+        **asked,
+        answer="\n".join(section.title for section in output["sections"]),
+        outcome="planned",
+        retrieved=[c.chunk_id for c in output["retrieved"]],
+        cited=list(dict.fromkeys(i for section in output["sections"] for i in section.chunk_ids)),
+        timings_ms=agent.timings_ms,
+        tokens=agent.usage.by_model,
+        plan_id=str(row["id"]),
+        sections=len(output["sections"]),
+        gaps=len(output["gaps"]),
+    )
     return PlanOut.from_row(row, agent.timings_ms)
 
 
@@ -73,7 +90,7 @@ async def get_plan(plan_id: UUID, access: ProjectDep, conn: ConnDep) -> PlanOut:
 
 @router.post("/notes", status_code=status.HTTP_202_ACCEPTED)
 async def write_note(
-    body: NoteRequest, access: ProjectWriterDep, conn: ConnDep, queue: QueueDep
+    body: NoteRequest, access: ProjectWriterDep, conn: ConnDep, queue: QueueDep, audit: AuditDep
 ) -> NoteAccepted:
     """Queues the writing of a study note from a plan, or from a topic planned first. The job's
     progress is at GET /projects/{id}/jobs/{job_id}; the note becomes a generated document."""
@@ -104,6 +121,17 @@ async def write_note(
         reason = "The job queue is unavailable, so the note could not be started; try again later."
         await jobs.fail_job(conn, project_id=access.id, job_id=job["id"], error=reason)
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, reason) from error
+    # The writer runs in the worker: its row records the request (plan or topic) and the job id; the
+    # job's own timings and tokens are in its result (GET /notes/{job_id}).
+    await audit.record(
+        conn,
+        access,
+        agent="writer",
+        question=body.topic or (f"plan {body.plan_id}" if body.plan_id else ""),
+        outcome="queued",
+        timings_ms={"enqueue": audit.elapsed_ms()},
+        job_id=job["id"],
+    )
     return NoteAccepted(job_id=job["id"], status=job["status"], plan_id=body.plan_id)
 
 

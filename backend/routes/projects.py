@@ -12,7 +12,12 @@ router = APIRouter(prefix="/projects", tags=["projects"])
 @router.post("", status_code=status.HTTP_201_CREATED)
 async def create_project(body: ProjectCreate, conn: ConnDep, user: UserDep) -> ProjectOut:
     row = await projects.create_project(
-        conn, user_id=user.id, name=body.name, description=body.description, language=body.language
+        conn,
+        user_id=user.id,
+        name=body.name,
+        description=body.description,
+        language=body.language,
+        groundedness_sample_rate=body.groundedness_sample_rate,
     )
     return ProjectOut(**row)
 
@@ -30,6 +35,8 @@ async def get_project(access: ProjectDep) -> ProjectOut:
 @router.patch("/{project_id}")
 async def update_project(body: ProjectUpdate, access: ProjectWriterDep, conn: ConnDep) -> ProjectOut:
     changes = body.model_dump(exclude_none=True)
+    if "groundedness_sample_rate" in body.model_fields_set:  # null is a value here: back to the setting
+        changes["groundedness_sample_rate"] = body.groundedness_sample_rate
     await projects.update_project(conn, project_id=access.id, user_id=access.user.id, changes=changes)
     row = await projects.get_project(conn, project_id=access.id, user_id=access.user.id)
     if row is None:

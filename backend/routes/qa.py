@@ -2,9 +2,6 @@
 history rewrites follow-ups; optionally streamed as server-sent events."""
 
 import json
-import logging
-import time
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 from uuid import UUID
@@ -17,13 +14,14 @@ from agents.common.context import AgentContext
 from agents.qa import DEFAULT_CONFIG, graph
 from agents.qa.state import QAInput
 from agents.qa.threads import history_from_messages, turn_messages
+from backend.audit import Audit, AuditDep
 from backend.deps import AgentContextDep, ConnDep, ProjectAccess, ProjectDep
+from backend.observability import log_failure
 from backend.qa_schemas import QARequest, QAResponse, ThreadDetail, ThreadOut, thread_message, to_response
 from core.store import documents, threads
 from core.structured import StructuredOutputError
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["qa"])
-log = logging.getLogger("studyai.qa")
 
 
 def _thread_not_found() -> HTTPException:
@@ -61,10 +59,10 @@ async def _record(
     body: QARequest,
     result: dict[str, Any],
     thread_id: UUID,
-    request_id: str,
-    started: float,
+    audit: Audit,
 ) -> QAResponse:
-    """Stores the turn, logs one JSON line for the request and builds the response."""
+    """Stores the turn and its history row (a sampled answer is queued for judging), logs one JSON
+    line for the request and builds the response."""
     await threads.add_messages(
         conn,
         project_id=access.id,
@@ -72,25 +70,27 @@ async def _record(
         thread_id=thread_id,
         messages=turn_messages(body.question, result),
     )
-    ctx.timings_ms["total"] = round((time.perf_counter() - started) * 1000, 1)
-    log.info(
-        json.dumps(
-            {
-                "event": "qa",
-                "request_id": request_id,
-                "project_id": str(access.id),
-                "thread_id": str(thread_id),
-                "outcome": result.get("outcome"),
-                "stream": body.stream,
-                "timings_ms": ctx.timings_ms,
-                "tokens": ctx.usage.by_model,
-            }
-        )
+    ctx.timings_ms["total"] = audit.elapsed_ms()
+    await audit.record(
+        conn,
+        access,
+        agent="qa",
+        question=body.question,
+        answer=result.get("answer"),
+        outcome=result.get("outcome"),
+        retrieved=[c.chunk_id for c in result.get("retrieved", [])],
+        cited=[c.chunk_id for c in result.get("citations", [])],
+        timings_ms=ctx.timings_ms,
+        tokens=ctx.usage.by_model,
+        # Only answers are judged: "not found", declines and clarifications claim nothing to check.
+        judge=result.get("outcome") == "answered",
+        thread_id=str(thread_id),
+        stream=body.stream,
     )
     return to_response(
         result,
         thread_id=thread_id,
-        request_id=request_id,
+        request_id=audit.request_id,
         timings_ms=ctx.timings_ms,
         tokens=ctx.usage.by_model,
         debug=body.debug,
@@ -99,28 +99,27 @@ async def _record(
 
 @router.post("/qa", response_model=QAResponse, responses={200: {"content": {"text/event-stream": {}}}})
 async def ask(
-    body: QARequest, access: ProjectDep, ctx: AgentContextDep, conn: ConnDep
+    body: QARequest, access: ProjectDep, ctx: AgentContextDep, conn: ConnDep, audit: AuditDep
 ) -> QAResponse | StreamingResponse:
     """Answers from this project's material only. With `stream: true` the reply is
     `text/event-stream`: `token` events ({"text"}), then `citations` ([...]), then `done` (the
     same object as the JSON reply); `error` ({"detail"}) if the model fails mid-way."""
-    started = time.perf_counter()
-    request_id = uuid.uuid4().hex
     thread_id, inputs = await _open_thread(conn, access, body)
     if body.stream:
-        events = _stream(conn, access, ctx, body, inputs, thread_id, request_id, started)
+        events = _stream(conn, access, ctx, body, inputs, thread_id, audit)
         return StreamingResponse(
             events,
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     try:
-        result = await graph.ainvoke(inputs, context=ctx)
+        result = await graph.ainvoke(inputs, config=audit.run_config(), context=ctx)
     except StructuredOutputError as error:
+        await audit.record_failure(conn, access, error, agent="qa", question=body.question, ctx=ctx)
         raise HTTPException(
             status.HTTP_502_BAD_GATEWAY, f"The chat model's reply was unusable: {error}"
         ) from error
-    return await _record(conn, access, ctx, body, result, thread_id, request_id, started)
+    return await _record(conn, access, ctx, body, result, thread_id, audit)
 
 
 def _event(name: str, data: Any) -> str:
@@ -134,25 +133,27 @@ async def _stream(
     body: QARequest,
     inputs: QAInput,
     thread_id: UUID,
-    request_id: str,
-    started: float,
+    audit: Audit,
 ) -> AsyncIterator[str]:
     result: dict[str, Any] = {}
     sent_tokens = False
     try:
-        async for mode, payload in graph.astream(inputs, context=ctx, stream_mode=["custom", "values"]):
+        async for mode, payload in graph.astream(
+            inputs, config=audit.run_config(), context=ctx, stream_mode=["custom", "values"]
+        ):
             if mode == "custom":
                 sent_tokens = True
                 yield _event("token", {"text": payload["token"]})
             else:
                 result = payload
     except Exception as error:  # the response has started: the client can only be told in the stream
-        log.exception("qa stream %s failed", request_id)
+        log_failure(audit.request_id, error, route="qa_stream")
+        await audit.record_failure(conn, access, error, agent="qa", question=body.question, ctx=ctx)
         yield _event("error", {"detail": f"The answer failed: {type(error).__name__}"})
         return
     if not sent_tokens:  # a clarification or a gate's "not found": the whole text as one token
         yield _event("token", {"text": result.get("answer", "")})
-    response = await _record(conn, access, ctx, body, result, thread_id, request_id, started)
+    response = await _record(conn, access, ctx, body, result, thread_id, audit)
     yield _event("citations", [c.model_dump(mode="json") for c in response.citations])
     yield _event("done", response.model_dump(mode="json"))
 

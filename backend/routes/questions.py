@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, Query, status
 from agents.question_evaluator.graph import graph as evaluator
 from agents.question_generator.graph import graph as generator
 from agents.question_generator.state import QUESTION_TYPES, QuestionType
+from backend.audit import AuditDep
 from backend.deps import AgentContextDep, ConnDep, ProjectAccess, ProjectDep, ProjectWriterDep
 from backend.question_schemas import (
     AttemptCreate,
@@ -39,7 +40,7 @@ def _not_found() -> HTTPException:
 
 @router.post("/questions/generate", status_code=status.HTTP_201_CREATED)
 async def generate_questions(
-    body: GenerateRequest, access: ProjectWriterDep, conn: ConnDep, ctx: AgentContextDep
+    body: GenerateRequest, access: ProjectWriterDep, conn: ConnDep, ctx: AgentContextDep, audit: AuditDep
 ) -> GenerateResponse:
     """Synchronous: about one model call per question (~10 s each on the local 1.5B model), so n ≤ 10.
     Questions below the confidence threshold are stored with status `review`; near-duplicates of the
@@ -61,10 +62,26 @@ async def generate_questions(
                 "types": tuple(body.types or QUESTION_TYPES),
                 "topic": topic,
             },
+            config=audit.run_config(),
             context=ctx,
         )
     except ProfileError as error:
         raise HTTPException(422, str(error)) from error
+    sources = list(dict.fromkeys(i for row in result["saved"] for i in row["source_chunk_ids"]))
+    await audit.record(
+        conn,
+        access,
+        agent="generator",
+        question=topic or "",
+        answer="\n".join(str(row["question"]) for row in result["saved"]),
+        outcome=result.get("reason") or "generated",
+        retrieved=sources,
+        cited=sources,
+        timings_ms=ctx.timings_ms,
+        tokens=ctx.usage.by_model,
+        saved=len(result["saved"]),
+        rejected=len(result["rejected"]),
+    )
     if result.get("reason") == "no_sources":
         raise HTTPException(
             status.HTTP_409_CONFLICT,
@@ -141,14 +158,24 @@ async def update_question_status(
 
 @router.post("/questions/{question_id}/attempts", status_code=status.HTTP_201_CREATED)
 async def attempt_question(
-    question_id: UUID, body: AttemptCreate, access: ProjectDep, conn: ConnDep, ctx: AgentContextDep
+    question_id: UUID,
+    body: AttemptCreate,
+    access: ProjectDep,
+    conn: ConnDep,
+    ctx: AgentContextDep,
+    audit: AuditDep,
 ) -> AttemptResult:
     """Grades the answer (exactly, when it names a multiple-choice option; otherwise with the model
     against the reference answer and up to five chunks of the question's document) and stores it."""
     question = await _visible_question(conn, access, question_id)
     try:
-        grade = await evaluator.ainvoke({"question": question, "answer": body.answer}, context=ctx)
+        grade = await evaluator.ainvoke(
+            {"question": question, "answer": body.answer}, config=audit.run_config(), context=ctx
+        )
     except StructuredOutputError as error:
+        await audit.record_failure(
+            conn, access, error, agent="evaluator", question=question["question"], ctx=ctx
+        )
         raise HTTPException(
             status.HTTP_502_BAD_GATEWAY, f"The model did not produce a grade: {error}"
         ) from error
@@ -167,6 +194,23 @@ async def attempt_question(
     )
     if row is None:  # the question was deleted with its project meanwhile
         raise _not_found()
+    # The student's answer is theirs (their attempts hold it); the audit row keeps the grade's feedback.
+    cited = [c.chunk_id for c in grade["citations"]]
+    await audit.record(
+        conn,
+        access,
+        agent="evaluator",
+        question=question["question"],
+        answer=grade["feedback"],
+        outcome=grade["verdict"],
+        retrieved=[c.chunk_id for c in grade.get("retrieved", [])] or cited,
+        cited=cited,
+        timings_ms=ctx.timings_ms,
+        tokens=ctx.usage.by_model,
+        question_id=str(question_id),
+        attempt_id=str(row["id"]),
+        graded_by=grade["graded_by"],
+    )
     return AttemptResult(
         **row,
         reference_answer=question["answer"],

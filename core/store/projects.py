@@ -6,18 +6,31 @@ from psycopg import AsyncConnection
 
 from core.store.access import member_of, owner_of, writer_of
 
-_COLUMNS = "p.id, p.name, p.description, p.language, p.created_at, p.updated_at"
+_COLUMNS = "p.id, p.name, p.description, p.language, p.groundedness_sample_rate, p.created_at, p.updated_at"
+_UPDATABLE = {"name", "description", "language", "groundedness_sample_rate"}
 _ROLE = "(SELECT m.role FROM project_members m WHERE m.project_id = p.id AND m.user_id = %(user_id)s) AS role"
 
 
 async def create_project(
-    conn: AsyncConnection, *, user_id: Any, name: str, description: str, language: str
+    conn: AsyncConnection,
+    *,
+    user_id: Any,
+    name: str,
+    description: str,
+    language: str,
+    groundedness_sample_rate: float | None = None,
 ) -> dict[str, Any]:
     async with conn.transaction():
         cur = await conn.execute(
-            "INSERT INTO projects (name, description, language, created_by)"
-            " VALUES (%(name)s, %(description)s, %(language)s, %(user_id)s) RETURNING id",
-            {"name": name, "description": description, "language": language, "user_id": user_id},
+            "INSERT INTO projects (name, description, language, groundedness_sample_rate, created_by)"
+            " VALUES (%(name)s, %(description)s, %(language)s, %(rate)s, %(user_id)s) RETURNING id",
+            {
+                "name": name,
+                "description": description,
+                "language": language,
+                "rate": groundedness_sample_rate,
+                "user_id": user_id,
+            },
         )
         project_id = (await cur.fetchone())["id"]  # type: ignore[index]
         await conn.execute(
@@ -50,7 +63,7 @@ async def get_project(conn: AsyncConnection, *, project_id: Any, user_id: Any) -
 async def update_project(
     conn: AsyncConnection, *, project_id: Any, user_id: Any, changes: dict[str, Any]
 ) -> bool:
-    allowed = {key: value for key, value in changes.items() if key in {"name", "description", "language"}}
+    allowed = {key: value for key, value in changes.items() if key in _UPDATABLE}
     if not allowed:
         return True
     assignments = ", ".join(f"{key} = %({key})s" for key in allowed)

@@ -1,0 +1,76 @@
+"""The audit trail: the project's query history (owners only: it shows every member's questions) and
+the sampled groundedness evaluations of its answers (any member), each over a time window."""
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query
+
+from backend.deps import ConnDep, ProjectDep, ProjectOwnerDep
+from backend.history_schemas import EvaluationOut, EvaluationsOut, EvaluationSummary, QueryOut
+from core.store import evaluations, history
+from core.store.history import AGENTS
+
+router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])
+
+Since = Annotated[datetime | None, Query(description="from this time on (inclusive)")]
+Until = Annotated[datetime | None, Query(description="before this time (exclusive)")]
+Limit = Annotated[int, Query(ge=1, le=500)]
+Offset = Annotated[int, Query(ge=0)]
+
+
+def _check_window(since: datetime | None, until: datetime | None) -> None:
+    if since is not None and until is not None and since >= until:
+        raise HTTPException(422, "`since` must be before `until`.")
+
+
+@router.get("/queries")
+async def list_queries(
+    access: ProjectOwnerDep,
+    conn: ConnDep,
+    since: Since = None,
+    until: Until = None,
+    agent: Annotated[str | None, Query(description=f"one of {', '.join(AGENTS)}")] = None,
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> list[QueryOut]:
+    """Every member's agent requests in the retention window, newest first, each with its groundedness
+    evaluation when it was sampled and judged."""
+    _check_window(since, until)
+    if agent is not None and agent not in AGENTS:
+        raise HTTPException(422, f"`agent` must be one of {', '.join(AGENTS)}.")
+    rows = await history.list_queries(
+        conn,
+        project_id=access.id,
+        user_id=access.user.id,
+        since=since,
+        until=until,
+        agent=agent,
+        limit=limit,
+        offset=offset,
+    )
+    return [QueryOut.from_row(row) for row in rows]
+
+
+@router.get("/evaluations")
+async def list_evaluations(
+    access: ProjectDep,
+    conn: ConnDep,
+    since: Since = None,
+    until: Until = None,
+    flagged: bool | None = None,
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> EvaluationsOut:
+    """Groundedness evaluations of sampled answers, newest first, and a summary of the window:
+    how many, their mean groundedness and the share flagged (hallucination risk > 0.7)."""
+    _check_window(since, until)
+    scope = {"project_id": access.id, "user_id": access.user.id, "since": since, "until": until}
+    rows = await evaluations.list_evaluations(conn, **scope, flagged=flagged, limit=limit, offset=offset)
+    summary = await evaluations.summarize(conn, **scope)
+    return EvaluationsOut(
+        since=since,
+        until=until,
+        summary=EvaluationSummary(**summary),
+        evaluations=[EvaluationOut(**row) for row in rows],
+    )

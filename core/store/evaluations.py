@@ -1,0 +1,124 @@
+"""Groundedness evaluations of sampled QA answers: written by the judge job for a query whose asker
+is still a member, read by members of the project; every statement scoped in its SQL."""
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.types.json import Jsonb
+
+from core.store.access import member_of
+
+_COLUMNS = (
+    "e.id, e.project_id, e.query_id, e.run_id, e.question, e.answer, e.claims, e.groundedness,"
+    " e.relevance, e.hallucination_risk, e.flagged, e.judge_model, e.created_at"
+)
+_WINDOW = (
+    " e.project_id = %(project_id)s"
+    " AND (%(since)s::timestamptz IS NULL OR e.created_at >= %(since)s)"
+    " AND (%(until)s::timestamptz IS NULL OR e.created_at < %(until)s)"
+)
+
+
+async def chunk_texts(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, chunk_ids: Sequence[int]
+) -> dict[int, str]:
+    """Texts of the chunks that still exist (a reindex may have retired some), by id."""
+    cur = await conn.execute(
+        "SELECT c.id, c.text FROM chunks c WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s)"
+        f" AND {member_of('c.project_id')}",
+        {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
+    )
+    return {row["id"]: row["text"] for row in await cur.fetchall()}
+
+
+async def insert_evaluation(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    user_id: Any,
+    query_id: Any,
+    claims: Sequence[dict[str, Any]],
+    groundedness: float,
+    relevance: float,
+    hallucination_risk: float,
+    flagged: bool,
+    judge_model: str,
+) -> dict[str, Any] | None:
+    """Copies question, answer and run id from the query. None when the query is gone, its asker is
+    no longer a member, or it was already judged (a retried job writes nothing twice)."""
+    cur = await conn.execute(
+        "INSERT INTO rag_evaluations (project_id, query_id, run_id, question, answer, claims, groundedness,"
+        " relevance, hallucination_risk, flagged, judge_model)"
+        " SELECT h.project_id, h.id, h.run_id, h.question, coalesce(h.answer, ''), %(claims)s::jsonb,"
+        " %(groundedness)s::real, %(relevance)s::real, %(risk)s::real, %(flagged)s::boolean,"
+        " %(judge_model)s::text"
+        " FROM query_history h WHERE h.id = %(query_id)s AND h.project_id = %(project_id)s"
+        f" AND {member_of('h.project_id')}"
+        " ON CONFLICT (query_id) WHERE query_id IS NOT NULL DO NOTHING"
+        f" RETURNING {_COLUMNS.replace('e.', '')}",
+        {
+            "project_id": project_id,
+            "user_id": user_id,
+            "query_id": query_id,
+            "claims": Jsonb(list(claims)),
+            "groundedness": groundedness,
+            "relevance": relevance,
+            "risk": hallucination_risk,
+            "flagged": flagged,
+            "judge_model": judge_model,
+        },
+    )
+    return await cur.fetchone()
+
+
+async def list_evaluations(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    user_id: Any,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    flagged: bool | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    """Newest first, within [since, until)."""
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS} FROM rag_evaluations e WHERE {_WINDOW}"
+        " AND (%(flagged)s::boolean IS NULL OR e.flagged = %(flagged)s)"
+        f" AND {member_of('e.project_id')}"
+        " ORDER BY e.created_at DESC, e.id LIMIT %(limit)s OFFSET %(offset)s",
+        {
+            "project_id": project_id,
+            "user_id": user_id,
+            "since": since,
+            "until": until,
+            "flagged": flagged,
+            "limit": limit,
+            "offset": offset,
+        },
+    )
+    return await cur.fetchall()
+
+
+async def summarize(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    user_id: Any,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> dict[str, Any]:
+    """{count, mean_groundedness, flagged_share} over the whole window (not one page); the means
+    are NULL when the window holds no evaluation."""
+    cur = await conn.execute(
+        "SELECT count(*) AS count, avg(e.groundedness)::float8 AS mean_groundedness,"
+        " avg(e.flagged::int)::float8 AS flagged_share"
+        f" FROM rag_evaluations e WHERE {_WINDOW} AND {member_of('e.project_id')}",
+        {"project_id": project_id, "user_id": user_id, "since": since, "until": until},
+    )
+    row = await cur.fetchone()
+    assert row is not None  # an aggregate always returns one row
+    return row

@@ -1,0 +1,354 @@
+"""The audit trail through the API with a scripted fake chat model: the QA request's log line, its
+query_history row (owners only), the sampled groundedness judgement (the job called in-process with a
+scripted judge), the evaluations summary, sampling rates and the retention purge."""
+
+import json
+import logging
+import random
+import subprocess
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from arq.jobs import Job
+from fastapi import FastAPI
+from langchain_core.language_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage
+
+from backend.audit import sample_rate, sampled
+from backend.main import create_app
+from core.queue import QUEUE_NAME
+from core.services import ServiceUrls
+from core.settings import Settings
+from core.store import evaluations, history
+from tests.conftest import Caller, UserFactory, create_project, upload, wait_for_job
+from workers.judge_jobs import judge_answer_job, purge_query_history
+
+CONSTANTS = (
+    "Constants are values bound to a name that are never allowed to change. They are declared with the"
+    " const keyword instead of let, and the type of the value must always be annotated."
+)
+SOURCE = (
+    f"# Constants\n\n{CONSTANTS} Constants may be declared in any scope, including the global scope, which"
+    " makes them useful for values that many parts of the code need to know about. They may be set only to"
+    " a constant expression, not to the result of a value computed at runtime. Rust's naming convention"
+    " for constants is all upper case with underscores between words.\n"
+)
+QUESTION = "How are constants declared with the const keyword?"
+Conn = psycopg.AsyncConnection[dict[str, Any]]
+
+
+@dataclass
+class Course:
+    app: FastAPI
+    http: httpx.AsyncClient
+    owner: Caller
+    owner_id: uuid.UUID
+    editor: Caller
+    project_id: str
+    chunk_id: int
+
+
+@asynccontextmanager
+async def api(settings: Settings, urls: ServiceUrls) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
+    app = create_app(settings, urls)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://studyai.test", timeout=120
+        ) as http:
+            yield app, http
+
+
+@pytest.fixture(scope="module")
+async def course(
+    settings: Settings,
+    services: ServiceUrls,
+    make_user: UserFactory,
+    db: Conn,
+    worker: subprocess.Popen[bytes],
+) -> AsyncIterator[Course]:
+    async with api(settings, services) as (app, http):
+        owner, editor = await make_user("audit-owner"), await make_user("audit-editor")
+        project_id = await create_project(http, owner, name="Rust constants", language="en")
+        added = await http.post(
+            f"/projects/{project_id}/members", json={"email": editor.email, "role": "editor"}, headers=owner
+        )
+        assert added.status_code == 201, added.text
+        response = await upload(http, owner, project_id, "constants.md", SOURCE.encode())
+        assert response.status_code == 202, response.text
+        job = await wait_for_job(http, owner, project_id, response.json()["job_id"])
+        assert job["status"] == "succeeded", job
+        url = f"/projects/{project_id}/documents/{response.json()['document_id']}/chunks"
+        (chunk,) = (await http.get(url, headers=owner)).json()
+        owner_id = await user_id(db, owner)
+        yield Course(app, http, owner, owner_id, editor, project_id, chunk["id"])
+
+
+async def user_id(db: Conn, caller: Caller) -> uuid.UUID:
+    row = await (await db.execute("SELECT id FROM users WHERE email = %s", (caller.email,))).fetchone()
+    assert row is not None
+    return row["id"]
+
+
+def reply(**fields: Any) -> AIMessage:
+    return AIMessage(content=json.dumps(fields))
+
+
+@contextmanager
+def configured(course: Course, **changes: Any) -> Iterator[None]:
+    """The app's settings changed for one test (the audit reads them per request)."""
+    previous = course.app.state.settings
+    course.app.state.settings = previous.model_copy(update=changes)
+    try:
+        yield
+    finally:
+        course.app.state.settings = previous
+
+
+async def ask(course: Course, answer: str, **headers: str) -> httpx.Response:
+    course.app.state.llm = FakeMessagesListChatModel(
+        responses=[
+            reply(question=QUESTION, terms=[], document="", ambiguous=False, clarification=""),
+            reply(has_answer=True, answer=answer, used_chunk_ids=[course.chunk_id]),
+        ]
+    )
+    url = f"/projects/{course.project_id}/qa"
+    return await course.http.post(url, json={"question": QUESTION}, headers={**course.owner, **headers})
+
+
+async def query_for(course: Course, request_id: str) -> dict[str, Any]:
+    listed = await course.http.get(f"/projects/{course.project_id}/queries", headers=course.owner)
+    assert listed.status_code == 200, listed.text
+    return next(q for q in listed.json() if q["request_id"] == request_id)
+
+
+async def judge_job(course: Course, query_id: str) -> dict[str, Any] | None:
+    info = await Job(f"judge:{query_id}", course.app.state.queue, _queue_name=QUEUE_NAME).info()
+    return None if info is None else {"function": info.function, "args": info.args}
+
+
+async def run_judge(course: Course, query_id: str, verdict: dict[str, Any]) -> dict[str, Any]:
+    """The worker's job function in-process, with a scripted judge model."""
+    ctx = {
+        "pool": course.app.state.pool,
+        "settings": course.app.state.settings,
+        "llm": FakeMessagesListChatModel(responses=[AIMessage(content=json.dumps(verdict))]),
+    }
+    return await judge_answer_job(ctx, course.project_id, str(course.owner_id), query_id)
+
+
+def claim(text: str, supported: bool, chunk_ids: list[int]) -> dict[str, Any]:
+    return {"claim": text, "evidence": "", "supported": supported, "chunk_ids": chunk_ids}
+
+
+async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
+    course: Course, caplog: pytest.LogCaptureFixture
+) -> None:
+    answer = "They are declared with the const keyword; they also run on the GPU at night."
+    with configured(course, groundedness_sample_rate=1.0), caplog.at_level(logging.INFO):
+        response = await ask(course, answer, **{"X-Request-ID": "audit-qa-1"})
+    assert response.status_code == 200, response.text
+    assert response.headers["X-Request-ID"] == "audit-qa-1" == response.json()["request_id"]
+
+    # One JSON line for the request: ids, stage timings and tokens per model; no document text.
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "studyai.requests"]
+    (line,) = [line for line in lines if line["event"] == "qa"]
+    assert line["request_id"] == "audit-qa-1" and line["outcome"] == "answered" and line["judge_sampled"]
+    assert {"planning", "retrieval", "generation", "total"} <= set(line["timings_ms"])
+    (usage,) = line["tokens"].values()
+    assert usage["calls"] == 2
+    assert CONSTANTS[:40] not in caplog.text and "never allowed to change" not in caplog.text
+
+    # The history row, for the owner only.
+    query = await query_for(course, "audit-qa-1")
+    assert query["agent"] == "qa" and query["question"] == QUESTION and query["answer"] == answer
+    assert query["cited_chunk_ids"] == [course.chunk_id] and course.chunk_id in query["retrieved_chunk_ids"]
+    assert query["run_id"] == line["run_id"] and query["evaluation"] is None
+    assert query["timings_ms"]["total"] > 0 and query["tokens"] == line["tokens"]
+
+    # Sampled at rate 1: the judge job was queued with the query id; judged, the claim about the GPU fails.
+    job = await judge_job(course, query["id"])
+    assert job is not None and job["function"] == "judge_answer" and query["id"] in job["args"]
+    verdict = {
+        "claims": [
+            claim("Constants are declared with const.", True, [course.chunk_id]),
+            claim("Constants run on the GPU at night.", False, []),
+            claim("Constants are evaluated by the GPU.", False, []),
+            claim("The GPU stores them.", False, []),
+        ],
+        "relevance": 0.9,
+    }
+    with caplog.at_level(logging.INFO, logger="workers.judge_jobs"):
+        outcome = await run_judge(course, query["id"], verdict)
+    assert outcome["status"] == "judged" and outcome["flagged"] is True
+    warning = next(
+        r for r in caplog.records if r.name == "workers.judge_jobs" and r.levelno == logging.WARNING
+    )
+    assert json.loads(warning.getMessage())["hallucination_risk"] == 0.75
+    judged = (await query_for(course, "audit-qa-1"))["evaluation"]
+    assert judged["id"] == outcome["evaluation_id"] and judged["flagged"] is True
+    assert judged["groundedness"] == 0.25 and [c["supported"] for c in judged["claims"]] == [
+        True, False, False, False
+    ]  # fmt: skip
+    # A second run of the same job (arq retry) writes nothing more.
+    assert (await run_judge(course, query["id"], verdict))["status"] == "skipped"
+
+
+async def test_a_supported_answer_is_not_flagged(course: Course) -> None:
+    with configured(course, groundedness_sample_rate=1.0):
+        response = await ask(course, "With the const keyword.", **{"X-Request-ID": "audit-qa-2"})
+    query = await query_for(course, response.headers["X-Request-ID"])
+    verdict = {"claims": [claim("Declared with const.", True, [course.chunk_id])], "relevance": 1.0}
+    outcome = await run_judge(course, query["id"], verdict)
+    assert outcome["status"] == "judged" and outcome["flagged"] is False
+
+
+async def test_rate_zero_and_the_project_override_are_honoured(course: Course) -> None:
+    project_url = f"/projects/{course.project_id}"
+    with configured(course, groundedness_sample_rate=0.0):
+        none = await ask(course, "With the const keyword.")
+        assert await judge_job(course, (await query_for(course, none.headers["X-Request-ID"]))["id"]) is None
+        # The project's own rate wins over the setting, and null goes back to the setting.
+        patched = await course.http.patch(
+            project_url, json={"groundedness_sample_rate": 1.0}, headers=course.owner
+        )
+        assert patched.status_code == 200 and patched.json()["groundedness_sample_rate"] == 1.0
+        some = await ask(course, "With the const keyword.")
+        assert (
+            await judge_job(course, (await query_for(course, some.headers["X-Request-ID"]))["id"]) is not None
+        )
+        reset = await course.http.patch(
+            project_url, json={"groundedness_sample_rate": None}, headers=course.owner
+        )
+        assert reset.json()["groundedness_sample_rate"] is None
+    bad = await course.http.patch(project_url, json={"groundedness_sample_rate": 1.5}, headers=course.owner)
+    assert bad.status_code == 422
+
+
+def test_sampling_rate_over_many_draws() -> None:
+    rng = random.Random(1234)
+    for rate in (0.15, 0.5):
+        hits = sum(sampled(rate, rng) for _ in range(1000))
+        assert abs(hits / 1000 - rate) < 0.04, (rate, hits)  # > 3.5 standard deviations either side
+    assert all(sampled(1.0, rng) for _ in range(1000)) and not any(sampled(0.0, rng) for _ in range(1000))
+    settings = Settings(_env_file=None, groundedness_sample_rate=0.15)  # type: ignore[call-arg]
+    assert sample_rate({"groundedness_sample_rate": None}, settings) == 0.15
+    assert sample_rate({"groundedness_sample_rate": 0.0}, settings) == 0.0
+
+
+async def test_history_is_for_owners_only(course: Course, make_user: UserFactory) -> None:
+    url = f"/projects/{course.project_id}/queries"
+    assert (await course.http.get(url, headers=course.editor)).status_code == 403
+    assert (await course.http.get(url, headers=await make_user("outsider"))).status_code == 404
+    assert (await course.http.get(url, params={"agent": "nope"}, headers=course.owner)).status_code == 422
+
+
+async def test_a_note_request_leaves_a_writer_row_and_a_log_line(
+    course: Course, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="studyai.requests"):
+        response = await course.http.post(
+            f"/projects/{course.project_id}/notes", json={"topic": "constants"}, headers=course.editor
+        )
+    assert response.status_code == 202, response.text
+    rid = response.headers["X-Request-ID"]
+    (line,) = [json.loads(r.getMessage()) for r in caplog.records if r.name == "studyai.requests"
+               and json.loads(r.getMessage())["event"] == "writer"]  # fmt: skip
+    assert line["request_id"] == rid and line["job_id"] == response.json()["job_id"]
+    query = await query_for(course, rid)
+    assert query["agent"] == "writer" and query["question"] == "constants" and query["outcome"] == "queued"
+
+
+async def test_evaluations_summary_over_a_window(course: Course, db: Conn, make_user: UserFactory) -> None:
+    """Three judged queries in a fresh project, one of them two days old."""
+    owner = await make_user("eval-owner")
+    project_id = await create_project(course.http, owner, name="evaluated")
+    owner_id = await user_id(db, owner)
+    scores = [(0.9, False), (0.2, True), (0.5, False)]
+    for groundedness, flagged in scores:
+        query_id = await history.insert_query(
+            db, project_id=project_id, user_id=owner_id, agent="qa", question="q", answer="a"
+        )
+        stored = await evaluations.insert_evaluation(
+            db,
+            project_id=project_id,
+            user_id=owner_id,
+            query_id=query_id,
+            claims=[],
+            groundedness=groundedness,
+            relevance=1.0,
+            hallucination_risk=1 - groundedness,
+            flagged=flagged,
+            judge_model="fake",
+        )
+        assert stored is not None
+    await db.execute(
+        "UPDATE rag_evaluations SET created_at = now() - interval '2 days'"
+        " WHERE project_id = %s AND groundedness > 0.8",
+        (project_id,),
+    )
+    url = f"/projects/{project_id}/evaluations"
+    everything = (await course.http.get(url, headers=owner)).json()
+    assert everything["summary"]["count"] == 3
+    assert everything["summary"]["mean_groundedness"] == pytest.approx((0.9 + 0.2 + 0.5) / 3, abs=1e-6)
+    assert everything["summary"]["flagged_share"] == pytest.approx(1 / 3)
+    assert [e["groundedness"] for e in everything["evaluations"]] == pytest.approx([0.5, 0.2, 0.9])
+    recent = (await course.http.get(url, params={"since": "2000-01-01T00:00:00Z"}, headers=owner)).json()
+    assert recent["summary"]["count"] == 3
+    cur = await db.execute("SELECT now() - interval '1 day' AS t")
+    day_ago = (await cur.fetchone())["t"].isoformat()  # type: ignore[index]
+    last_day = (await course.http.get(url, params={"since": day_ago}, headers=owner)).json()
+    assert last_day["summary"] == {"count": 2, "mean_groundedness": pytest.approx(0.35), "flagged_share": 0.5}
+    older = (await course.http.get(url, params={"until": day_ago}, headers=owner)).json()
+    assert older["summary"]["count"] == 1 and older["evaluations"][0]["groundedness"] == pytest.approx(0.9)
+    assert (
+        await course.http.get(url, params={"since": day_ago, "until": day_ago}, headers=owner)
+    ).status_code == 422
+    empty = (await course.http.get(url, params={"until": "2000-01-01T00:00:00Z"}, headers=owner)).json()
+    assert empty["summary"] == {"count": 0, "mean_groundedness": None, "flagged_share": None}
+    # Members read evaluations (not only owners); other users do not see the project.
+    assert (await course.http.get(url, headers=course.owner)).status_code == 404
+
+
+async def test_retention_zero_writes_no_history(course: Course, db: Conn) -> None:
+    with configured(course, query_history_retention_days=0, groundedness_sample_rate=1.0):
+        response = await ask(course, "With the const keyword.")
+    assert response.status_code == 200
+    cur = await db.execute(
+        "SELECT count(*) AS n FROM query_history WHERE request_id = %s", (response.headers["X-Request-ID"],)
+    )
+    assert (await cur.fetchone())["n"] == 0  # type: ignore[index]
+
+
+async def test_purge_deletes_rows_older_than_the_retention_and_keeps_newer(course: Course, db: Conn) -> None:
+    ids = [
+        await history.insert_query(
+            db, project_id=course.project_id, user_id=course.owner_id, agent="qa", question=f"purge {n}"
+        )
+        for n in range(3)
+    ]
+    await db.execute(
+        "UPDATE query_history SET created_at = now() - make_interval(days => %s) WHERE id = %s", (31, ids[0])
+    )
+    await db.execute(
+        "UPDATE query_history SET created_at = now() - make_interval(days => %s) WHERE id = %s", (29, ids[1])
+    )
+
+    async def remaining() -> set[uuid.UUID]:
+        cur = await db.execute("SELECT id FROM query_history WHERE id = ANY(%s)", (ids,))
+        return {row["id"] for row in await cur.fetchall()}
+
+    ctx = {"pool": course.app.state.pool, "settings": course.app.state.settings.model_copy(
+        update={"query_history_retention_days": 30})}  # fmt: skip
+    outcome = await purge_query_history(ctx)
+    assert outcome["deleted"] >= 1 and await remaining() == {ids[1], ids[2]}
+    # Retention 0 keeps nothing (run last: it empties the whole table).
+    ctx["settings"] = ctx["settings"].model_copy(update={"query_history_retention_days": 0})
+    await purge_query_history(ctx)
+    assert await remaining() == set()

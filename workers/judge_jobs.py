@@ -1,0 +1,123 @@
+"""arq jobs of the audit trail. judge_answer: the groundedness judge on one sampled QA answer, stored as
+a rag_evaluations row (and LangSmith feedback when tracing is configured). purge_query_history: the
+retention window, hourly and at worker start-up."""
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import openai
+
+from agents.groundedness import JudgeChunk, Judgement, judge_answer
+from core.llm import structured_mode
+from core.store import evaluations, history
+from core.structured import StructuredOutputError, TokenUsage
+
+log = logging.getLogger(__name__)
+# The judge reads at most this many chunks (the cited ones first, then the rest in retrieval order):
+# the answer model was shown the top few, and each chunk costs ~200 tokens of prefill on a small model.
+JUDGE_MAX_CHUNKS = 5
+
+
+def chunks_to_judge(row: dict[str, Any], texts: dict[int, str]) -> list[JudgeChunk]:
+    ordered = dict.fromkeys([*row["cited_chunk_ids"], *row["retrieved_chunk_ids"]])
+    return [JudgeChunk(id=i, text=texts[i]) for i in ordered if i in texts][:JUDGE_MAX_CHUNKS]
+
+
+def _model_name(llm: Any) -> str:
+    return str(getattr(llm, "model_name", None) or getattr(llm, "model", None) or type(llm).__name__)
+
+
+async def judge_answer_job(
+    ctx: dict[str, Any], project_id: str, user_id: str, query_id: str
+) -> dict[str, Any]:
+    """Judges the stored answer of `query_id` against the chunks it was given. Skips when there is no
+    chat model, the query is gone (retention, project deleted, asker left) or none of its chunks
+    remain. A judge reply that stays malformed, or an unreachable model, fails this sample only: it is
+    one of many, and retrying a 1.5B model's bad reply rarely helps."""
+    llm = ctx.get("llm")
+    if llm is None:
+        return _skipped(query_id, "no chat model is configured for the worker")
+    scope = {"project_id": project_id, "user_id": user_id}
+    async with ctx["pool"].connection() as conn:
+        row = await history.query_to_judge(conn, **scope, query_id=query_id)
+        if row is None:
+            return _skipped(query_id, "query not found")
+        ids = list(dict.fromkeys([*row["cited_chunk_ids"], *row["retrieved_chunk_ids"]]))
+        chunks = chunks_to_judge(row, await evaluations.chunk_texts(conn, **scope, chunk_ids=ids))
+    if not chunks:
+        return _skipped(query_id, "its chunks no longer exist")
+    usage = TokenUsage()
+    try:
+        judgement = await judge_answer(
+            llm,
+            question=row["question"],
+            answer=row["answer"] or "",
+            chunks=chunks,
+            mode=structured_mode(ctx["settings"]),
+            usage=usage,
+        )
+    except (StructuredOutputError, openai.APIConnectionError, openai.APITimeoutError) as error:
+        log.warning("judging %s failed: %s", query_id, type(error).__name__)
+        return {"status": "failed", "error": type(error).__name__}
+    async with ctx["pool"].connection() as conn:
+        stored = await evaluations.insert_evaluation(
+            conn,
+            **scope,
+            query_id=query_id,
+            claims=[claim.model_dump() for claim in judgement.claims],
+            groundedness=judgement.groundedness,
+            relevance=judgement.relevance,
+            hallucination_risk=judgement.hallucination_risk,
+            flagged=judgement.flagged,
+            judge_model=_model_name(llm),
+        )
+    if stored is None:  # judged already by an earlier try, or the query went meanwhile
+        return _skipped(query_id, "already judged or gone")
+    _log_judgement(stored, judgement, usage)
+    await _feedback(ctx, row, judgement)
+    return {"status": "judged", "evaluation_id": str(stored["id"]), "flagged": judgement.flagged}
+
+
+def _skipped(query_id: str, reason: str) -> dict[str, Any]:
+    log.info("judging %s skipped: %s", query_id, reason)
+    return {"status": "skipped", "reason": reason}
+
+
+def _log_judgement(stored: dict[str, Any], judgement: Judgement, usage: TokenUsage) -> None:
+    """One JSON line; WARNING when flagged, so an alert can watch for it. Scores and ids only."""
+    line = {
+        "event": "groundedness",
+        "evaluation_id": str(stored["id"]),
+        "query_id": str(stored["query_id"]),
+        "run_id": str(stored["run_id"]) if stored["run_id"] else None,
+        "project_id": str(stored["project_id"]),
+        "claims": len(judgement.claims),
+        "unsupported": sum(not claim.supported for claim in judgement.claims),
+        "groundedness": judgement.groundedness,
+        "relevance": judgement.relevance,
+        "hallucination_risk": judgement.hallucination_risk,
+        "flagged": judgement.flagged,
+        "tokens": usage.by_model,
+    }
+    log.log(logging.WARNING if judgement.flagged else logging.INFO, json.dumps(line))
+
+
+async def _feedback(ctx: dict[str, Any], row: dict[str, Any], judgement: Judgement) -> None:
+    tracing = ctx.get("tracing")
+    if tracing is None or row["run_id"] is None:
+        return
+    try:  # the LangSmith client blocks on the network
+        await asyncio.to_thread(tracing.record_feedback, row["run_id"], judgement)
+    except Exception as error:  # the evaluation is stored; feedback is a copy for LangSmith
+        log.warning("langsmith feedback for run %s failed: %s", row["run_id"], type(error).__name__)
+
+
+async def purge_query_history(ctx: dict[str, Any]) -> dict[str, Any]:
+    days = ctx["settings"].query_history_retention_days
+    async with ctx["pool"].connection() as conn:
+        deleted = await history.purge_expired(conn, retention_days=days)
+    if deleted:
+        log.info("query history: %d rows older than %d days purged", deleted, days)
+    return {"deleted": deleted, "retention_days": days}
