@@ -20,7 +20,7 @@ from agents.common.context import AgentContext
 from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.prompts import Grade, grading_messages
 from agents.question_evaluator.state import InputState, OutputState, State, Verdict
-from agents.question_generator.graph import term_coverage
+from agents.question_generator.checks import term_coverage
 from core.retrieval import Candidate, Filters
 from core.store import questions
 from core.structured import ask_structured

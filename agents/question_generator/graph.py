@@ -7,7 +7,6 @@ select_sources ─(none)→ END
 """
 
 import asyncio
-import re
 import time
 from typing import Any, Literal
 
@@ -16,6 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from agents.common.context import AgentContext
+from agents.question_generator.checks import answer_support, cosine, fold, refers_to_source, unit_interval
 from agents.question_generator.config import GeneratorConfig
 from agents.question_generator.prompts import SCHEMAS, generation_messages
 from agents.question_generator.state import (
@@ -33,20 +33,6 @@ from core.store import questions
 from core.store.questions import NewQuestion
 from core.structured import StructuredOutputError, ask_structured
 
-# Words that carry no content, so an answer's support is judged on its key terms (English and Portuguese).
-_STOPWORDS = frozenset(
-    re.findall(
-        r"\w+",
-        """the and for are but not you your with this that these those from into its was were has have had
-        can will would should could may might does did than then there their they them what which who when
-        where why how all any each some such only also very use used using one two
-        que com para por uma umas uns dos das nos nas não sim são ser está isso esse essa este esta como
-        mais mas pelo pela seu sua ele ela eles elas qual quando onde""",
-    )
-)
-# A shared 5-letter prefix counts as the same word ("borrowing" ~ "borrowed", "mutável" ~ "mutáveis").
-_STEM = 5
-
 
 def _user(ctx: AgentContext) -> Any:
     if ctx.user_id is None:
@@ -54,61 +40,6 @@ def _user(ctx: AgentContext) -> Any:
             "the question generator stores questions for a user: AgentContext.user_id is required"
         )
     return ctx.user_id
-
-
-def _terms(text: str) -> list[str]:
-    words = re.findall(r"\w+", text.casefold())
-    return [w for w in words if w.isdigit() or (len(w) >= 3 and w not in _STOPWORDS)]
-
-
-def term_coverage(text: str, other: str) -> float | None:
-    """Share of `text`'s key terms that occur in `other` (crudely stemmed), 0..1; None when `text`
-    has no key term (e.g. a bare symbol)."""
-    terms = _terms(text)
-    if not terms:
-        return None
-    words = set(re.findall(r"\w+", other.casefold()))
-    stems = {w[:_STEM] for w in words if len(w) >= _STEM}
-    found = sum(1 for t in terms if t in words or (len(t) >= _STEM and t[:_STEM] in stems))
-    return found / len(terms)
-
-
-def answer_support(answer: str, source_text: str) -> float:
-    """How far the answer's key terms occur in its sources, 0..1 (0.5 when there is nothing to check).
-
-    A question whose answer is not in its source is the typical failure of a small model (an answer
-    from its own memory, or a made-up one); this catches it without another model call."""
-    coverage = term_coverage(answer, source_text)
-    return 0.5 if coverage is None else coverage
-
-
-# A question that points at "the source" or "the code provided" cannot be answered on its own: students
-# never see the chunk.
-_REFERS_TO_SOURCE = re.compile(
-    r"\b(the|this|that) (source|text|passage|excerpt|chunk)\b|\bsource text\b"
-    r"|\b(o|este|neste|do) (texto|trecho)\b|\b(given|provided|above|following) (code|snippet|example)\b"
-    r"|\b(code|snippet) (provided|above|shown)\b",
-    re.IGNORECASE,
-)
-
-
-def refers_to_source(question: str) -> bool:
-    return _REFERS_TO_SOURCE.search(question) is not None
-
-
-def _unit(value: float) -> float:
-    """The model's confidence in 0..1 (a reply of 85 means 85 %; a small overshoot like 1.2 is just 1)."""
-    if 1.5 < value <= 100:
-        value /= 100
-    return float(min(1.0, max(0.0, value)))
-
-
-def _fold(text: str) -> str:
-    return " ".join(text.casefold().split()).strip(" .`'\"")
-
-
-def _cosine(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.dot(a, b) / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))
 
 
 def group_sources(candidates: list[Candidate], config: GeneratorConfig) -> list[list[Candidate]]:
@@ -221,8 +152,8 @@ async def check(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     distractors: list[str] = []
     if pending.type == "multiple_choice":
         distractors = [str(d).strip() for d in reply["distractors"]]  # type: ignore[attr-defined]
-        folded = {_fold(d) for d in distractors}
-        if len(distractors) != 3 or "" in folded or len(folded) != 3 or _fold(answer) in folded:
+        folded = {fold(d) for d in distractors}
+        if len(distractors) != 3 or "" in folded or len(folded) != 3 or fold(answer) in folded:
             return _rejected(
                 state, pending, "bad_distractors", "needs 3 distinct distractors unlike the answer"
             )
@@ -233,13 +164,13 @@ async def check(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         return _rejected(state, pending, "no_valid_source", f"claimed {claimed}, given {list(by_id)}")
 
     support = answer_support(answer, " ".join(f"{c.context_header} {c.text}" for c in used))
-    model_confidence = _unit(float(reply["confidence"]))  # type: ignore[arg-type]
+    model_confidence = unit_interval(float(reply["confidence"]))  # type: ignore[arg-type]
     confidence = config.model_weight * model_confidence + (1 - config.model_weight) * support
     started = time.perf_counter()
     embedding = np.asarray(await asyncio.to_thread(ctx.retriever.embeddings.embed_query, text), np.float32)
     ctx.timings_ms["embed"] = ctx.timings_ms.get("embed", 0.0) + (time.perf_counter() - started) * 1000
     for earlier in state.accepted:
-        similarity = _cosine(earlier.embedding, embedding)
+        similarity = cosine(earlier.embedding, embedding)
         if similarity >= config.duplicate_similarity:
             return _rejected(state, pending, "duplicate", earlier.question, similarity=similarity)
     async with ctx.retriever.pool.connection() as conn:

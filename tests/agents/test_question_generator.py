@@ -20,8 +20,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from agents.common.context import AgentContext
+from agents.question_generator.checks import answer_support
 from agents.question_generator.config import GeneratorConfig
-from agents.question_generator.graph import answer_support, graph
+from agents.question_generator.graph import graph
 from core.db import open_pool
 from core.embeddings import make_embeddings
 from core.retrieval import RetrievalConfig, Retriever
