@@ -4,7 +4,6 @@ scripted judge), the evaluations summary, sampling rates and the retention purge
 
 import json
 import logging
-import random
 import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -20,12 +19,11 @@ from fastapi import FastAPI
 from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 
-from backend.audit import sample_rate, sampled
 from backend.main import create_app
 from core.queue import QUEUE_NAME
 from core.services import ServiceUrls
 from core.settings import Settings
-from core.store import evaluations, history
+from core.store import history
 from tests.conftest import Caller, UserFactory, create_project, upload, wait_for_job
 from workers.judge_jobs import judge_answer_job, purge_query_history
 
@@ -231,17 +229,6 @@ async def test_rate_zero_and_the_project_override_are_honoured(course: Course) -
     assert bad.status_code == 422
 
 
-def test_sampling_rate_over_many_draws() -> None:
-    rng = random.Random(1234)
-    for rate in (0.15, 0.5):
-        hits = sum(sampled(rate, rng) for _ in range(1000))
-        assert abs(hits / 1000 - rate) < 0.04, (rate, hits)  # > 3.5 standard deviations either side
-    assert all(sampled(1.0, rng) for _ in range(1000)) and not any(sampled(0.0, rng) for _ in range(1000))
-    settings = Settings(_env_file=None, groundedness_sample_rate=0.15)  # type: ignore[call-arg]
-    assert sample_rate({"groundedness_sample_rate": None}, settings) == 0.15
-    assert sample_rate({"groundedness_sample_rate": 0.0}, settings) == 0.0
-
-
 async def test_history_is_for_owners_only(course: Course, make_user: UserFactory) -> None:
     url = f"/projects/{course.project_id}/queries"
     assert (await course.http.get(url, headers=course.editor)).status_code == 403
@@ -263,57 +250,6 @@ async def test_a_note_request_leaves_a_writer_row_and_a_log_line(
     assert line["request_id"] == rid and line["job_id"] == response.json()["job_id"]
     query = await query_for(course, rid)
     assert query["agent"] == "writer" and query["question"] == "constants" and query["outcome"] == "queued"
-
-
-async def test_evaluations_summary_over_a_window(course: Course, db: Conn, make_user: UserFactory) -> None:
-    """Three judged queries in a fresh project, one of them two days old."""
-    owner = await make_user("eval-owner")
-    project_id = await create_project(course.http, owner, name="evaluated")
-    owner_id = await user_id(db, owner)
-    scores = [(0.9, False), (0.2, True), (0.5, False)]
-    for groundedness, flagged in scores:
-        query_id = await history.insert_query(
-            db, project_id=project_id, user_id=owner_id, agent="qa", question="q", answer="a"
-        )
-        stored = await evaluations.insert_evaluation(
-            db,
-            project_id=project_id,
-            user_id=owner_id,
-            query_id=query_id,
-            claims=[],
-            groundedness=groundedness,
-            relevance=1.0,
-            hallucination_risk=1 - groundedness,
-            flagged=flagged,
-            judge_model="fake",
-        )
-        assert stored is not None
-    await db.execute(
-        "UPDATE rag_evaluations SET created_at = now() - interval '2 days'"
-        " WHERE project_id = %s AND groundedness > 0.8",
-        (project_id,),
-    )
-    url = f"/projects/{project_id}/evaluations"
-    everything = (await course.http.get(url, headers=owner)).json()
-    assert everything["summary"]["count"] == 3
-    assert everything["summary"]["mean_groundedness"] == pytest.approx((0.9 + 0.2 + 0.5) / 3, abs=1e-6)
-    assert everything["summary"]["flagged_share"] == pytest.approx(1 / 3)
-    assert [e["groundedness"] for e in everything["evaluations"]] == pytest.approx([0.5, 0.2, 0.9])
-    recent = (await course.http.get(url, params={"since": "2000-01-01T00:00:00Z"}, headers=owner)).json()
-    assert recent["summary"]["count"] == 3
-    cur = await db.execute("SELECT now() - interval '1 day' AS t")
-    day_ago = (await cur.fetchone())["t"].isoformat()  # type: ignore[index]
-    last_day = (await course.http.get(url, params={"since": day_ago}, headers=owner)).json()
-    assert last_day["summary"] == {"count": 2, "mean_groundedness": pytest.approx(0.35), "flagged_share": 0.5}
-    older = (await course.http.get(url, params={"until": day_ago}, headers=owner)).json()
-    assert older["summary"]["count"] == 1 and older["evaluations"][0]["groundedness"] == pytest.approx(0.9)
-    assert (
-        await course.http.get(url, params={"since": day_ago, "until": day_ago}, headers=owner)
-    ).status_code == 422
-    empty = (await course.http.get(url, params={"until": "2000-01-01T00:00:00Z"}, headers=owner)).json()
-    assert empty["summary"] == {"count": 0, "mean_groundedness": None, "flagged_share": None}
-    # Members read evaluations (not only owners); other users do not see the project.
-    assert (await course.http.get(url, headers=course.owner)).status_code == 404
 
 
 async def test_retention_zero_writes_no_history(course: Course, db: Conn) -> None:
