@@ -120,6 +120,31 @@ async def _search(
         await pool.close()
 
 
+EVAL_SUITES = ("qa", "retrieval", "groundedness-judge")
+
+
+# --help goes to the suite, whose options are the ones worth reading.
+@app.command(
+    "eval",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+)
+def run_eval(
+    ctx: typer.Context,
+    suite: str = typer.Argument(..., help="qa, retrieval or groundedness-judge."),
+) -> None:
+    """Run an eval suite of evals/ and write its report; the suite's own options follow, e.g.
+    `studyai eval qa --groundedness` (see `studyai eval SUITE --help`)."""
+    if suite == "qa":
+        from evals.qa.__main__ import main as suite_main
+    elif suite == "retrieval":
+        from evals.retrieval.__main__ import main as suite_main
+    elif suite == "groundedness-judge":
+        from evals.groundedness_judge import main as suite_main
+    else:
+        raise typer.BadParameter(f"unknown suite {suite!r}; one of {', '.join(EVAL_SUITES)}")
+    suite_main(list(ctx.args))
+
+
 @users_app.command("create")
 def create_user(email: str, key_name: str = typer.Option("default", help="A label for the key.")) -> None:
     """Create a user (or reuse one with this email) and print a new API key, once."""

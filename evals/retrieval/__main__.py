@@ -20,15 +20,10 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-import httpx
-from psycopg_pool import AsyncConnectionPool
-
-from backend.main import create_app
 from core.migrations import apply_migrations
 from core.retrieval import RetrievalConfig, Retriever
 from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
-from core.store import users
 from evals.retrieval.beir import BeirDataset, load_dataset
 from evals.retrieval.ingest import create_project, load_corpus, project_exists
 from evals.retrieval.run import (
@@ -39,8 +34,8 @@ from evals.retrieval.run import (
     evaluate_queries,
     markdown_report,
 )
+from evals.stack import REPO_ROOT, api_session, liveness_check, start_worker, stop_worker
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 BM25_REFERENCE = 0.6945  # nDCG@10 of bm25s (k1 0.9, b 0.4) on SciFact train, DESIGN.md §4
 EVAL_USER = "retrieval-evals@studyai.local"
 
@@ -96,30 +91,6 @@ def main(argv: list[str] | None = None) -> None:
             stop_worker(worker)
 
 
-def start_worker(urls: ServiceUrls, settings: Settings) -> subprocess.Popen[bytes]:
-    """The same worker a deployment runs, told where the stack is and how to chunk and cache."""
-    environment = {
-        **os.environ,
-        "DATABASE_URL": urls.database_url,
-        "REDIS_URL": urls.redis_url,
-        "STUDYAI_DATA_DIR": str(settings.data_dir),
-        "EMBEDDING_CACHE_PATH": str(settings.embedding_cache_path),
-        "CHUNK_MAX_CHARS": str(settings.chunk_max_chars),
-    }
-    log = open(settings.data_dir / "worker.log", "ab")  # noqa: SIM115  # closed with the process
-    return subprocess.Popen(
-        [sys.executable, "-m", "workers"], env=environment, stdout=log, stderr=log, cwd=REPO_ROOT
-    )
-
-
-def stop_worker(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-
-
 async def run_stack(
     args: argparse.Namespace,
     dataset: BeirDataset,
@@ -128,62 +99,52 @@ async def run_stack(
     worker: subprocess.Popen[bytes],
     report: Path,
 ) -> None:
-    def worker_alive() -> None:
-        if worker.poll() is not None:
-            raise RuntimeError(
-                f"the worker exited ({worker.returncode}); see {settings.data_dir / 'worker.log'}"
-            )
-
     state_path = settings.data_dir / "corpus-state.json"
     state: dict[str, Any] = json.loads(state_path.read_text()) if state_path.exists() else {}
-    app = create_app(settings, urls)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://evals", timeout=120) as http:
-            headers = await eval_user_headers(app.state.pool)
-            project_id = state.get("project_id")
-            if not project_id or not await project_exists(http, headers, project_id):
-                project_id = await create_project(http, headers, f"evals: {dataset.name}")
-                state = {"dataset": dataset.name, "project_id": project_id}
+    async with api_session(settings, urls, email=EVAL_USER, key_name="retrieval-evals") as session:
+        http, headers = session.http, session.headers
+        project_id = state.get("project_id")
+        if not project_id or not await project_exists(http, headers, project_id):
+            project_id = await create_project(http, headers, f"evals: {dataset.name}")
+            state = {"dataset": dataset.name, "project_id": project_id}
 
-            def save(mapping: dict[str, str]) -> None:
-                state["documents"] = mapping
-                state_path.write_text(json.dumps(state, indent=1))
+        def save(mapping: dict[str, str]) -> None:
+            state["documents"] = mapping
+            state_path.write_text(json.dumps(state, indent=1))
 
-            loaded = await load_corpus(
-                http, headers, project_id, dataset.corpus, save=save, health_check=worker_alive
-            )
-            if loaded.uploaded == len(dataset.corpus):
-                state["first_load_seconds"] = round(loaded.seconds, 1)
-                save(loaded.documents)
-            print(
-                f"corpus ready in {loaded.seconds:.0f} s ({loaded.uploaded} documents uploaded in this run)"
-            )
+        alive = liveness_check(worker, settings)
+        loaded = await load_corpus(http, headers, project_id, dataset.corpus, save=save, health_check=alive)
+        if loaded.uploaded == len(dataset.corpus):
+            state["first_load_seconds"] = round(loaded.seconds, 1)
+            save(loaded.documents)
+        print(
+            f"corpus ready in {loaded.seconds:.0f} s ({loaded.uploaded} documents uploaded in this run)"
+        )
 
-            pool = app.state.pool
-            corpus_of = await chunk_corpus_ids(pool, project_id=UUID(project_id), documents=loaded.documents)
-            # Depth 100 on both sides, so Recall@100 sees a full list whatever the deployment's settings.
-            config = replace(
-                RetrievalConfig.from_settings(settings), candidate_depth=DEPTH, rerank_depth=DEPTH
-            )
-            retriever = Retriever(pool, app.state.retriever.embeddings, app.state.retriever.reranker, config)
-            queries = dataset.judged_queries()
-            if args.limit:
-                queries = dict(list(queries.items())[: args.limit])
-            weights = [float(w) for w in args.blend_weights.split(",") if w.strip()]
-            started = time.monotonic()
-            results = await evaluate_queries(
-                retriever,
-                project_id=UUID(project_id),
-                queries=queries,
-                qrels=dataset.qrels,
-                corpus_of=corpus_of,
-                rerankers=configured_rerankers(settings),
-                blend_weights=weights,
-                on_progress=lambda done, partial: write_partial(
-                    partial, done, len(queries), settings.data_dir
-                ),
-            )
+        pool = session.pool
+        corpus_of = await chunk_corpus_ids(pool, project_id=UUID(project_id), documents=loaded.documents)
+        # Depth 100 on both sides, so Recall@100 sees a full list whatever the deployment's settings.
+        config = replace(
+            RetrievalConfig.from_settings(settings), candidate_depth=DEPTH, rerank_depth=DEPTH
+        )
+        retriever = Retriever(pool, session.retriever.embeddings, session.retriever.reranker, config)
+        queries = dataset.judged_queries()
+        if args.limit:
+            queries = dict(list(queries.items())[: args.limit])
+        weights = [float(w) for w in args.blend_weights.split(",") if w.strip()]
+        started = time.monotonic()
+        results = await evaluate_queries(
+            retriever,
+            project_id=UUID(project_id),
+            queries=queries,
+            qrels=dataset.qrels,
+            corpus_of=corpus_of,
+            rerankers=configured_rerankers(settings),
+            blend_weights=weights,
+            on_progress=lambda done, partial: write_partial(
+                partial, done, len(queries), settings.data_dir
+            ),
+        )
     meta = {
         "command": shlex.join(["python", "-m", "evals.retrieval", *sys.argv[1:]]),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -217,14 +178,6 @@ def write_partial(results: list[SystemResult], done: int, total: int, workdir: P
     """A long run that is stopped still leaves its figures so far, in the workdir (not a report)."""
     meta = {"dataset": workdir.name, "partial": f"{done} of {total} queries"}
     (workdir / "partial-report.md").write_text(markdown_report(results, meta))
-
-
-async def eval_user_headers(pool: AsyncConnectionPool) -> dict[str, str]:
-    """The same user on every run (its project is reused); a fresh key each run, so none is stored."""
-    async with pool.connection() as conn:
-        user = await users.create_user(conn, email=EVAL_USER)
-        key = await users.create_api_key(conn, user_id=user["id"], name="retrieval-evals")
-    return {"Authorization": f"Bearer {key}"}
 
 
 def settings_line(settings: Settings, config: RetrievalConfig) -> str:

@@ -38,3 +38,15 @@ async def test_users_create_prints_a_working_key(
     assert stored["n"] == 0
     user = await (await db.execute("SELECT email FROM users WHERE email = 'ana@example.org'")).fetchone()
     assert user is not None
+
+
+def test_eval_passes_the_suite_its_own_options() -> None:
+    def studyai(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "backend.cli", "eval", *args]
+        return subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+
+    shown = studyai("qa", "--help")
+    assert shown.returncode == 0, shown.stderr
+    assert "--groundedness" in shown.stdout and "--chapters" in shown.stdout
+    unknown = studyai("nonsense")
+    assert unknown.returncode != 0 and "unknown suite" in unknown.stderr

@@ -1,0 +1,1 @@
+"""RAG QA evaluation over the development quizzes and FaQuAD (python -m evals.qa)."""

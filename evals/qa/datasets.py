@@ -1,0 +1,148 @@
+"""QA eval cases from the development data: the Rust book's quizzes of chapters 1–9 (multiple choice
+and short answer; code-tracing questions need a compiler, not a book), a sample of FaQuAD's training
+questions (Portuguese, extractive), and questions that the material does not answer.
+
+Each case names the documents its project holds and the evidence a good citation shows: the quiz's
+chapter file, or a FaQuAD gold answer span."""
+
+import json
+import random
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+Kind = Literal["multiple_choice", "short_answer", "extractive", "absent"]
+LETTERS = "ABCDEFGH"
+MC_INSTRUCTION = "Which option is correct? Give its letter and explain."
+
+
+@dataclass(frozen=True)
+class QACase:
+    id: str
+    dataset: str  # 'rust-quizzes', 'faquad', or the dataset an absent case is asked in
+    kind: Kind
+    question: str  # exactly what is asked, options included
+    answers: tuple[str, ...] = ()  # gold answers (the correct option's text for multiple choice)
+    options: tuple[str, ...] = ()  # multiple choice, in the order shown
+    evidence_files: frozenset[str] = frozenset()  # a citation of one of these files is on target
+    evidence_texts: tuple[str, ...] = ()  # or: a cited chunk containing one of these is on target
+
+
+@dataclass
+class Corpus:
+    name: str
+    language: str
+    files: dict[str, str] = field(default_factory=dict)  # file name -> Markdown text
+
+
+@dataclass
+class QADataset:
+    corpus: Corpus
+    cases: list[QACase]
+
+
+def rust_quizzes(
+    data_dir: Path, *, chapters: range = range(1, 10), limit: int = 0, seed: int = 7
+) -> QADataset:
+    """The book's chapter files of `chapters` as the project, their quizzes as cases."""
+    book = data_dir / "rust-book"
+    corpus = Corpus("rust-book", "en")
+    for path in sorted((book / "src").glob("ch*.md")):
+        if _chapter(path.name) in chapters:
+            corpus.files[path.name] = path.read_text()
+    rng = random.Random(seed)
+    cases: list[QACase] = []
+    for quiz in sorted((book / "quizzes").glob("ch*.toml")):
+        if _chapter(quiz.name) not in chapters:
+            continue
+        section = quiz.name[: len("ch00-00")]
+        files = frozenset(name for name in corpus.files if name.startswith(section))
+        for number, item in enumerate(tomllib.loads(quiz.read_text()).get("questions", [])):
+            case = _quiz_case(item, f"{quiz.stem}#{number}", files, rng)
+            if case is not None:
+                cases.append(case)
+    if limit:
+        cases = rng.sample(cases, min(limit, len(cases)))
+    return QADataset(corpus, cases)
+
+
+def _chapter(filename: str) -> int:
+    match = re.match(r"ch(\d+)-", filename)
+    return int(match.group(1)) if match else -1
+
+
+def _quiz_case(item: dict, case_id: str, files: frozenset[str], rng: random.Random) -> QACase | None:
+    prompt, answer = item.get("prompt", {}), item.get("answer", {})
+    question = str(prompt.get("prompt", "")).strip()
+    if not question or not files:
+        return None
+    if item.get("type") == "MultipleChoice":
+        correct = answer.get("answer")
+        if not isinstance(correct, str):  # several correct options: not a single-answer question
+            return None
+        options = [correct, *[str(d) for d in prompt.get("distractors", [])]]
+        rng.shuffle(options)
+        shown = "\n".join(f"{LETTERS[i]}) {option}" for i, option in enumerate(options))
+        return QACase(
+            id=case_id,
+            dataset="rust-quizzes",
+            kind="multiple_choice",
+            question=f"{question}\n\nOptions:\n{shown}\n\n{MC_INSTRUCTION}",
+            answers=(correct,),
+            options=tuple(options),
+            evidence_files=files,
+        )
+    if item.get("type") == "ShortAnswer":
+        gold = answer.get("answer")
+        if not isinstance(gold, str) or not gold.strip():
+            return None
+        return QACase(case_id, "rust-quizzes", "short_answer", question, (gold,), evidence_files=files)
+    return None
+
+
+def faquad(data_dir: Path, *, articles: int = 3, limit: int = 20, seed: int = 7) -> QADataset:
+    """A few FaQuAD articles as Markdown documents (one per article), their questions as cases."""
+    data = json.loads((data_dir / "faquad" / "train.json").read_text())["data"]
+    rng = random.Random(seed)
+    chosen = rng.sample(data, min(articles, len(data)))
+    corpus = Corpus("faquad", "pt")
+    cases: list[QACase] = []
+    for number, article in enumerate(chosen):
+        name = f"faquad-{number:02d}.md"
+        paragraphs = [p["context"].strip() for p in article["paragraphs"]]
+        corpus.files[name] = f"# {article['title']}\n\n" + "\n\n".join(paragraphs) + "\n"
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                golds = tuple(dict.fromkeys(a["text"].strip() for a in qa["answers"] if a["text"].strip()))
+                if golds:
+                    cases.append(
+                        QACase(qa["id"], "faquad", "extractive", qa["question"].strip(), golds,
+                               evidence_files=frozenset(), evidence_texts=golds)
+                    )  # fmt: skip
+    return QADataset(corpus, rng.sample(cases, min(limit, len(cases))))
+
+
+# Questions neither project's material answers; hand-written for this eval (development data).
+ABSENT = {
+    "rust-book": (
+        "How do I configure a Kubernetes ingress controller for TLS termination?",
+        "What is the boiling point of ethanol at sea level?",
+        "Which year did the Apollo 11 mission land on the Moon?",
+        "How do I write an SQL window function that computes a running total?",
+        "What is the time complexity of Dijkstra's algorithm with a Fibonacci heap?",
+    ),
+    "faquad": (
+        "Qual é a capital da Austrália?",
+        "Quem escreveu o romance Dom Casmurro?",
+        "Como se calcula a derivada de uma função exponencial?",
+    ),
+}
+
+
+def absent_cases(corpus: Corpus) -> list[QACase]:
+    return [
+        QACase(f"absent-{corpus.name}-{i}", corpus.name, "absent", question)
+        for i, question in enumerate(ABSENT.get(corpus.name, ()))
+    ]

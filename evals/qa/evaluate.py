@@ -1,0 +1,131 @@
+"""The evaluators over saved QA records: correctness and citations (evals.qa.scoring), retrieval hit,
+and optionally groundedness by the same judge the sampled-answer job uses."""
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from psycopg_pool import AsyncConnectionPool
+
+from core.llm import make_chat_model, structured_mode
+from core.services import ServiceUrls
+from core.settings import Settings
+from evals.qa.datasets import QACase, QADataset
+from evals.qa.report import GroupFigures, figures, markdown_report, write_chart
+from evals.qa.run import ChunkInfo, QARecord, chunk_info
+from evals.qa.scoring import CaseScore, contains, score_case
+
+
+@dataclass
+class EvalOutcome:
+    rows: list[GroupFigures]
+    records: list[QARecord]
+    judge_seconds: float | None
+
+
+async def evaluate(
+    datasets: Sequence[QADataset],
+    records: Sequence[QARecord],
+    projects: dict[str, str],
+    pool: AsyncConnectionPool,
+    *,
+    settings: Settings,
+    urls: ServiceUrls,
+    groundedness: bool,
+) -> EvalOutcome:
+    cases = {case.id: (dataset, case) for dataset in datasets for case in dataset.cases}
+    records = [r for r in records if r.case_id in cases]
+    chunks: dict[str, dict[int, ChunkInfo]] = {}
+    for dataset in datasets:
+        mine = [r for r in records if cases[r.case_id][0] is dataset]
+        ids = [i for r in mine for i in (*r.cited_ids, *r.retrieved_ids)]
+        chunks[dataset.corpus.name] = await chunk_info(pool, projects[dataset.corpus.name], ids)
+    scores: dict[str, CaseScore] = {}
+    hits: dict[str, bool] = {}
+    for record in records:
+        dataset, case = cases[record.case_id]
+        known = chunks[dataset.corpus.name]
+        cited = [known[i] for i in record.cited_ids if i in known]
+        scores[record.case_id] = score_case(
+            case,
+            answer=record.answer,
+            has_answer=record.has_answer,
+            cited_files=[c.filename for c in cited],
+            cited_texts=[c.text for c in cited],
+        )
+        if case.kind != "absent":
+            hits[record.case_id] = any(
+                _is_evidence(case, known[i]) for i in record.retrieved_ids if i in known
+            )
+    judged, judge_seconds = None, None
+    if groundedness:
+        started = time.perf_counter()
+        judged = await judge_all(records, cases, chunks, settings, urls)
+        judge_seconds = time.perf_counter() - started
+    groups: dict[str, list[QARecord]] = {}
+    for record in records:
+        dataset, case = cases[record.case_id]
+        groups.setdefault(f"{dataset.corpus.name} / {case.kind}", []).append(record)
+    rows = [figures(name, group, scores, hits, judged) for name, group in sorted(groups.items())]
+    rows.append(figures("all", records, scores, hits, judged))
+    return EvalOutcome(rows, list(records), judge_seconds)
+
+
+def _is_evidence(case: QACase, chunk: ChunkInfo) -> bool:
+    return chunk.filename in case.evidence_files or any(contains(chunk.text, g) for g in case.evidence_texts)
+
+
+async def judge_all(
+    records: Sequence[QARecord],
+    cases: dict[str, tuple[QADataset, QACase]],
+    chunks: dict[str, dict[int, ChunkInfo]],
+    settings: Settings,
+    urls: ServiceUrls,
+) -> dict[str, tuple[float, bool]]:
+    """(groundedness, flagged) per answered record, judged against the chunks the answer was given."""
+    from agents.groundedness import JudgeChunk, judge_answer
+
+    llm = make_chat_model(settings, base_url=urls.llm_base_url)
+    mode = structured_mode(settings)
+    judged: dict[str, tuple[float, bool]] = {}
+    for record in records:
+        if not record.has_answer or record.error:
+            continue
+        known = chunks[cases[record.case_id][0].corpus.name]
+        given = [
+            JudgeChunk(i, known[i].text) for i in (record.selected_ids or record.retrieved_ids) if i in known
+        ]
+        judgement = await judge_answer(
+            llm, question=record.question, answer=record.answer, chunks=given, mode=mode
+        )
+        judged[record.case_id] = (judgement.groundedness, judgement.flagged)
+    return judged
+
+
+def write_report(outcome: EvalOutcome, report: Path, *, command: str, settings: Settings) -> None:
+    done = [r for r in outcome.records if r.error is None]
+    meta = {
+        "command": command,
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "chat model": settings.llm_base_url or f"embedded {settings.llm_local_model} (llama.cpp, CPU)",
+        "embedding": settings.embedding_model,
+        "questions": f"{len(outcome.records)} asked, {len(done)} answered without error",
+    }
+    if outcome.judge_seconds is not None:
+        meta["groundedness judge time"] = f"{outcome.judge_seconds:.0f} s"
+    notes = [
+        "accuracy: multiple choice = the option the reply names is right; short/extractive = a gold"
+        " answer appears in the reply or token F1 >= 0.5; absent = the reply says not found.",
+        "not found: share of replies with has_answer false (for absent questions that is the right reply).",
+        "citation precision: cited chunks from the quiz's chapter file, or holding a FaQuAD gold answer,"
+        " over all cited chunks. retrieval hit: such a chunk is among the chunks retrieved.",
+        "latency: whole streamed reply and time to the first token event, seen by an HTTP client.",
+    ]
+    text = markdown_report("RAG QA evaluation", outcome.rows, meta, notes)
+    print(text)
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.with_suffix(".md").write_text(text)
+    write_chart(outcome.rows, outcome.records, report.with_suffix(".png"), f"RAG QA: {meta['questions']}")
+    print(f"wrote {report.with_suffix('.md')} and {report.with_suffix('.png')}")

@@ -1,0 +1,118 @@
+"""The real stack for an eval run: embedded services, an arq worker subprocess, the API in-process.
+
+Evals always run on embedded services in their own data dir, so an eval project never lands in a
+configured production database."""
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import uvicorn
+from psycopg_pool import AsyncConnectionPool
+
+from backend.main import create_app
+from core.retrieval import Retriever
+from core.services import ServiceUrls
+from core.settings import Settings
+from core.store import users
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def start_worker(urls: ServiceUrls, settings: Settings) -> subprocess.Popen[bytes]:
+    """The same worker a deployment runs, told where the stack is and how to chunk and cache."""
+    environment = {
+        **os.environ,
+        "DATABASE_URL": urls.database_url,
+        "REDIS_URL": urls.redis_url,
+        "STUDYAI_DATA_DIR": str(settings.data_dir),
+        "CHUNK_MAX_CHARS": str(settings.chunk_max_chars),
+    }
+    if settings.embedding_cache_path:
+        environment["EMBEDDING_CACHE_PATH"] = str(settings.embedding_cache_path)
+    if urls.llm_base_url:
+        environment["LLM_BASE_URL"] = urls.llm_base_url
+    log = open(settings.data_dir / "worker.log", "ab")  # noqa: SIM115  # closed with the process
+    return subprocess.Popen(
+        [sys.executable, "-m", "workers"], env=environment, stdout=log, stderr=log, cwd=REPO_ROOT
+    )
+
+
+def stop_worker(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def liveness_check(worker: subprocess.Popen[bytes], settings: Settings) -> Callable[[], None]:
+    def worker_alive() -> None:
+        if worker.poll() is not None:
+            raise RuntimeError(
+                f"the worker exited ({worker.returncode}); see {settings.data_dir / 'worker.log'}"
+            )
+
+    return worker_alive
+
+
+async def eval_user_headers(pool: AsyncConnectionPool, email: str, key_name: str) -> dict[str, str]:
+    """The same user on every run (its project is reused); a fresh key each run, so none is stored."""
+    async with pool.connection() as conn:
+        user = await users.create_user(conn, email=email)
+        key = await users.create_api_key(conn, user_id=user["id"], name=key_name)
+    return {"Authorization": f"Bearer {key}"}
+
+
+@dataclass
+class ApiSession:
+    http: httpx.AsyncClient
+    headers: dict[str, str]
+    pool: AsyncConnectionPool
+    retriever: Retriever
+
+
+@asynccontextmanager
+async def api_session(
+    settings: Settings, urls: ServiceUrls, *, email: str, key_name: str, timeout: float = 120
+) -> AsyncIterator[ApiSession]:
+    """The API app run in-process (its lifespan included), with a client signed in as the eval user."""
+    app = create_app(settings, urls)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://evals", timeout=timeout) as http:
+            headers = await eval_user_headers(app.state.pool, email, key_name)
+            yield ApiSession(http, headers, app.state.pool, app.state.retriever)
+
+
+@asynccontextmanager
+async def api_server(
+    settings: Settings, urls: ServiceUrls, *, email: str, key_name: str, timeout: float = 600
+) -> AsyncIterator[ApiSession]:
+    """The API served by uvicorn on a free local port, with a client over real HTTP: a streamed reply
+    then arrives as a client would see it (an in-process ASGI transport buffers the whole body)."""
+    app = create_app(settings, urls)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    serving = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            if serving.done():
+                serving.result()  # raises why the server could not start
+            await asyncio.sleep(0.05)
+        base_url = f"http://127.0.0.1:{port}"
+        async with httpx.AsyncClient(base_url=base_url, timeout=timeout) as http:
+            headers = await eval_user_headers(app.state.pool, email, key_name)
+            yield ApiSession(http, headers, app.state.pool, app.state.retriever)
+    finally:
+        server.should_exit = True
+        await serving
