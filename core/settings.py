@@ -37,7 +37,7 @@ class Settings(BaseSettings):
     retrieval_rrf_k: int = 60
     retrieval_rerank_depth: int = 100  # fused candidates the reranker sees
     # Chunks the rarer query terms may bring in for BM25 scoring (core/retrieval/lexical.py).
-    retrieval_lexical_budget: int = 5000
+    retrieval_lexical_budget: int = 1000
     retrieval_exact_below: int = 10_000  # projects up to this many chunks are searched exactly
     hnsw_ef_search: int = 100
     hnsw_max_scan_tuples: int = 20_000
@@ -69,6 +69,12 @@ class Settings(BaseSettings):
     job_max_tries: int = 3
     worker_max_jobs: int = 2
     worker_poll_delay: float = 0.1  # seconds between queue polls; arq's 0.5 s default adds visible latency
+
+    # LangSmith: with an API key, agent runs are traced and groundedness verdicts attached as feedback;
+    # without one nothing is sent anywhere.
+    langsmith_api_key: str = ""
+    langsmith_endpoint: str = "https://api.smith.langchain.com"
+    langsmith_project: str = "studyai"
 
     # Query history (audit) and sampled groundedness judging (backend/audit.py, workers/judge_jobs.py).
     # 0 days keeps nothing: no history row is written (and so no answer is sampled for judging).

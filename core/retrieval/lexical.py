@@ -80,7 +80,7 @@ async def lexical_candidates(
     filters: Filters,
     user_id: UUID | None = None,
     limit: int,
-    budget: int = 5000,
+    budget: int = 1000,
     also_score: Sequence[int] = (),
     k1: float = 0.9,
     b: float = 0.4,

@@ -28,7 +28,7 @@ class RetrievalConfig:
     candidate_depth: int = 100
     rrf_k: int = 60
     rerank_depth: int = 100
-    lexical_budget: int = 5000
+    lexical_budget: int = 1000
     exact_below: int = 10_000
     ef_search: int = 100
     max_scan_tuples: int = 20_000

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from psycopg_pool import AsyncConnectionPool
 
+from agents.groundedness import judge_answer
 from core.llm import make_chat_model, structured_mode
 from core.services import ServiceUrls
 from core.settings import Settings
@@ -16,6 +17,7 @@ from evals.qa.datasets import QACase, QADataset
 from evals.qa.report import GroupFigures, figures, markdown_report, write_chart
 from evals.qa.run import ChunkInfo, QARecord, chunk_info
 from evals.qa.scoring import CaseScore, contains, score_case
+from workers.judge_jobs import chunks_to_judge
 
 
 @dataclass
@@ -84,9 +86,7 @@ async def judge_all(
     settings: Settings,
     urls: ServiceUrls,
 ) -> dict[str, tuple[float, bool]]:
-    """(groundedness, flagged) per answered record, judged against the chunks the answer was given."""
-    from agents.groundedness import JudgeChunk, judge_answer
-
+    """(groundedness, flagged) per answered record, judged as the worker judges a sampled answer."""
     llm = make_chat_model(settings, base_url=urls.llm_base_url)
     mode = structured_mode(settings)
     judged: dict[str, tuple[float, bool]] = {}
@@ -94,9 +94,9 @@ async def judge_all(
         if not record.has_answer or record.error:
             continue
         known = chunks[cases[record.case_id][0].corpus.name]
-        given = [
-            JudgeChunk(i, known[i].text) for i in (record.selected_ids or record.retrieved_ids) if i in known
-        ]
+        # What the sampled-answer job reads: the cited chunks first, then the retrieved ones, at most 5.
+        ids = {"cited_chunk_ids": record.cited_ids, "retrieved_chunk_ids": record.retrieved_ids}
+        given = chunks_to_judge(ids, {i: info.text for i, info in known.items()})
         judgement = await judge_answer(
             llm, question=record.question, answer=record.answer, chunks=given, mode=mode
         )
