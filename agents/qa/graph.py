@@ -19,6 +19,7 @@ from agents.common.language import question_language
 from agents.qa import prompts
 from agents.qa.config import DEFAULT_CONFIG, QAConfig
 from agents.qa.gate import judge
+from agents.qa.options import question_stem
 from agents.qa.state import DocumentRef, ModelAnswer, QAInput, QAOutput, QAState, QueryPlan, ThreadPlan
 from agents.qa.stream_json import JsonStream, bool_field, int_list_field, streams_content, string_field
 from agents.qa.threads import standalone_question
@@ -128,7 +129,7 @@ def make_nodes(config: QAConfig) -> dict[str, Any]:
         return {"retrieved": result.results, "document_filter": document}
 
     async def gate(state: QAState) -> dict[str, Any]:
-        decision = judge(state["plan"]["question"], state["retrieved"], config)
+        decision = judge(question_stem(state["plan"]["question"]), state["retrieved"], config)
         update: dict[str, Any] = {"gate": decision.as_dict()}
         if not decision.passed:
             update |= _not_found(state, "not_found")

@@ -17,6 +17,7 @@ from agents.qa import build_graph
 from agents.qa.config import QAConfig
 from agents.qa.gate import content_words, judge
 from agents.qa.graph import resolve_document
+from agents.qa.options import question_stem
 from agents.qa.prompts import NOT_FOUND, best_window
 from core.retrieval import Candidate
 from core.retrieval.types import RetrievalResult, StageTimings
@@ -444,3 +445,31 @@ def test_question_language_and_helpers() -> None:
     )
     window = best_window(text, "What is a String's capacity?", 200)
     assert "capacity of a String" in window and len(window) <= 200
+
+
+QUIZ = (
+    "Which statement best describes when a value is dropped?\n\nOptions:\n"
+    "A) When its owner goes out of scope\nB) When the garbage collector sweeps the arena\n"
+    "C) When a semaphore counter reaches zero\n\nWhich option is correct? Give its letter and explain."
+)
+
+
+def test_quiz_options_are_left_out_of_the_gate_coverage() -> None:
+    assert question_stem(QUIZ) == "Which statement best describes when a value is dropped?"
+    assert question_stem("What does A) mean here?") == "What does A) mean here?"  # one line is no list
+    # The wrong options' words (garbage, collector, semaphore...) are absent from the material by design.
+    config = QAConfig(dense_strong=0.95, dense_min=0.8, coverage_min=0.5)
+    related = [chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)]
+    assert not judge(QUIZ, related, config).passed
+    assert judge(question_stem(QUIZ), related, config).passed
+
+
+async def test_a_pasted_quiz_question_reaches_the_answer_model_with_its_options() -> None:
+    llm = RecordingFake(
+        responses=[plan(QUIZ), reply(answer="A) When its owner goes out of scope.", has_answer=True,
+                                     used_chunk_ids=[11])]
+    )  # fmt: skip
+    retriever = FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)])
+    out = await ask(context(llm, retriever), QUIZ)
+    assert out["gate"]["passed"] and out["outcome"] == "answered"
+    assert "C) When a semaphore counter reaches zero" in str(llm.prompts[-1])
