@@ -12,7 +12,7 @@ from core.db import open_pool
 from core.embeddings import make_embeddings
 from core.llm import make_chat_model
 from core.migrations import apply_migrations
-from core.queue import INDEX_DOCUMENT, JUDGE_ANSWER, PURGE_QUERY_HISTORY, QUEUE_NAME
+from core.queue import INDEX_DOCUMENT, JUDGE_ANSWER, PURGE_QUERY_HISTORY, QUEUE_NAME, WRITE_NOTE
 from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store.jobs import unfinished_jobs
@@ -44,7 +44,7 @@ def build_worker(settings: Settings, urls: ServiceUrls, **overrides: Any) -> Wor
         "functions": [
             func(index_document, name=INDEX_DOCUMENT, max_tries=settings.job_max_tries),
             # Two tries: a worker that died mid-note reruns it once; a finished note is never rewritten.
-            func(write_note, name="write_note", max_tries=2),
+            func(write_note, name=WRITE_NOTE, max_tries=2),
             # A worker that died mid-judgement reruns it once; the evaluation is written at most once.
             func(judge_answer_job, name=JUDGE_ANSWER, max_tries=2),
         ],

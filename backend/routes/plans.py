@@ -12,13 +12,12 @@ from agents.planner.state import outline_document
 from backend.audit import AuditDep
 from backend.deps import AgentContextDep, ConnDep, ProjectDep, ProjectWriterDep, QueueDep
 from backend.plan_schemas import NoteAccepted, NoteJobOut, NoteRequest, PlanOut, PlanRequest
-from core.queue import QUEUE_NAME
+from core.queue import QUEUE_NAME, WRITE_NOTE
 from core.store import jobs, notes, plans
 from core.structured import StructuredOutputError
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/projects/{project_id}", tags=["plans"])
-WRITE_NOTE = "write_note"  # the job's name in workers/main.py
 
 
 def _viewer() -> HTTPException:
