@@ -1,9 +1,10 @@
 """Scoring one QA reply against its case: correctness, citation precision, refusal.
 
-Correct means: for multiple choice, the option the answer names (a letter such as "B)" or "option B",
-else the option whose words it overlaps most) is the right one; for short and extractive answers, a
-gold answer appears in the reply (normalised) or the token F1 with it reaches 0.5, SQuAD's usual
-lenient bar; for an absent case, the reply says it was not found (has_answer false)."""
+Correct means: for multiple choice, the option the answer names (a letter such as "B)" or "option
+B"), else the one option whose words it shares most (a small model often restates an option in its
+own words); for short and extractive answers, a gold answer appears in the reply (normalised) or the
+token F1 with it reaches 0.5, SQuAD's usual lenient bar; for an absent case, the reply says it was
+not found (has_answer false)."""
 
 import re
 import unicodedata
@@ -64,9 +65,10 @@ def chosen_option(answer: str, options: Sequence[str]) -> int | None:
         for match in pattern.finditer(answer):
             if match.group(1) in letters:
                 return letters.index(match.group(1))
-    overlaps = [token_f1(answer, option) if contains(answer, option) else 0.0 for option in options]
-    best = max(range(len(options)), key=lambda i: overlaps[i], default=None)
-    return best if best is not None and overlaps[best] > 0 else None
+    # No letter: the option the reply's words agree with most, if one does more than the others.
+    overlaps = [token_f1(answer, option) for option in options]
+    best = max(overlaps, default=0.0)
+    return overlaps.index(best) if best > 0 and overlaps.count(best) == 1 else None
 
 
 @dataclass(frozen=True)
