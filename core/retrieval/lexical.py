@@ -48,18 +48,22 @@ per_config AS (
                FILTER (WHERE covered <= %(budget)s OR rarity = 1)::tsquery AS picking
     FROM known GROUP BY ts_config
 ),
-candidate_ids AS (
-    SELECT c.id FROM per_config p JOIN chunks c ON c.ts_config = p.ts_config
-    WHERE c.project_id = %(project_id)s AND p.picking IS NOT NULL AND c.tsv @@ p.picking
-    UNION
-    SELECT unnest(%(also)s::bigint[])
+picked AS (
+    SELECT c.id, c.tsv, c.ts_config, c.lex_len FROM per_config p JOIN chunks c ON c.ts_config = p.ts_config
+    WHERE c.project_id = %(project_id)s AND p.picking IS NOT NULL AND c.tsv @@ p.picking{filters}
+),
+candidates AS (
+    SELECT * FROM picked
+    UNION ALL  -- the dense side's chunks that the picking terms missed, read once by primary key
+    SELECT c.id, c.tsv, c.ts_config, c.lex_len FROM chunks c
+    WHERE c.project_id = %(project_id)s AND c.id = ANY(%(also)s::bigint[]){filters}
+      AND NOT EXISTS (SELECT 1 FROM per_config p
+                      WHERE p.ts_config = c.ts_config AND p.picking IS NOT NULL AND c.tsv @@ p.picking)
 ),
 term_freqs AS MATERIALIZED (
     -- setweight/ts_filter keep only the query's lexemes in C, so few rows are unnested per chunk.
     SELECT c.id, c.lex_len, c.ts_config, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
-    FROM candidate_ids i
-    JOIN chunks c ON c.id = i.id AND c.project_id = %(project_id)s{filters}
-    JOIN per_config p ON p.ts_config = c.ts_config,
+    FROM candidates c JOIN per_config p ON p.ts_config = c.ts_config,
     unnest(ts_filter(setweight(setweight(c.tsv, 'D'), 'A', p.lexemes), '{{a}}')) u
 )
 SELECT f.id,
