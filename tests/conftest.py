@@ -167,3 +167,17 @@ async def upload(
         files={"file": (filename, content, content_type)},
         headers=headers,
     )
+
+
+async def index_documents(
+    http: httpx.AsyncClient, headers: dict[str, str], project_id: str, documents: dict[str, str]
+) -> dict[str, str]:
+    """Uploads each (file name, text) and waits until it is indexed; file name -> document id."""
+    ids: dict[str, str] = {}
+    for name, text in documents.items():
+        response = await upload(http, headers, project_id, name, text.encode())
+        assert response.status_code == 202, response.text
+        ids[name] = response.json()["document_id"]
+        job = await wait_for_job(http, headers, project_id, response.json()["job_id"])
+        assert job["status"] == "succeeded", job
+    return ids

@@ -13,7 +13,7 @@ import pytest
 from core.retrieval.lexical import lexical_candidates
 from core.retrieval.types import Filters
 from tests.backend.test_search import DOCUMENTS
-from tests.conftest import UserFactory, create_project, upload, wait_for_job
+from tests.conftest import UserFactory, create_project, index_documents
 
 K1, B = 0.9, 0.4
 QUERY = "garbage collector frees heap memory when the program is compiled"
@@ -25,10 +25,7 @@ async def project_id(
 ) -> UUID:
     headers = await make_user("bm25")
     project = await create_project(client, headers, name="bm25")
-    for name, text in DOCUMENTS.items():
-        response = await upload(client, headers, project, name, text.encode())
-        job = await wait_for_job(client, headers, project, response.json()["job_id"])
-        assert job["status"] == "succeeded", job
+    await index_documents(client, headers, project, DOCUMENTS)
     return UUID(project)
 
 

@@ -13,7 +13,15 @@ import psycopg
 import pytest
 
 from core.services import ServiceUrls
-from tests.conftest import REPO_ROOT, Caller, UserFactory, create_project, upload, wait_for_job
+from tests.conftest import (
+    REPO_ROOT,
+    Caller,
+    UserFactory,
+    create_project,
+    index_documents,
+    upload,
+    wait_for_job,
+)
 
 # Every section is longer than CHUNK_MIN_CHARS, so each one is a chunk of its own.
 DOCUMENTS = {
@@ -61,14 +69,7 @@ async def project(
 ) -> SearchProject:
     headers = await make_user("searcher")
     project_id = await create_project(client, headers, name="search")
-    ids: dict[str, str] = {}
-    for name, text in DOCUMENTS.items():
-        response = await upload(client, headers, project_id, name, text.encode())
-        assert response.status_code == 202, response.text
-        ids[name] = response.json()["document_id"]
-        job = await wait_for_job(client, headers, project_id, response.json()["job_id"])
-        assert job["status"] == "succeeded", job
-    return SearchProject(headers, project_id, ids)
+    return SearchProject(headers, project_id, await index_documents(client, headers, project_id, DOCUMENTS))
 
 
 async def search(client: httpx.AsyncClient, project: SearchProject, **body: Any) -> httpx.Response:
