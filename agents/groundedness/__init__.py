@@ -1,0 +1,22 @@
+"""Groundedness judge: checks each sentence of an answer against the chunks the answer was
+given; the application, not the model, turns the verdicts into scores and the flag."""
+
+from agents.groundedness.config import JudgeConfig
+from agents.groundedness.judge import (
+    RISK_FLAG_THRESHOLD,
+    ClaimVerdict,
+    JudgeChunk,
+    Judgement,
+    judge_answer,
+    score_checks,
+)
+
+__all__ = [
+    "RISK_FLAG_THRESHOLD",
+    "ClaimVerdict",
+    "JudgeChunk",
+    "JudgeConfig",
+    "Judgement",
+    "judge_answer",
+    "score_checks",
+]
