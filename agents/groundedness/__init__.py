@@ -1,5 +1,5 @@
-"""Groundedness judge: checks each sentence of an answer against the chunks the answer was
-given; the application, not the model, turns the verdicts into scores and the flag."""
+"""Groundedness judge: each sentence of an answer against the passage of its chunks that covers it
+best; the application, not the model, turns the verdicts into scores and the flag."""
 
 from agents.groundedness.config import JudgeConfig
 from agents.groundedness.judge import (
@@ -8,7 +8,7 @@ from agents.groundedness.judge import (
     JudgeChunk,
     Judgement,
     judge_answer,
-    score_checks,
+    score_claims,
 )
 
 __all__ = [
@@ -18,5 +18,5 @@ __all__ = [
     "JudgeConfig",
     "Judgement",
     "judge_answer",
-    "score_checks",
+    "score_claims",
 ]

@@ -1,14 +1,13 @@
-"""Groundedness judge knobs: how much of each chunk the judge reads and how many sentences it checks."""
+"""Groundedness judge knobs."""
 
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class JudgeConfig:
-    # Per chunk in the prompt: the judge needs the sentences the answer drew on, and on the local 1.5B
-    # model every token of prefill costs ~10 ms; five chunks of 700 characters stay under ~1,000 tokens.
-    chunk_chars: int = 700
-    # Sentences checked one by one; past this the rest is checked as one (bounds the reply's length).
+    # Sentences checked one by one; past this the rest is checked as one (bounds the model calls).
     max_sentences: int = 6
-    # A second call per sentence the first called supported: the claim against its quote alone.
-    second_look: bool = True
+    # The passage shown beside a claim: one sentence of a chunk or two adjacent ones, at most this long.
+    passage_chars: int = 600
+    # A claim whose best passage holds less than this share of its key terms is unsupported outright.
+    min_coverage: float = 0.15

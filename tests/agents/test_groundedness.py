@@ -1,7 +1,7 @@
-"""The groundedness judge with a scripted fake chat model: sentences as claims, the application's
-scoring, the dropping of invented chunk ids, and the retry on a malformed reply."""
+"""The groundedness judge with a scripted fake chat model: sentences as claims, the passage each is
+checked against, claims decided without a model call, the application's scoring and the retry on a
+malformed reply."""
 
-import json
 from typing import Any
 
 import pytest
@@ -11,44 +11,32 @@ from langchain_core.outputs import ChatResult
 from pydantic import Field
 
 from agents.groundedness import RISK_FLAG_THRESHOLD, JudgeChunk, judge_answer
+from agents.groundedness.evidence import best_passage, states_no_fact
 from agents.groundedness.prompts import answer_sentences
 from core.structured import StructuredOutputError, TokenUsage
 
 CHUNKS = [
     JudgeChunk(11, "Each value in Rust has an owner. There can only be one owner at a time."),
-    JudgeChunk(12, "When the owner goes out of scope, the value will be dropped."),
+    JudgeChunk(
+        12,
+        "Rust frees memory without a garbage collector. When the owner goes out of scope, the value"
+        " will be dropped.",
+    ),
 ]
 QUESTION = "What are the ownership rules in Rust?"
 ANSWER = "Each value has one owner at a time. The value is dropped when its owner goes out of scope."
-
-
-class RecordingFake(FakeMessagesListChatModel):
-    """Also keeps the prompts and call options (the grammar's schema) it was sent."""
-
-    prompts: list[list[BaseMessage]] = Field(default_factory=list)
-    options: list[dict[str, Any]] = Field(default_factory=list)
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        self.prompts.append(messages)
-        self.options.append(kwargs)
-        return super()._generate(messages, *args, **kwargs)
-
-
-QUOTES = {
-    11: "There can only be one owner at a time.",
-    12: "When the owner goes out of scope, the value will be dropped.",
-}
-YES = AIMessage(content='{"verdict": "yes"}')  # the second look confirms
+YES = AIMessage(content='{"verdict": "yes"}')
 NO = AIMessage(content='{"verdict": "no"}')
 
 
-def check(n: int, verdict: str, excerpt: int = 0, quote: str | None = None) -> dict[str, Any]:
-    quote = QUOTES.get(excerpt, "") if quote is None else quote
-    return {"sentence": n, "excerpt": excerpt, "quote": quote, "verdict": verdict}
+class RecordingFake(FakeMessagesListChatModel):
+    """Also keeps the prompts it was sent."""
 
+    prompts: list[list[BaseMessage]] = Field(default_factory=list)
 
-def reply(checks: list[dict[str, Any]], relevance: float = 0.9) -> AIMessage:
-    return AIMessage(content=json.dumps({"checks": checks, "relevance": relevance}))
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        self.prompts.append(messages)
+        return super()._generate(messages, *args, **kwargs)
 
 
 async def judge(*replies: AIMessage, answer: str = ANSWER, **kwargs: Any) -> Any:
@@ -60,140 +48,77 @@ async def judge(*replies: AIMessage, answer: str = ANSWER, **kwargs: Any) -> Any
 
 
 async def test_all_claims_supported_is_grounded_and_not_flagged() -> None:
-    judgement, llm = await judge(reply([check(1, "supported", 11), check(2, "supported", 12)]), YES, YES)
-    assert judgement.groundedness == 1.0
-    assert judgement.hallucination_risk == 0.0
-    assert not judgement.flagged
-    assert judgement.relevance == 0.9
-    assert [c.claim for c in judgement.claims] == [
-        "Each value has one owner at a time.",
-        "The value is dropped when its owner goes out of scope.",
-    ]
+    judgement, llm = await judge(YES, YES)
+    assert [c.supported for c in judgement.claims] == [True, True]
     assert [c.chunk_ids for c in judgement.claims] == [[11], [12]]
-    # The judge saw the chunks with their ids, the question and the numbered sentences; the grammar
-    # asks for exactly one check per sentence.
-    prompt = llm.prompts[0][-1].content
-    assert "[11] Each value in Rust has an owner." in prompt and "[12] When the owner" in prompt
-    assert QUESTION in prompt
-    assert "1. Each value has one owner" in prompt and "2. The value is dropped" in prompt
-    schema = llm.options[0]["response_format"]["schema"]
-    assert schema["properties"]["checks"]["minItems"] == schema["properties"]["checks"]["maxItems"] == 2
-    # The second look compares each supported sentence with its quote alone.
-    assert len(llm.prompts) == 3
-    second = llm.prompts[1][-1].content
-    assert "Source sentence: There can only be one owner at a time." in second
-    assert "Claim: Each value has one owner at a time." in second
-
-
-async def test_the_second_look_can_overturn_a_supported_verdict() -> None:
-    judgement, _ = await judge(reply([check(1, "supported", 11), check(2, "supported", 12)]), YES, NO)
-    assert [c.supported for c in judgement.claims] == [True, False]
-    assert judgement.claims[1].chunk_ids == []
-
-
-async def test_a_quote_the_chunk_does_not_contain_is_not_support() -> None:
-    # The small model, short of evidence, "quotes" the claim itself.
-    fake_quote = "Each value has one owner at a time."
-    checks = [check(1, "supported", 11, fake_quote), check(2, "supported", 12)]
-    judgement, llm = await judge(reply(checks), YES)
-    assert [c.supported for c in judgement.claims] == [False, True]
-    assert len(llm.prompts) == 2  # no second look for the unbacked claim
+    assert judgement.groundedness == 1.0 and judgement.hallucination_risk == 0.0 and not judgement.flagged
+    # Each claim is shown beside the passage that covers it best, not beside every chunk.
+    first, second = (prompt[-1].content for prompt in llm.prompts)
+    assert "Claim: Each value has one owner at a time." in first and "There can only be one owner" in first
+    assert "garbage collector" not in first
+    assert "When the owner goes out of scope, the value will be dropped." in second
+    assert judgement.relevance == pytest.approx(1 / 3, abs=1e-4)  # of ownership, rules, rust: owner
 
 
 async def test_one_unsupported_claim_lowers_groundedness_without_flagging() -> None:
-    judgement, _ = await judge(
-        reply([check(1, "supported", 11), check(2, "supported", 12), check(3, "not_supported")]),
-        YES,
-        YES,
-        answer=f"{ANSWER} Rust also has a garbage collector.",
-    )
-    assert judgement.groundedness == pytest.approx(2 / 3, abs=1e-4)
-    assert judgement.hallucination_risk == pytest.approx(1 / 3, abs=1e-4)
+    judgement, _ = await judge(YES, NO)
+    assert [c.supported for c in judgement.claims] == [True, False]
+    assert judgement.claims[1].chunk_ids == []
+    assert judgement.groundedness == 0.5 and judgement.hallucination_risk == 0.5
     assert not judgement.flagged
-    assert judgement.claims[2].claim == "Rust also has a garbage collector."
-    assert not judgement.claims[2].supported
 
 
 async def test_mostly_unsupported_answer_is_flagged() -> None:
     answer = (
-        "Rust has a garbage collector. Values are reference counted by default. Ownership is checked"
-        " at run time. Each value has an owner."
+        f"{ANSWER} Rust has a garbage collector that runs every second. Cargo compiles crates in parallel."
     )
-    judgement, _ = await judge(
-        reply(
-            [check(1, "not_supported"), check(2, "not_supported", 12), check(3, "not_supported"),
-             check(4, "supported", 11)],
-            relevance=0.6,
-        ),
-        YES,
-        answer=answer,
-    )
-    assert judgement.groundedness == 0.25
-    assert judgement.hallucination_risk == 0.75 > RISK_FLAG_THRESHOLD
-    assert judgement.flagged
-    assert [c.supported for c in judgement.claims] == [False, False, False, True]
+    judgement, llm = await judge(NO, YES, NO, answer=answer)
+    # Nothing about cargo or crates is in any chunk: unsupported without asking the model.
+    assert len(llm.prompts) == 3 and len(judgement.claims) == 4
+    assert [c.supported for c in judgement.claims] == [False, True, False, False]
+    assert judgement.hallucination_risk == 0.75 > RISK_FLAG_THRESHOLD and judgement.flagged
 
 
-async def test_invented_chunk_ids_are_dropped_and_a_claim_left_without_one_is_unsupported() -> None:
-    quote = f"[99] {QUOTES[11]}"
-    judgement, _ = await judge(reply([check(1, "supported", 11, quote), check(2, "supported", 42)]), YES)
-    assert [c.chunk_ids for c in judgement.claims] == [[11], []]
-    assert [c.supported for c in judgement.claims] == [True, False]
-    assert judgement.invented_chunk_ids == [99, 42]
-    assert judgement.groundedness == 0.5
-
-
-async def test_supported_without_any_citation_counts_as_unsupported() -> None:
-    judgement, _ = await judge(reply([check(1, "supported"), check(2, "supported", 12)]), YES)
-    assert [c.supported for c in judgement.claims] == [False, True]
-
-
-async def test_an_id_cited_inside_the_quote_counts_as_a_citation() -> None:
-    quote = f"[11] {QUOTES[11]}"
-    judgement, _ = await judge(reply([check(1, "supported", 0, quote), check(2, "supported", 12)]), YES, YES)
-    assert judgement.claims[0].supported and judgement.claims[0].chunk_ids == [11]
+async def test_a_claim_absent_from_every_chunk_is_unsupported_without_a_model_call() -> None:
+    judgement, llm = await judge(answer="Kubernetes schedules pods onto nodes.")
+    assert llm.prompts == []
+    assert [c.supported for c in judgement.claims] == [False] and judgement.flagged
 
 
 async def test_an_answer_without_claims_is_grounded() -> None:
-    judgement, _ = await judge(
-        reply([check(1, "no_claim")], relevance=0.2),
-        answer="I could not find this in the project's material.",
-    )
-    assert judgement.claims == []
-    assert judgement.groundedness == 1.0 and not judgement.flagged
-    assert judgement.relevance == 0.2
-
-
-async def test_an_empty_answer_is_not_sent_to_the_model() -> None:
-    judgement, llm = await judge(answer="  \n ")
-    assert judgement.claims == [] and judgement.groundedness == 1.0 and llm.prompts == []
-
-
-async def test_relevance_given_as_a_percentage_is_scaled() -> None:
-    judgement, _ = await judge(
-        reply([check(1, "supported", 11), check(2, "supported", 12)], relevance=80), YES, YES
-    )
-    assert judgement.relevance == 0.8
+    for answer in ("I could not find this in the project's material.", "Do you mean moves or copies?", "  "):
+        judgement, llm = await judge(answer=answer)
+        assert judgement.claims == [] and judgement.groundedness == 1.0 and not judgement.flagged
+        assert llm.prompts == []
 
 
 async def test_malformed_reply_is_retried_once() -> None:
     usage = TokenUsage()
-    judgement, llm = await judge(
-        AIMessage(content='{"checks": [{"sentence": 1, "excerpt": 11'),
-        reply([check(1, "supported", 11), check(2, "supported", 12)]),
-        YES,
-        YES,
-        usage=usage,
-    )
-    assert judgement.groundedness == 1.0
-    assert len(llm.prompts) == 4
+    judgement, llm = await judge(AIMessage(content='{"verdict": "maybe'), YES, YES, usage=usage)
+    assert judgement.groundedness == 1.0 and len(llm.prompts) == 3
     assert "not valid JSON" in llm.prompts[1][-1].content
-    assert sum(entry["calls"] for entry in usage.by_model.values()) == 4
+    assert sum(entry["calls"] for entry in usage.by_model.values()) == 3
 
 
-async def test_a_reply_with_the_wrong_number_of_checks_is_retried_then_fails() -> None:
+async def test_a_reply_malformed_twice_fails() -> None:
     with pytest.raises(StructuredOutputError):
-        await judge(reply([check(1, "supported", 11)]), AIMessage(content="The answer looks fine."))
+        await judge(AIMessage(content="Looks fine."), AIMessage(content='{"verdict": "perhaps"}'))
+
+
+def test_best_passage_and_no_fact_sentences() -> None:
+    chunks = [(c.id, c.text) for c in CHUNKS]
+    passage = best_passage("The value is dropped when its owner goes out of scope.", chunks, 600)
+    assert passage is not None and passage.chunk_id == 12 and passage.coverage == 1.0
+    assert passage.text == "When the owner goes out of scope, the value will be dropped."
+    # Two adjacent sentences count together when the claim spans them.
+    spanning = best_passage("Without a garbage collector, a value is dropped by its owner.", chunks, 600)
+    assert (
+        spanning is not None and spanning.text.startswith("Rust frees memory") and "dropped" in spanning.text
+    )
+    assert best_passage("?!", chunks, 600) is None and best_passage("owner", [], 600) is None
+    assert states_no_fact("Não encontrei isso no material do projeto.") and not states_no_fact(
+        "Rust is fast."
+    )
 
 
 def test_answer_sentences() -> None:

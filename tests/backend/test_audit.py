@@ -131,24 +131,25 @@ async def judge_job(course: Course, query_id: str) -> dict[str, Any] | None:
     return None if info is None else {"function": info.function, "args": info.args}
 
 
-async def run_judge(course: Course, query_id: str, verdict: dict[str, Any]) -> dict[str, Any]:
-    """The worker's job function in-process, with a scripted judge model."""
+async def run_judge(course: Course, query_id: str, verdicts: list[str]) -> dict[str, Any]:
+    """The worker's job function in-process, with a scripted judge model: its yes/no per claim that
+    gets as far as a model call."""
+    replies = [AIMessage(content=json.dumps({"verdict": v})) for v in verdicts]
     ctx = {
         "pool": course.app.state.pool,
         "settings": course.app.state.settings,
-        "llm": FakeMessagesListChatModel(responses=[AIMessage(content=json.dumps(verdict))]),
+        "llm": FakeMessagesListChatModel(responses=replies),
     }
     return await judge_answer_job(ctx, course.project_id, str(course.owner_id), query_id)
-
-
-def claim(text: str, supported: bool, chunk_ids: list[int]) -> dict[str, Any]:
-    return {"claim": text, "evidence": "", "supported": supported, "chunk_ids": chunk_ids}
 
 
 async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     course: Course, caplog: pytest.LogCaptureFixture
 ) -> None:
-    answer = "They are declared with the const keyword; they also run on the GPU at night."
+    answer = (
+        "Constants are declared with the const keyword. They also run on the GPU at night."
+        " The GPU evaluates them. The GPU stores them in a cache."
+    )
     with configured(course, groundedness_sample_rate=1.0), caplog.at_level(logging.INFO):
         response = await ask(course, answer, **{"X-Request-ID": "audit-qa-1"})
     assert response.status_code == 200, response.text
@@ -173,17 +174,9 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     # Sampled at rate 1: the judge job was queued with the query id; judged, the claim about the GPU fails.
     job = await judge_job(course, query["id"])
     assert job is not None and job["function"] == "judge_answer" and query["id"] in job["args"]
-    verdict = {
-        "claims": [
-            claim("Constants are declared with const.", True, [course.chunk_id]),
-            claim("Constants run on the GPU at night.", False, []),
-            claim("Constants are evaluated by the GPU.", False, []),
-            claim("The GPU stores them.", False, []),
-        ],
-        "relevance": 0.9,
-    }
+    verdicts = ["yes", "no", "no", "no"]  # the GPU claims are not in the chunk: few reach the model
     with caplog.at_level(logging.INFO, logger="workers.judge_jobs"):
-        outcome = await run_judge(course, query["id"], verdict)
+        outcome = await run_judge(course, query["id"], verdicts)
     assert outcome["status"] == "judged" and outcome["flagged"] is True
     warning = next(
         r for r in caplog.records if r.name == "workers.judge_jobs" and r.levelno == logging.WARNING
@@ -195,15 +188,14 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
         True, False, False, False
     ]  # fmt: skip
     # A second run of the same job (arq retry) writes nothing more.
-    assert (await run_judge(course, query["id"], verdict))["status"] == "skipped"
+    assert (await run_judge(course, query["id"], verdicts))["status"] == "skipped"
 
 
 async def test_a_supported_answer_is_not_flagged(course: Course) -> None:
     with configured(course, groundedness_sample_rate=1.0):
         response = await ask(course, "With the const keyword.", **{"X-Request-ID": "audit-qa-2"})
     query = await query_for(course, response.headers["X-Request-ID"])
-    verdict = {"claims": [claim("Declared with const.", True, [course.chunk_id])], "relevance": 1.0}
-    outcome = await run_judge(course, query["id"], verdict)
+    outcome = await run_judge(course, query["id"], ["yes"])
     assert outcome["status"] == "judged" and outcome["flagged"] is False
 
 
