@@ -100,5 +100,12 @@ class Tracing:
                 source_info={"judge": "groundedness"},
             )
 
+    def record_score(self, run_id: UUID, key: str, score: float, comment: str | None = None) -> None:
+        """One evaluator's score of a run (the evals runner's correctness, citation precision...)."""
+        self.client.create_feedback(
+            run_id, key, trace_id=run_id, session_id=self._project(), score=score, comment=comment,
+            feedback_source_type="model", source_info={"evaluator": key},
+        )  # fmt: skip
+
     def flush(self) -> None:
         self.client.flush()

@@ -15,9 +15,10 @@ from pathlib import Path
 from core.migrations import apply_migrations
 from core.services import EmbeddedServices
 from core.settings import Settings
+from core.tracing import Tracing
 from evals.qa.datasets import QADataset, absent_cases, faquad, rust_quizzes
 from evals.qa.evaluate import evaluate, write_report
-from evals.qa.run import ask, load_project, read_records, save_records
+from evals.qa.run import ask, attach_run_ids, load_project, read_records, save_records
 from evals.stack import REPO_ROOT, api_server, liveness_check, start_worker, stop_worker
 
 EVAL_USER = "qa-evals@studyai.local"
@@ -107,9 +108,14 @@ async def run(args: argparse.Namespace, settings: Settings, urls, worker, comman
                         f"[{len(records)}/{total}] {case.id}: {record.outcome or record.error}"
                         f" in {record.total_ms / 1000:.1f} s", flush=True,
                     )  # fmt: skip
+        tracing = Tracing.from_settings(settings)
+        if tracing is not None:  # LangSmith: the scores go onto each traced run, as an experiment
+            for dataset in chosen:
+                mine = [r for r in records if r.case_id in {c.id for c in dataset.cases}]
+                await attach_run_ids(session.http, session.headers, projects[dataset.corpus.name], mine)
         outcome = await evaluate(
             chosen, records, projects, session.pool, settings=settings, urls=urls,
-            groundedness=args.groundedness,
+            groundedness=args.groundedness, tracing=tracing,
         )  # fmt: skip
     write_report(outcome, args.report, command=command, settings=settings)
 

@@ -1,18 +1,21 @@
 """The evaluators over saved QA records: correctness and citations (evals.qa.scoring), retrieval hit,
 and optionally groundedness by the same judge the sampled-answer job uses."""
 
+import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from uuid import UUID
 
 from psycopg_pool import AsyncConnectionPool
 
-from agents.groundedness import judge_answer
+from agents.groundedness import Judgement, judge_answer
 from core.llm import make_chat_model, structured_mode
 from core.services import ServiceUrls
 from core.settings import Settings
+from core.tracing import Tracing
 from evals.qa.datasets import QACase, QADataset
 from evals.qa.report import GroupFigures, figures, markdown_report, write_chart
 from evals.qa.run import ChunkInfo, QARecord, chunk_info
@@ -36,6 +39,7 @@ async def evaluate(
     settings: Settings,
     urls: ServiceUrls,
     groundedness: bool,
+    tracing: Tracing | None = None,
 ) -> EvalOutcome:
     cases = {case.id: (dataset, case) for dataset in datasets for case in dataset.cases}
     records = [r for r in records if r.case_id in cases]
@@ -61,11 +65,15 @@ async def evaluate(
             hits[record.case_id] = any(
                 _is_evidence(case, known[i]) for i in record.retrieved_ids if i in known
             )
-    judged, judge_seconds = None, None
+    judgements: dict[str, Judgement] = {}
+    judge_seconds = None
     if groundedness:
         started = time.perf_counter()
-        judged = await judge_all(records, cases, chunks, settings, urls)
+        judgements = await judge_all(records, cases, chunks, settings, urls)
         judge_seconds = time.perf_counter() - started
+    judged = {i: (j.groundedness, j.flagged) for i, j in judgements.items()} if groundedness else None
+    if tracing is not None:
+        await asyncio.to_thread(send_feedback, tracing, records, scores, judgements)
     groups: dict[str, list[QARecord]] = {}
     for record in records:
         dataset, case = cases[record.case_id]
@@ -73,6 +81,26 @@ async def evaluate(
     rows = [figures(name, group, scores, hits, judged) for name, group in sorted(groups.items())]
     rows.append(figures("all", records, scores, hits, judged))
     return EvalOutcome(rows, list(records), judge_seconds)
+
+
+def send_feedback(
+    tracing: Tracing,
+    records: Sequence[QARecord],
+    scores: dict[str, CaseScore],
+    judgements: dict[str, Judgement],
+) -> None:
+    """The evaluators' scores on each traced run, so the eval reads as an experiment in LangSmith."""
+    for record in records:
+        if record.run_id is None:
+            continue
+        run_id = UUID(record.run_id)
+        score = scores[record.case_id]
+        tracing.record_score(run_id, "correctness", float(score.correct), comment=record.case_id)
+        if score.cited:
+            tracing.record_score(run_id, "citation_precision", score.cited_on_target / score.cited)
+        if record.case_id in judgements:
+            tracing.record_feedback(run_id, judgements[record.case_id])
+    tracing.flush()
 
 
 def _is_evidence(case: QACase, chunk: ChunkInfo) -> bool:
@@ -85,11 +113,11 @@ async def judge_all(
     chunks: dict[str, dict[int, ChunkInfo]],
     settings: Settings,
     urls: ServiceUrls,
-) -> dict[str, tuple[float, bool]]:
-    """(groundedness, flagged) per answered record, judged as the worker judges a sampled answer."""
+) -> dict[str, Judgement]:
+    """The judgement of each answered record, judged as the worker judges a sampled answer."""
     llm = make_chat_model(settings, base_url=urls.llm_base_url)
     mode = structured_mode(settings)
-    judged: dict[str, tuple[float, bool]] = {}
+    judged: dict[str, Judgement] = {}
     for record in records:
         if not record.has_answer or record.error:
             continue
@@ -100,7 +128,7 @@ async def judge_all(
         judgement = await judge_answer(
             llm, question=record.question, answer=record.answer, chunks=given, mode=mode
         )
-        judged[record.case_id] = (judgement.groundedness, judgement.flagged)
+        judged[record.case_id] = judgement
     return judged
 
 

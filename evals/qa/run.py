@@ -35,6 +35,7 @@ class QARecord:
     stage_ms: dict[str, float] = field(default_factory=dict)
     tokens: dict[str, dict[str, int]] = field(default_factory=dict)
     request_id: str = ""
+    run_id: str | None = None  # the traced run, from the query history (LangSmith feedback)
     error: str | None = None
 
 
@@ -153,3 +154,20 @@ def save_records(path: Path, records: Sequence[QARecord]) -> None:
 
 def read_records(path: Path) -> list[QARecord]:
     return [QARecord(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+
+
+async def attach_run_ids(
+    http: httpx.AsyncClient, headers: dict[str, str], project_id: str, records: Sequence[QARecord]
+) -> None:
+    """Each record's run id, read back from the project's query history by request id."""
+    wanted = {r.request_id: r for r in records if r.request_id}
+    offset = 0
+    while wanted:
+        params: dict[str, str | int] = {"agent": "qa", "limit": 500, "offset": offset}
+        rows = (await http.get(f"/projects/{project_id}/queries", params=params, headers=headers)).json()
+        for row in rows:
+            if row["request_id"] in wanted:
+                wanted.pop(row["request_id"]).run_id = row["run_id"]
+        if len(rows) < 500:
+            return
+        offset += 500

@@ -197,6 +197,7 @@ async def test_runs_are_traced_and_feedback_attached(langsmith_stub: tuple[str, 
     )
     assert result["answer"] == "echo: Who owns a value?"
     tracing.record_feedback(run_id, JUDGEMENT)
+    tracing.record_score(run_id, "correctness", 1.0, comment="ch04-01#2")  # the evals runner's scores
     tracing.flush()
 
     assert all(r.headers.get("x-api-key") == "lsv2-test-key" for r in recorded if r.path != "/info")
@@ -211,7 +212,8 @@ async def test_runs_are_traced_and_feedback_attached(langsmith_stub: tuple[str, 
     assert any(r.get("name") == "answer" and str(r.get("trace_id")) == str(run_id) for r in runs)
 
     feedback = {f["key"]: f for f in feedback_sent(recorded)}
-    assert set(feedback) == {"groundedness", "hallucination_risk", "relevance"}
+    assert set(feedback) == {"groundedness", "hallucination_risk", "relevance", "correctness"}
+    assert feedback["correctness"]["run_id"] == str(run_id) and feedback["correctness"]["score"] == 1.0
     grounded = feedback["groundedness"]
     assert grounded["run_id"] == str(run_id) and grounded["trace_id"] == str(run_id)
     assert grounded["score"] == 0.5
