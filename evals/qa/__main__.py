@@ -9,11 +9,12 @@ import asyncio
 import os
 import shlex
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
 from core.migrations import apply_migrations
-from core.services import EmbeddedServices
+from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.tracing import Tracing
 from evals.qa.datasets import QADataset, absent_cases, faquad, rust_quizzes
@@ -84,7 +85,13 @@ def main(argv: list[str] | None = None) -> None:
             stop_worker(worker)
 
 
-async def run(args: argparse.Namespace, settings: Settings, urls, worker, command: str) -> None:  # type: ignore[no-untyped-def]
+async def run(
+    args: argparse.Namespace,
+    settings: Settings,
+    urls: ServiceUrls,
+    worker: subprocess.Popen[bytes],
+    command: str,
+) -> None:
     records_path = args.workdir / "records.jsonl"
     async with api_server(settings, urls, email=EVAL_USER, key_name="qa-evals") as session:
         projects: dict[str, str] = {}
