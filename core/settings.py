@@ -40,7 +40,7 @@ class Settings(BaseSettings):
     retrieval_lexical_budget: int = 1000
     retrieval_exact_below: int = 10_000  # projects up to this many chunks are searched exactly
     hnsw_ef_search: int = 100
-    hnsw_max_scan_tuples: int = 20_000
+    hnsw_max_scan_tuples: int = 8_000
     bm25_k1: float = 0.9
     bm25_b: float = 0.4
     reranker: Literal["none", "blend", "cross-encoder", "http"] = "blend"

@@ -7,11 +7,12 @@ the project's chunks use, so English, Portuguese and 'simple' chunks are matched
 language.
 
 Which chunks get scored: those holding one of the query's rarer lexemes, rarest first, as long as
-their document frequencies add up to at most `budget` chunks (the rarest one always counts), plus
-the chunks the dense side found. A chunk holding only the query's most common terms can score at
-most their small idf, so it rarely belongs in the top list, and reading tens of thousands of them in
-a large project is what made BM25 slow. Below the budget every matching chunk is scored, exactly.
-Every score is exact BM25; the optional filters narrow the returned chunks, never the statistics."""
+their document frequencies add up to at most `budget` chunks (when even the rarest is more common
+than that, those holding the two rarest together), plus the chunks the dense side found. A chunk
+holding only the query's most common terms can score at most their small idf, so it rarely belongs
+in the top list, and reading tens of thousands of them in a large project is what made BM25 slow.
+Below the budget every matching chunk is scored. Every score is exact BM25; the optional filters
+narrow the returned chunks, never the statistics."""
 
 from collections.abc import Sequence
 from uuid import UUID
@@ -43,9 +44,10 @@ known AS (
     WHERE l.df > 0
 ),
 per_config AS (
+    -- When even the rarest lexeme is over the budget, chunks holding the two rarest together pick.
     SELECT ts_config, array_agg(lexeme) AS lexemes,
-           string_agg(quote_literal(lexeme), ' | ')
-               FILTER (WHERE covered <= %(budget)s OR rarity = 1)::tsquery AS picking
+           coalesce(string_agg(quote_literal(lexeme), ' | ') FILTER (WHERE covered <= %(budget)s),
+                    string_agg(quote_literal(lexeme), ' & ') FILTER (WHERE rarity <= 2))::tsquery AS picking
     FROM known GROUP BY ts_config
 ),
 picked AS (

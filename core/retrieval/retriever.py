@@ -31,7 +31,7 @@ class RetrievalConfig:
     lexical_budget: int = 1000
     exact_below: int = 10_000
     ef_search: int = 100
-    max_scan_tuples: int = 20_000
+    max_scan_tuples: int = 8_000
     bm25_k1: float = 0.9
     bm25_b: float = 0.4
     section_boost: float = 1.0  # added to a preferred-section candidate's rerank score (scores are 0..1)
