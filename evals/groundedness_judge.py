@@ -35,6 +35,7 @@ from typing import Literal
 from langchain_core.language_models import BaseChatModel
 
 from agents.groundedness import JudgeChunk, Judgement, judge_answer
+from core.embeddings import make_embeddings
 from core.llm import StructuredMode, make_chat_model, structured_mode
 from core.settings import Settings
 from core.structured import StructuredOutputError
@@ -261,11 +262,17 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     settings = Settings()
     cases = build_cases(load_evidence(args.data), n=args.n, seed=args.seed, split=args.split)
+    embeddings = make_embeddings(settings)  # the judge's closeness test, as in the worker
     with chat_model(settings) as (llm, mode):
 
         async def judge(case: Case) -> Judgement:
             return await judge_answer(
-                llm, question=case.question, answer=case.answer, chunks=case.chunks, mode=mode
+                llm,
+                question=case.question,
+                answer=case.answer,
+                chunks=case.chunks,
+                mode=mode,
+                embeddings=embeddings,
             )
 
         outcomes = asyncio.run(run_cases(cases, judge, grounded_from=args.grounded_from))

@@ -57,6 +57,7 @@ async def judge_answer_job(
             chunks=chunks,
             mode=structured_mode(ctx["settings"]),
             usage=usage,
+            embeddings=ctx.get("embeddings"),
         )
     except (StructuredOutputError, openai.APIConnectionError, openai.APITimeoutError) as error:
         log.warning("judging %s failed: %s", query_id, type(error).__name__)

@@ -35,20 +35,26 @@ def sentences_of(text: str) -> list[str]:
     return [part.strip() for part in _SENTENCE_END.split(text) if part and part.strip()]
 
 
-def best_passage(claim: str, chunks: Sequence[tuple[int, str]], max_chars: int) -> Passage | None:
-    """The sentence or adjacent pair that covers the claim best (ties: the shorter), or None when
-    the claim has no key term to look for or there are no chunks."""
-    best: Passage | None = None
+def windows(chunks: Sequence[tuple[int, str]], max_chars: int) -> list[tuple[int, str]]:
+    """Every sentence of every chunk and every pair of adjacent sentences, with its chunk id."""
+    found: list[tuple[int, str]] = []
     for chunk_id, text in chunks:
         sentences = sentences_of(text)
         for start in range(len(sentences)):
             for size in (1, 2):
-                if start + size > len(sentences):
-                    continue
-                window = " ".join(sentences[start : start + size])[:max_chars]
-                coverage = term_coverage(claim, window)
-                if coverage is None:
-                    return None
-                if best is None or (coverage, -len(window)) > (best.coverage, -len(best.text)):
-                    best = Passage(chunk_id, window, coverage)
+                if start + size <= len(sentences):
+                    found.append((chunk_id, " ".join(sentences[start : start + size])[:max_chars]))
+    return found
+
+
+def best_passage(claim: str, chunks: Sequence[tuple[int, str]], max_chars: int) -> Passage | None:
+    """The sentence or adjacent pair that covers the claim best (ties: the shorter), or None when
+    the claim has no key term to look for or there are no chunks."""
+    best: Passage | None = None
+    for chunk_id, window in windows(chunks, max_chars):
+        coverage = term_coverage(claim, window)
+        if coverage is None:
+            return None
+        if best is None or (coverage, -len(window)) > (best.coverage, -len(best.text)):
+            best = Passage(chunk_id, window, coverage)
     return best

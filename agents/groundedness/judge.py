@@ -5,8 +5,10 @@ claim, whether that passage states it; the application computes the scores.
 Definitions (the model never gives a score it could miscount):
 - each sentence of the answer is a claim, except those that state no fact ("I could not find this
   in the material", a question back);
-- a claim is supported when the best passage holds at least `min_coverage` of its key terms AND the
-  model, shown the claim beside that passage alone, says the passage states it; its chunk id is the
+- a claim is supported when it is close enough to the chunks — e5 cosine to its closest passage at
+  least `min_similarity` when the judge has the embedding model, else the best passage holds at least
+  `min_coverage` of its key terms — AND the model, shown the claim beside the passage that covers
+  most of its key terms, says the passage states it; its chunk id is the
   passage's chunk (never an id the model made up: the model names none);
 - groundedness = supported claims / claims; an answer with no claims asserts nothing that could be
   wrong, so its groundedness is 1.0 and it is never flagged;
@@ -19,14 +21,17 @@ Why this shape: a 1.5B model asked to check every sentence against every excerpt
 nearly everything supported, or cited nothing (0.45-0.61 accuracy on the SciFact dev cases of
 evals/groundedness_judge.py); one claim beside one passage is a comparison it can make."""
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
 from agents.groundedness.config import JudgeConfig
-from agents.groundedness.evidence import best_passage, states_no_fact
+from agents.groundedness.evidence import best_passage, states_no_fact, windows
 from agents.groundedness.prompts import Entailment, answer_sentences, entailment_messages
 from agents.question_generator.checks import term_coverage
 from core.llm import StructuredMode
@@ -68,22 +73,53 @@ def score_claims(claims: Sequence[ClaimVerdict], *, relevance: float) -> Judgeme
     )
 
 
+@dataclass
+class EmbeddedPassages:
+    """The answer's passages embedded once, so each claim costs one query embedding."""
+
+    embeddings: Embeddings
+    vectors: np.ndarray
+
+    @classmethod
+    async def of(
+        cls, embeddings: Embeddings, chunks: Sequence[tuple[int, str]], max_chars: int
+    ) -> "EmbeddedPassages | None":
+        texts = [text for _, text in windows(chunks, max_chars)]
+        if not texts:
+            return None
+        vectors = await asyncio.to_thread(embeddings.embed_documents, texts)
+        return cls(embeddings, np.asarray(vectors, dtype=np.float32))
+
+    async def best_similarity(self, claim: str) -> float:
+        query = np.asarray(await asyncio.to_thread(self.embeddings.embed_query, claim), dtype=np.float32)
+        return float((self.vectors @ query).max())
+
+
 async def judge_claim(
     llm: BaseChatModel,
     claim: str,
-    chunks: Sequence[JudgeChunk],
+    chunks: Sequence[tuple[int, str]],
     *,
     mode: StructuredMode,
     usage: TokenUsage | None,
     config: JudgeConfig,
+    embedded: EmbeddedPassages | None = None,
 ) -> ClaimVerdict:
-    passage = best_passage(claim, [(c.id, c.text) for c in chunks], config.passage_chars)
-    if passage is None or passage.coverage < config.min_coverage:
-        return ClaimVerdict(claim=claim, supported=False, chunk_ids=[])
+    unsupported = ClaimVerdict(claim=claim, supported=False, chunk_ids=[])
+    passage = best_passage(claim, chunks, config.passage_chars)
+    if passage is None:
+        return unsupported
+    if embedded is not None:
+        close_enough = await embedded.best_similarity(claim) >= config.min_similarity
+    else:
+        close_enough = passage.coverage >= config.min_coverage
+    if not close_enough:
+        return unsupported
     messages = entailment_messages(passage=passage.text, claim=claim)
     reply = await ask_structured(llm, Entailment, messages, mode=mode, usage=usage)
-    supported = reply.verdict == "yes"
-    return ClaimVerdict(claim=claim, supported=supported, chunk_ids=[passage.chunk_id] if supported else [])
+    if reply.verdict != "yes":
+        return unsupported
+    return ClaimVerdict(claim=claim, supported=True, chunk_ids=[passage.chunk_id])
 
 
 async def judge_answer(
@@ -95,10 +131,18 @@ async def judge_answer(
     mode: StructuredMode,
     usage: TokenUsage | None = None,
     config: JudgeConfig = JudgeConfig(),
+    embeddings: Embeddings | None = None,
 ) -> Judgement:
-    """Raises core.structured.StructuredOutputError when a reply is malformed twice."""
+    """With `embeddings` (the project's embedding model) a claim must be close to a passage by cosine
+    to reach the model, else by its share of key terms. Raises core.structured.StructuredOutputError
+    when a reply is malformed twice."""
     claims = [s for s in answer_sentences(answer, config.max_sentences) if not states_no_fact(s)]
+    pairs = [(c.id, c.text) for c in chunks]
+    embedded = None
+    if embeddings is not None and claims:
+        embedded = await EmbeddedPassages.of(embeddings, pairs, config.passage_chars)
     verdicts = [
-        await judge_claim(llm, claim, chunks, mode=mode, usage=usage, config=config) for claim in claims
+        await judge_claim(llm, claim, pairs, mode=mode, usage=usage, config=config, embedded=embedded)
+        for claim in claims
     ]
     return score_claims(verdicts, relevance=term_coverage(question, answer) or 0.0)

@@ -122,7 +122,7 @@ async def run(
                 await attach_run_ids(session.http, session.headers, projects[dataset.corpus.name], mine)
         outcome = await evaluate(
             chosen, records, projects, session.pool, settings=settings, urls=urls,
-            groundedness=args.groundedness, tracing=tracing,
+            groundedness=args.groundedness, tracing=tracing, embeddings=session.retriever.embeddings,
         )  # fmt: skip
     write_report(outcome, args.report, command=command, settings=settings)
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from uuid import UUID
 
+from langchain_core.embeddings import Embeddings
 from psycopg_pool import AsyncConnectionPool
 
 from agents.groundedness import Judgement, judge_answer
@@ -40,6 +41,7 @@ async def evaluate(
     urls: ServiceUrls,
     groundedness: bool,
     tracing: Tracing | None = None,
+    embeddings: Embeddings | None = None,
 ) -> EvalOutcome:
     cases = {case.id: (dataset, case) for dataset in datasets for case in dataset.cases}
     records = [r for r in records if r.case_id in cases]
@@ -69,7 +71,7 @@ async def evaluate(
     judge_seconds = None
     if groundedness:
         started = time.perf_counter()
-        judgements = await judge_all(records, cases, chunks, settings, urls)
+        judgements = await judge_all(records, cases, chunks, settings, urls, embeddings)
         judge_seconds = time.perf_counter() - started
     judged = {i: (j.groundedness, j.flagged) for i, j in judgements.items()} if groundedness else None
     if tracing is not None:
@@ -113,6 +115,7 @@ async def judge_all(
     chunks: dict[str, dict[int, ChunkInfo]],
     settings: Settings,
     urls: ServiceUrls,
+    embeddings: Embeddings | None,
 ) -> dict[str, Judgement]:
     """The judgement of each answered record, judged as the worker judges a sampled answer."""
     llm = make_chat_model(settings, base_url=urls.llm_base_url)
@@ -126,7 +129,12 @@ async def judge_all(
         ids = {"cited_chunk_ids": record.cited_ids, "retrieved_chunk_ids": record.retrieved_ids}
         given = chunks_to_judge(ids, {i: info.text for i, info in known.items()})
         judgement = await judge_answer(
-            llm, question=record.question, answer=record.answer, chunks=given, mode=mode
+            llm,
+            question=record.question,
+            answer=record.answer,
+            chunks=given,
+            mode=mode,
+            embeddings=embeddings,
         )
         judged[record.case_id] = judgement
     return judged

@@ -2,9 +2,12 @@
 checked against, claims decided without a model call, the application's scoring and the retry on a
 malformed reply."""
 
+import hashlib
 from typing import Any
 
+import numpy as np
 import pytest
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
@@ -103,6 +106,30 @@ async def test_malformed_reply_is_retried_once() -> None:
 async def test_a_reply_malformed_twice_fails() -> None:
     with pytest.raises(StructuredOutputError):
         await judge(AIMessage(content="Looks fine."), AIMessage(content='{"verdict": "perhaps"}'))
+
+
+class ExactTextEmbeddings(Embeddings):
+    """Unit vectors seeded by the text: the same text scores cosine 1, any other text about 0."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self.embed_query(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+        vector = np.random.default_rng(seed).standard_normal(256)
+        return list(vector / np.linalg.norm(vector))
+
+
+async def test_with_embeddings_a_claim_far_from_every_passage_is_unsupported_without_a_model_call() -> None:
+    answer = "There can only be one owner at a time. Each value has one owner at a time."
+    judgement, llm = await judge(YES, answer=answer, embeddings=ExactTextEmbeddings())
+    # The first sentence is a passage word for word; this fake embedding puts the paraphrase far away.
+    assert (
+        len(llm.prompts) == 1
+        and "Claim: There can only be one owner at a time." in llm.prompts[0][-1].content
+    )
+    assert [c.supported for c in judgement.claims] == [True, False]
+    assert judgement.claims[0].chunk_ids == [11]
 
 
 def test_best_passage_and_no_fact_sentences() -> None:
