@@ -7,12 +7,14 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import psycopg
 import pytest
+from fastapi import FastAPI
 from langchain_openai import ChatOpenAI
 from psycopg.rows import dict_row
 
@@ -181,3 +183,17 @@ async def index_documents(
         job = await wait_for_job(http, headers, project_id, response.json()["job_id"])
         assert job["status"] == "succeeded", job
     return ids
+
+
+@asynccontextmanager
+async def own_app(
+    settings: Settings, urls: ServiceUrls, *, timeout: float = 900
+) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
+    """An app of the test module's own, so its chat model can be set without touching the shared client."""
+    app = create_app(settings, urls)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://studyai.test", timeout=timeout
+        ) as http:
+            yield app, http

@@ -7,7 +7,7 @@ import logging
 import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,12 +19,11 @@ from fastapi import FastAPI
 from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 
-from backend.main import create_app
 from core.queue import QUEUE_NAME
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import history
-from tests.conftest import Caller, UserFactory, create_project, upload, wait_for_job
+from tests.conftest import Caller, UserFactory, create_project, own_app, upload, wait_for_job
 from workers.judge_jobs import judge_answer_job, purge_query_history
 
 CONSTANTS = (
@@ -52,17 +51,6 @@ class Course:
     chunk_id: int
 
 
-@asynccontextmanager
-async def api(settings: Settings, urls: ServiceUrls) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
-    app = create_app(settings, urls)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://studyai.test", timeout=120
-        ) as http:
-            yield app, http
-
-
 @pytest.fixture(scope="module")
 async def course(
     settings: Settings,
@@ -71,7 +59,7 @@ async def course(
     db: Conn,
     worker: subprocess.Popen[bytes],
 ) -> AsyncIterator[Course]:
-    async with api(settings, services) as (app, http):
+    async with own_app(settings, services) as (app, http):
         owner, editor = await make_user("audit-owner"), await make_user("audit-editor")
         project_id = await create_project(http, owner, name="Rust constants", language="en")
         added = await http.post(

@@ -8,7 +8,6 @@ import re
 import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
-from backend.main import create_app
 from core.services import ServiceUrls
 from core.settings import Settings
 from tests.conftest import (
@@ -27,6 +25,7 @@ from tests.conftest import (
     Caller,
     UserFactory,
     create_project,
+    own_app,
     start_worker,
     stop_worker,
     upload,
@@ -53,18 +52,6 @@ SOURCE = (
 )
 
 
-@asynccontextmanager
-async def api(settings: Settings, urls: ServiceUrls) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
-    """An app of this module's own, so its chat model can be set without touching the shared client."""
-    app = create_app(settings, urls)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://studyai.test", timeout=600
-        ) as http:
-            yield app, http
-
-
 def replies(app: FastAPI, *contents: dict[str, Any] | str) -> None:
     app.state.llm = FakeMessagesListChatModel(
         responses=[AIMessage(content=c if isinstance(c, str) else json.dumps(c)) for c in contents]
@@ -75,7 +62,7 @@ def replies(app: FastAPI, *contents: dict[str, Any] | str) -> None:
 async def fake_api(
     settings: Settings, services: ServiceUrls
 ) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
-    async with api(settings, services) as pair:
+    async with own_app(settings, services) as pair:
         yield pair
 
 
@@ -227,7 +214,7 @@ def llm_worker(llm_urls: ServiceUrls, data_dir: Path) -> Iterator[subprocess.Pop
 async def test_plan_then_note_with_the_real_model(
     settings: Settings, llm_urls: ServiceUrls, llm_worker: subprocess.Popen[bytes], make_user: UserFactory
 ) -> None:
-    async with api(settings, llm_urls) as (_, http):
+    async with own_app(settings, llm_urls) as (_, http):
         owner: Caller = await make_user("student")
         project_id = await create_project(http, owner, name="Rust chapter 3", language="en")
         for name in CHAPTERS:

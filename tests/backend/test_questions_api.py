@@ -17,12 +17,11 @@ import pytest
 from fastapi import FastAPI
 from langchain_core.language_models import BaseChatModel
 
-from backend.main import create_app
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import questions
 from tests.agents.test_question_generator import OWNERSHIP, STRUCTS, ScriptedChat
-from tests.conftest import SHARED_DATA, Caller, UserFactory, create_project, upload, wait_for_job
+from tests.conftest import SHARED_DATA, Caller, UserFactory, create_project, own_app, upload, wait_for_job
 
 RUST_BOOK = SHARED_DATA / "rust-book"
 
@@ -45,13 +44,8 @@ class Api:
 
 @pytest.fixture(scope="module")
 async def api(settings: Settings, services: ServiceUrls) -> AsyncIterator[Api]:
-    app = create_app(settings, services)  # its own app, so setting its model touches no shared client
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://studyai.test", timeout=900
-        ) as http:
-            yield Api(app, http)
+    async with own_app(settings, services) as (app, http):
+        yield Api(app, http)
 
 
 @dataclass
