@@ -6,9 +6,7 @@ import json
 import re
 import subprocess
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
-from uuid import UUID
 
 import httpx
 import numpy as np
@@ -26,16 +24,8 @@ from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import questions
 from core.structured import StructuredOutputError
-from tests.agents.test_question_generator import OWNERSHIP, STRUCTS, ScriptedChat
-from tests.conftest import UserFactory, create_project, upload, wait_for_job
-
-
-@dataclass
-class Project:
-    id: UUID
-    user_id: UUID
-    documents: dict[str, UUID]
-    chunks: dict[int, dict[str, Any]]
+from tests.agents.test_question_generator import Project, ScriptedChat, course_project
+from tests.conftest import UserFactory
 
 
 @pytest.fixture(scope="module")
@@ -45,22 +35,7 @@ async def project(
     worker: subprocess.Popen[bytes],
     db: psycopg.AsyncConnection[dict[str, Any]],
 ) -> Project:
-    headers = await make_user("evaluator")
-    project_id = await create_project(client, headers, name="grading", language="en")
-    documents: dict[str, UUID] = {}
-    for name, text in {"ownership.md": OWNERSHIP, "structs.md": STRUCTS}.items():
-        response = await upload(client, headers, project_id, name, text.encode())
-        assert response.status_code == 202, response.text
-        job = await wait_for_job(client, headers, project_id, response.json()["job_id"])
-        assert job["status"] == "succeeded", job
-        documents[name] = UUID(response.json()["document_id"])
-    user = await (await db.execute("SELECT id FROM users WHERE email = %s", (headers.email,))).fetchone()
-    rows = await (
-        await db.execute(
-            "SELECT id, document_id, section_path FROM chunks WHERE project_id = %s", (project_id,)
-        )
-    ).fetchall()
-    return Project(UUID(project_id), user["id"], documents, {row["id"]: row for row in rows})  # type: ignore[index]
+    return await course_project(client, make_user, db, "evaluator")
 
 
 @pytest.fixture(scope="module")

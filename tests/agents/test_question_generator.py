@@ -30,7 +30,7 @@ from core.retrieval.rerankers.factory import make_reranker
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import questions
-from tests.conftest import UserFactory, create_project, upload, wait_for_job
+from tests.conftest import UserFactory, create_project, index_documents
 
 # Six sections per document, each longer than the chunker's minimum: six chunks of their own.
 OWNERSHIP = """# Ownership
@@ -111,6 +111,25 @@ class Project:
     chunks: dict[int, dict[str, Any]]  # chunk id -> row
 
 
+async def course_project(
+    client: httpx.AsyncClient, make_user: UserFactory, db: psycopg.AsyncConnection[dict[str, Any]], name: str
+) -> Project:
+    """The ownership and structs documents indexed in a new project of a new user."""
+    headers = await make_user(name)
+    project_id = await create_project(client, headers, name=name, language="en")
+    ids = await index_documents(
+        client, headers, project_id, {"ownership.md": OWNERSHIP, "structs.md": STRUCTS}
+    )
+    user = await (await db.execute("SELECT id FROM users WHERE email = %s", (headers.email,))).fetchone()
+    rows = await (
+        await db.execute(
+            "SELECT id, document_id, section_path, text FROM chunks WHERE project_id = %s", (project_id,)
+        )
+    ).fetchall()
+    documents = {name: UUID(document_id) for name, document_id in ids.items()}
+    return Project(UUID(project_id), user["id"], documents, {row["id"]: row for row in rows})  # type: ignore[index]
+
+
 @pytest.fixture(scope="module")
 async def project(
     client: httpx.AsyncClient,
@@ -118,23 +137,9 @@ async def project(
     worker: subprocess.Popen[bytes],
     db: psycopg.AsyncConnection[dict[str, Any]],
 ) -> Project:
-    headers = await make_user("generator")
-    project_id = await create_project(client, headers, name="question bank", language="en")
-    documents: dict[str, UUID] = {}
-    for name, text in {"ownership.md": OWNERSHIP, "structs.md": STRUCTS}.items():
-        response = await upload(client, headers, project_id, name, text.encode())
-        assert response.status_code == 202, response.text
-        job = await wait_for_job(client, headers, project_id, response.json()["job_id"])
-        assert job["status"] == "succeeded", job
-        documents[name] = UUID(response.json()["document_id"])
-    user = await (await db.execute("SELECT id FROM users WHERE email = %s", (headers.email,))).fetchone()
-    rows = await (
-        await db.execute(
-            "SELECT id, document_id, section_path, text FROM chunks WHERE project_id = %s", (project_id,)
-        )
-    ).fetchall()
-    assert len(rows) >= 12
-    return Project(UUID(project_id), user["id"], documents, {row["id"]: row for row in rows})  # type: ignore[index]
+    made = await course_project(client, make_user, db, "generator")
+    assert len(made.chunks) >= 12
+    return made
 
 
 @pytest.fixture(scope="module")
