@@ -32,6 +32,15 @@ def make_chat_model(settings: Settings, *, base_url: str | None = None) -> ChatO
     )
 
 
+def output_cap(llm: object, max_tokens: int) -> dict[str, object]:
+    """Call parameters (for bind or invoke) that cap one reply: in the body's `max_tokens` where the
+    model sends its limit there (see make_chat_model), else as the model's own max_tokens."""
+    extra = getattr(llm, "extra_body", None)
+    if isinstance(extra, dict) and "max_tokens" in extra:
+        return {"extra_body": {**extra, "max_tokens": max_tokens}}
+    return {"max_tokens": max_tokens}
+
+
 def structured_mode(settings: Settings) -> StructuredMode:
     if settings.llm_structured_output != "auto":
         return settings.llm_structured_output

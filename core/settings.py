@@ -81,6 +81,9 @@ class Settings(BaseSettings):
     query_history_retention_days: int = Field(default=30, ge=0)
     # Share of answered QA requests judged for groundedness; a project's own rate overrides it.
     groundedness_sample_rate: float = Field(default=0.15, ge=0.0, le=1.0)
+    # The judge also weighs each accepted claim against its own opposite (three more short model calls
+    # per accepted claim; agents/groundedness/contrast.py). Needs log-probabilities from the endpoint.
+    groundedness_contrast_check: bool = True
 
     @property
     def pgdata_dir(self) -> Path:

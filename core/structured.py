@@ -35,7 +35,7 @@ class TokenUsage:
         entry["calls"] += 1
 
 
-def _model_name(llm: BaseChatModel) -> str:
+def model_name(llm: BaseChatModel) -> str:
     return str(getattr(llm, "model_name", None) or getattr(llm, "model", None) or type(llm).__name__)
 
 
@@ -75,7 +75,7 @@ async def ask_structured(
     for attempt in (1, 2):
         raw, parse = await _ask_once(llm, schema, attempt_messages, mode)
         if usage is not None and isinstance(raw, AIMessage):
-            usage.add(_model_name(llm), raw)
+            usage.add(model_name(llm), raw)
         try:
             return parse()
         except (ValidationError, ValueError) as error:

@@ -34,7 +34,7 @@ from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 
-from agents.groundedness import JudgeChunk, Judgement, judge_answer
+from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answer
 from core.embeddings import make_embeddings
 from core.llm import StructuredMode, make_chat_model, structured_mode
 from core.settings import Settings
@@ -273,13 +273,15 @@ def main(argv: list[str] | None = None) -> None:
                 chunks=case.chunks,
                 mode=mode,
                 embeddings=embeddings,
+                contrast=ContrastCheck(llm) if settings.groundedness_contrast_check else None,
             )
 
         outcomes = asyncio.run(run_cases(cases, judge, grounded_from=args.grounded_from))
     model = settings.llm_model if settings.llm_base_url else f"{settings.llm_local_model} (embedded)"
     title = (
         f"Groundedness judge, SciFact train {args.split}, n={args.n}, seed={args.seed}, {model},"
-        f" grounded when groundedness >= {args.grounded_from}"
+        f" grounded when groundedness >= {args.grounded_from},"
+        f" contrast check {'on' if settings.groundedness_contrast_check else 'off'}"
     )
     table = report(score(outcomes), title=title)
     print(table)

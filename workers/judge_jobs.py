@@ -9,10 +9,10 @@ from typing import Any
 
 import openai
 
-from agents.groundedness import JudgeChunk, Judgement, judge_answer
+from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answer
 from core.llm import structured_mode
 from core.store import evaluations, history
-from core.structured import StructuredOutputError, TokenUsage
+from core.structured import StructuredOutputError, TokenUsage, model_name
 
 log = logging.getLogger(__name__)
 # The judge reads at most this many chunks (the cited ones first, then the rest in retrieval order):
@@ -23,10 +23,6 @@ JUDGE_MAX_CHUNKS = 5
 def chunks_to_judge(row: dict[str, Any], texts: dict[int, str]) -> list[JudgeChunk]:
     ordered = dict.fromkeys([*row["cited_chunk_ids"], *row["retrieved_chunk_ids"]])
     return [JudgeChunk(id=i, text=texts[i]) for i in ordered if i in texts][:JUDGE_MAX_CHUNKS]
-
-
-def _model_name(llm: Any) -> str:
-    return str(getattr(llm, "model_name", None) or getattr(llm, "model", None) or type(llm).__name__)
 
 
 async def judge_answer_job(
@@ -58,6 +54,7 @@ async def judge_answer_job(
             mode=structured_mode(ctx["settings"]),
             usage=usage,
             embeddings=ctx.get("embeddings"),
+            contrast=ContrastCheck(llm) if ctx["settings"].groundedness_contrast_check else None,
         )
     except (StructuredOutputError, openai.APIConnectionError, openai.APITimeoutError) as error:
         log.warning("judging %s failed: %s", query_id, type(error).__name__)
@@ -72,7 +69,7 @@ async def judge_answer_job(
             relevance=judgement.relevance,
             hallucination_risk=judgement.hallucination_risk,
             flagged=judgement.flagged,
-            judge_model=_model_name(llm),
+            judge_model=model_name(llm),
         )
     if stored is None:  # judged already by an earlier try, or the query went meanwhile
         return _skipped(query_id, "already judged or gone")

@@ -2,6 +2,7 @@
 best; the application, not the model, turns the verdicts into scores and the flag."""
 
 from agents.groundedness.config import JudgeConfig
+from agents.groundedness.contrast import ContrastCheck
 from agents.groundedness.judge import (
     RISK_FLAG_THRESHOLD,
     ClaimVerdict,
@@ -14,6 +15,7 @@ from agents.groundedness.judge import (
 __all__ = [
     "RISK_FLAG_THRESHOLD",
     "ClaimVerdict",
+    "ContrastCheck",
     "JudgeChunk",
     "JudgeConfig",
     "Judgement",

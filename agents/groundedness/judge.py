@@ -8,8 +8,9 @@ Definitions (the model never gives a score it could miscount):
 - a claim is supported when it is close enough to the chunks — e5 cosine to its closest passage at
   least `min_similarity` when the judge has the embedding model, else the best passage holds at least
   `min_coverage` of its key terms — AND the model, shown the claim beside the passage that covers
-  most of its key terms, says the passage states it; its chunk id is the
-  passage's chunk (never an id the model made up: the model names none);
+  most of its key terms, says the passage states it (and, given the contrast check, scores the claim
+  above its own opposite there); its chunk id is the passage's chunk (never an id the model made
+  up: the model names none);
 - groundedness = supported claims / claims; an answer with no claims asserts nothing that could be
   wrong, so its groundedness is 1.0 and it is never flagged;
 - hallucination_risk = 1 - groundedness (relevance is about answering the question, not about
@@ -31,6 +32,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
 from agents.groundedness.config import JudgeConfig
+from agents.groundedness.contrast import ContrastCheck
 from agents.groundedness.evidence import best_passage, states_no_fact, windows
 from agents.groundedness.prompts import Entailment, answer_sentences, entailment_messages
 from agents.question_generator.checks import term_coverage
@@ -104,6 +106,7 @@ async def judge_claim(
     usage: TokenUsage | None,
     config: JudgeConfig,
     embedded: EmbeddedPassages | None = None,
+    contrast: ContrastCheck | None = None,
 ) -> ClaimVerdict:
     unsupported = ClaimVerdict(claim=claim, supported=False, chunk_ids=[])
     passage = best_passage(claim, chunks, config.passage_chars)
@@ -119,6 +122,8 @@ async def judge_claim(
     reply = await ask_structured(llm, Entailment, messages, mode=mode, usage=usage)
     if reply.verdict != "yes":
         return unsupported
+    if contrast is not None and await contrast.passes(passage.text, claim, usage) is False:
+        return unsupported
     return ClaimVerdict(claim=claim, supported=True, chunk_ids=[passage.chunk_id])
 
 
@@ -132,17 +137,21 @@ async def judge_answer(
     usage: TokenUsage | None = None,
     config: JudgeConfig = JudgeConfig(),
     embeddings: Embeddings | None = None,
+    contrast: ContrastCheck | None = None,
 ) -> Judgement:
     """With `embeddings` (the project's embedding model) a claim must be close to a passage by cosine
-    to reach the model, else by its share of key terms. Raises core.structured.StructuredOutputError
-    when a reply is malformed twice."""
+    to reach the model, else by its share of key terms. With `contrast`, a claim the model accepts
+    must also outscore its own opposite (agents/groundedness/contrast.py). Raises
+    core.structured.StructuredOutputError when a reply is malformed twice."""
     claims = [s for s in answer_sentences(answer, config.max_sentences) if not states_no_fact(s)]
     pairs = [(c.id, c.text) for c in chunks]
     embedded = None
     if embeddings is not None and claims:
         embedded = await EmbeddedPassages.of(embeddings, pairs, config.passage_chars)
     verdicts = [
-        await judge_claim(llm, claim, pairs, mode=mode, usage=usage, config=config, embedded=embedded)
+        await judge_claim(
+            llm, claim, pairs, mode=mode, usage=usage, config=config, embedded=embedded, contrast=contrast
+        )
         for claim in claims
     ]
     return score_claims(verdicts, relevance=term_coverage(question, answer) or 0.0)

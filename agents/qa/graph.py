@@ -24,7 +24,7 @@ from agents.qa.state import DocumentRef, ModelAnswer, QAInput, QAOutput, QAState
 from agents.qa.stream_json import JsonStream, bool_field, int_list_field, streams_content, string_field
 from agents.qa.threads import standalone_question
 from core.retrieval import Filters
-from core.structured import StructuredOutputError, ask_structured
+from core.structured import StructuredOutputError, ask_structured, model_name
 
 
 def _elapsed_ms(mark: float) -> float:
@@ -37,10 +37,6 @@ def _capped(llm: BaseChatModel, max_tokens: int) -> BaseChatModel:
     if "max_tokens" in type(llm).model_fields:
         return llm.model_copy(update={"max_tokens": max_tokens})
     return llm
-
-
-def _model_name(llm: BaseChatModel) -> str:
-    return str(getattr(llm, "model_name", None) or getattr(llm, "model", None) or type(llm).__name__)
 
 
 def resolve_document(hint: str, question: str, documents: list[DocumentRef]) -> str | None:
@@ -176,7 +172,7 @@ def make_nodes(config: QAConfig) -> dict[str, Any]:
                 write({"token": text[len(sent) :]})
                 sent = text
         if stream.message is not None:
-            ctx.usage.add(_model_name(ctx.llm), stream.message)
+            ctx.usage.add(model_name(ctx.llm), stream.message)
         ctx.timings_ms["generation"] = _elapsed_ms(mark)
         raw = stream.raw
         try:

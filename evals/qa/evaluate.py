@@ -12,7 +12,7 @@ from uuid import UUID
 from langchain_core.embeddings import Embeddings
 from psycopg_pool import AsyncConnectionPool
 
-from agents.groundedness import Judgement, judge_answer
+from agents.groundedness import ContrastCheck, Judgement, judge_answer
 from core.llm import make_chat_model, structured_mode
 from core.services import ServiceUrls
 from core.settings import Settings
@@ -135,6 +135,7 @@ async def judge_all(
             chunks=given,
             mode=mode,
             embeddings=embeddings,
+            contrast=ContrastCheck(llm) if settings.groundedness_contrast_check else None,
         )
         judged[record.case_id] = judgement
     return judged

@@ -123,9 +123,12 @@ async def run_judge(course: Course, query_id: str, verdicts: list[str]) -> dict[
     """The worker's job function in-process, with a scripted judge model: its yes/no per claim that
     gets as far as a model call."""
     replies = [AIMessage(content=json.dumps({"verdict": v})) for v in verdicts]
+    # The scripted model gives no log-probabilities, so the contrast check (tested on its own in
+    # tests/agents/test_groundedness_contrast.py) could only abstain, yet would use up scripted replies.
+    settings = course.app.state.settings.model_copy(update={"groundedness_contrast_check": False})
     ctx = {
         "pool": course.app.state.pool,
-        "settings": course.app.state.settings,
+        "settings": settings,
         "llm": FakeMessagesListChatModel(responses=replies),
     }
     return await judge_answer_job(ctx, course.project_id, str(course.owner_id), query_id)
