@@ -5,7 +5,7 @@ Why: a 1.5B model answers "yes" to nearly any claim on the passage's topic, incl
 the opposite direction of effect. Asked outright to choose between a claim and its opposite it picks
 whichever comes first; but the probability it gives "yes" still ranks them: on the SciFact dev claims
 (evals/groundedness_judge.py, dev split) the claim scored no more than MARGIN below its model-written
-opposite for 57 of 59 accepted supported claims, but for only 10 of 19 accepted contradicted ones.
+opposite for 56 of 59 accepted supported claims, but for only 11 of 20 accepted contradicted ones.
 
 Needs the chat endpoint's token log-probabilities (llama.cpp's server and OpenAI return them); where
 the endpoint gives none, or refuses the parameter, the check abstains and the model's verdict stands."""
@@ -32,8 +32,9 @@ YES_NO_SYSTEM = (
     " passage states the claim, with the same numbers and the same direction of effect; no if it"
     " states something else, the opposite, or does not say it."
 )
-# Read off the SciFact dev split (accepted claims: 59 supported, 19 contradicted): margin 0 kept 53
-# supported and caught 11 contradicted; 0.05 kept 57 and caught 9; 0.1 kept 57 and caught 6.
+# Read off the SciFact dev split (`python -m evals.groundedness_contrast --split dev`; accepted claims:
+# 59 supported, 20 contradicted): margin 0 kept 55 supported and caught 11 contradicted; 0.05 kept 56
+# and caught 9; 0.1 kept 57 and caught 6.
 MARGIN = 0.05
 
 
