@@ -8,9 +8,9 @@ Definitions (the model never gives a score it could miscount):
 - a claim is supported when it is close enough to the chunks — e5 cosine to its closest passage at
   least `min_similarity` when the judge has the embedding model, else the best passage holds at least
   `min_coverage` of its key terms — AND the model, shown the claim beside the passage that covers
-  most of its key terms, says the passage states it (and, given the contrast check, scores the claim
-  above its own opposite there); its chunk id is the passage's chunk (never an id the model made
-  up: the model names none);
+  most of its key terms, says the passage states it (and, given the contrast check, does not score
+  the claim clearly below its own opposite there); its chunk id is the passage's chunk (never an id
+  the model made up: the model names none);
 - groundedness = supported claims / claims; an answer with no claims asserts nothing that could be
   wrong, so its groundedness is 1.0 and it is never flagged;
 - hallucination_risk = 1 - groundedness (relevance is about answering the question, not about
@@ -141,7 +141,7 @@ async def judge_answer(
 ) -> Judgement:
     """With `embeddings` (the project's embedding model) a claim must be close to a passage by cosine
     to reach the model, else by its share of key terms. With `contrast`, a claim the model accepts
-    must also outscore its own opposite (agents/groundedness/contrast.py). Raises
+    must not score clearly below its own opposite (agents/groundedness/contrast.py). Raises
     core.structured.StructuredOutputError when a reply is malformed twice."""
     claims = [s for s in answer_sentences(answer, config.max_sentences) if not states_no_fact(s)]
     pairs = [(c.id, c.text) for c in chunks]
