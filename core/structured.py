@@ -45,7 +45,7 @@ async def _ask_once(
     if mode == "llama-grammar":
         bound = llm.bind(response_format={"type": "json_object", "schema": schema.model_json_schema()})
         reply = await bound.ainvoke(messages)
-        return reply, lambda: schema.model_validate_json(_content(reply))
+        return reply, lambda: schema.model_validate_json(content_text(reply))
     method = "json_schema" if mode == "json_schema" else "function_calling"
     runnable = llm.with_structured_output(schema, method=method, include_raw=True)
     outcome = await runnable.ainvoke(messages)
@@ -58,7 +58,7 @@ async def _ask_once(
     return outcome["raw"], parsed
 
 
-def _content(reply: BaseMessage) -> str:
+def content_text(reply: BaseMessage) -> str:
     content = reply.content
     return content if isinstance(content, str) else "".join(str(part) for part in content)
 
@@ -85,7 +85,7 @@ async def ask_structured(
                 ) from error
             attempt_messages = [
                 *messages,
-                AIMessage(content=_content(raw) if isinstance(raw, BaseMessage) else str(raw)),
+                AIMessage(content=content_text(raw) if isinstance(raw, BaseMessage) else str(raw)),
                 HumanMessage(
                     content=f"That reply was not valid JSON for the schema ({str(error)[:300]}). "
                     "Answer again with only the JSON object."

@@ -13,14 +13,11 @@ from dataclasses import dataclass
 
 from agents.groundedness.config import JudgeConfig
 from agents.groundedness.contrast import ContrastCheck
-from agents.groundedness.evidence import best_passage
-from agents.groundedness.judge import EmbeddedPassages
-from agents.groundedness.prompts import Entailment, entailment_messages
+from agents.groundedness.judge import EmbeddedPassages, accepted_passage
 from core.embeddings import make_embeddings
 from core.llm import StructuredMode
 from core.settings import Settings
-from core.structured import ask_structured
-from evals.groundedness_judge import DEFAULT_DATA, Evidence, _chunks, chat_model, load_evidence
+from evals.groundedness_judge import DEFAULT_DATA, Evidence, _chunks, chat_model, in_split, load_evidence
 
 
 @dataclass(frozen=True)
@@ -32,18 +29,15 @@ class Scored:
 
 async def score_claim(
     evidence: Evidence,
+    chunks: Sequence[tuple[int, str]],
     check: ContrastCheck,
     embedded: EmbeddedPassages,
-    config: JudgeConfig,
     mode: StructuredMode,
 ) -> Scored:
-    chunks = [(chunk.id, chunk.text) for chunk in _chunks(evidence.sentences)]
-    passage = best_passage(evidence.claim, chunks, config.passage_chars)
-    if passage is None or await embedded.best_similarity(evidence.claim) < config.min_similarity:
-        return Scored(evidence.label, False, None)
-    messages = entailment_messages(passage=passage.text, claim=evidence.claim)
-    reply = await ask_structured(check.llm, Entailment, messages, mode=mode)
-    if reply.verdict != "yes":
+    passage = await accepted_passage(
+        check.llm, evidence.claim, chunks, mode=mode, usage=None, config=JudgeConfig(), embedded=embedded
+    )
+    if passage is None:
         return Scored(evidence.label, False, None)
     return Scored(evidence.label, True, await check.difference(passage.text, evidence.claim))
 
@@ -84,18 +78,18 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     margins = [float(m) for m in args.margins.split(",")]
     settings, config = Settings(), JudgeConfig()
-    in_split = [e for e in load_evidence(DEFAULT_DATA) if (int(e.claim_id) % 5 == 0) == (args.split == "dev")]
+    claims = in_split(load_evidence(DEFAULT_DATA), args.split)
     embeddings = make_embeddings(settings)
     with chat_model(settings) as (llm, mode):
 
         async def run() -> list[Scored]:
             check, scored = ContrastCheck(llm), []
-            for number, evidence in enumerate(in_split, start=1):
+            for number, evidence in enumerate(claims, start=1):
                 chunks = [(chunk.id, chunk.text) for chunk in _chunks(evidence.sentences)]
                 embedded = await EmbeddedPassages.of(embeddings, chunks, config.passage_chars)
                 if embedded is None:  # evidence without a sentence: nothing to judge against
                     continue
-                scored.append(await score_claim(evidence, check, embedded, config, mode))
+                scored.append(await score_claim(evidence, chunks, check, embedded, mode))
                 print(f"{number:4d} {scored[-1]}", flush=True)
             return scored
 

@@ -136,14 +136,18 @@ def _nearest(claim: str, others: Sequence[Evidence], vocabulary: dict[str, set[s
     return max(others, key=nearness)
 
 
+def in_split(evidence: Sequence[Evidence], split: Literal["dev", "test"]) -> list[Evidence]:
+    return [e for e in evidence if (int(e.claim_id) % 5 == 0) == (split == "dev")]
+
+
 def build_cases(
     evidence: Sequence[Evidence], *, n: int, seed: int, split: Literal["dev", "test"] = "test"
 ) -> list[Case]:
     """Deterministic for a seed: n // 2 supported, the rest shared by contradicted and unrelated."""
-    in_split = [e for e in evidence if (int(e.claim_id) % 5 == 0) == (split == "dev")]
+    claims = in_split(evidence, split)
     rng = random.Random(seed)
-    support = sorted((e for e in in_split if e.label == "SUPPORT"), key=lambda e: int(e.claim_id))
-    contradict = sorted((e for e in in_split if e.label == "CONTRADICT"), key=lambda e: int(e.claim_id))
+    support = sorted((e for e in claims if e.label == "SUPPORT"), key=lambda e: int(e.claim_id))
+    contradict = sorted((e for e in claims if e.label == "CONTRADICT"), key=lambda e: int(e.claim_id))
     rng.shuffle(support)
     rng.shuffle(contradict)
     n_supported, n_contradicted = n // 2, (n - n // 2 + 1) // 2

@@ -4,8 +4,9 @@ than the claim's opposite.
 Why: a 1.5B model answers "yes" to nearly any claim on the passage's topic, including one that reports
 the opposite direction of effect. Asked outright to choose between a claim and its opposite it picks
 whichever comes first; but the probability it gives "yes" still ranks them: on the SciFact dev claims
-(evals/groundedness_judge.py, dev split) the claim scored no more than MARGIN below its model-written
-opposite for 56 of 59 accepted supported claims, but for only 11 of 20 accepted contradicted ones.
+(`python -m evals.groundedness_contrast --split dev`) the claim scored no more than MARGIN below its
+model-written opposite for 56 of 59 accepted supported claims, but for only 11 of 20 accepted
+contradicted ones.
 
 Needs the chat endpoint's token log-probabilities (llama.cpp's server and OpenAI return them); where
 the endpoint gives none, or refuses the parameter, the check abstains and the model's verdict stands."""
@@ -19,7 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from core.llm import output_cap
-from core.structured import TokenUsage, model_name
+from core.structured import TokenUsage, content_text, model_name
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +37,6 @@ YES_NO_SYSTEM = (
 # 59 supported, 20 contradicted): margin 0 kept 55 supported and caught 11 contradicted; 0.05 kept 56
 # and caught 9; 0.1 kept 57 and caught 6.
 MARGIN = 0.05
-
-
-def _text(message: BaseMessage) -> str:
-    content = message.content
-    return (content if isinstance(content, str) else "".join(str(part) for part in content)).strip()
 
 
 def yes_share(message: AIMessage) -> float | None:
@@ -81,7 +77,8 @@ class ContrastCheck:
 
     async def opposite(self, claim: str, usage: TokenUsage | None) -> str:
         messages: list[BaseMessage] = [SystemMessage(content=OPPOSITE_SYSTEM), HumanMessage(content=claim)]
-        return _text(await self._ask(messages, usage, **output_cap(self.llm, 160)))
+        reply = await self._ask(messages, usage, **output_cap(self.llm, 160))
+        return content_text(reply).strip()
 
     async def difference(self, passage: str, claim: str, usage: TokenUsage | None = None) -> float | None:
         """P(yes | claim) - P(yes | its opposite) beside the passage; None when the check cannot tell

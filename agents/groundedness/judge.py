@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field
 
 from agents.groundedness.config import JudgeConfig
 from agents.groundedness.contrast import ContrastCheck
-from agents.groundedness.evidence import best_passage, states_no_fact, windows
+from agents.groundedness.evidence import Passage, best_passage, states_no_fact, windows
 from agents.groundedness.prompts import Entailment, answer_sentences, entailment_messages
 from agents.question_generator.checks import term_coverage
 from core.llm import StructuredMode
@@ -97,6 +97,32 @@ class EmbeddedPassages:
         return float((self.vectors @ query).max())
 
 
+async def accepted_passage(
+    llm: BaseChatModel,
+    claim: str,
+    chunks: Sequence[tuple[int, str]],
+    *,
+    mode: StructuredMode,
+    usage: TokenUsage | None,
+    config: JudgeConfig,
+    embedded: EmbeddedPassages | None = None,
+) -> Passage | None:
+    """The passage the model says states the claim, once the claim is close enough to reach it; None
+    when the claim is unsupported before any contrast check."""
+    passage = best_passage(claim, chunks, config.passage_chars)
+    if passage is None:
+        return None
+    if embedded is not None:
+        close_enough = await embedded.best_similarity(claim) >= config.min_similarity
+    else:
+        close_enough = passage.coverage >= config.min_coverage
+    if not close_enough:
+        return None
+    messages = entailment_messages(passage=passage.text, claim=claim)
+    reply = await ask_structured(llm, Entailment, messages, mode=mode, usage=usage)
+    return passage if reply.verdict == "yes" else None
+
+
 async def judge_claim(
     llm: BaseChatModel,
     claim: str,
@@ -109,18 +135,10 @@ async def judge_claim(
     contrast: ContrastCheck | None = None,
 ) -> ClaimVerdict:
     unsupported = ClaimVerdict(claim=claim, supported=False, chunk_ids=[])
-    passage = best_passage(claim, chunks, config.passage_chars)
+    passage = await accepted_passage(
+        llm, claim, chunks, mode=mode, usage=usage, config=config, embedded=embedded
+    )
     if passage is None:
-        return unsupported
-    if embedded is not None:
-        close_enough = await embedded.best_similarity(claim) >= config.min_similarity
-    else:
-        close_enough = passage.coverage >= config.min_coverage
-    if not close_enough:
-        return unsupported
-    messages = entailment_messages(passage=passage.text, claim=claim)
-    reply = await ask_structured(llm, Entailment, messages, mode=mode, usage=usage)
-    if reply.verdict != "yes":
         return unsupported
     if contrast is not None and await contrast.passes(passage.text, claim, usage) is False:
         return unsupported
