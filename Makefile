@@ -1,11 +1,25 @@
 # llama.cpp is compiled for this CPU (-march=native) but without AMX: some VMs (Firecracker) advertise
 # AMX yet trap its instructions, killing the model server with SIGILL on its first request.
 NO_AMX := $(if $(filter x86_64,$(shell uname -m)),-mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
+EXTRAS := embedded,local-llm,cross-encoder,dev
 
+# Installs the tested versions: requirements.lock pins the whole tree (pip included) as constraints.
 install:
 	python3 -m venv .venv
+	.venv/bin/pip install --upgrade -c requirements.lock pip
+	CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" .venv/bin/pip install -c requirements.lock -e ".[$(EXTRAS)]"
+
+# Moves .venv to the newest versions pyproject.toml allows and pins them in requirements.lock;
+# run `make test` before committing the new lock.
+lock:
 	.venv/bin/pip install --upgrade pip
-	CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" .venv/bin/pip install -e ".[embedded,local-llm,cross-encoder,dev]"
+	CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" \
+		.venv/bin/pip install --upgrade --upgrade-strategy eager -e ".[$(EXTRAS)]"
+	{ echo "# The tested tree for 'make install', CI and the Dockerfile (used as pip constraints)."; \
+	  echo "# Regenerate with 'make lock' (the newest versions pyproject.toml allows), then 'make test'."; \
+	  echo "# torch is the CPU build (+cpu): from the local wheel directory, or from"; \
+	  echo "# --extra-index-url https://download.pytorch.org/whl/cpu where there is none."; \
+	  .venv/bin/pip freeze --all --exclude-editable; } > requirements.lock
 
 test:
 	.venv/bin/python -m pytest -q
@@ -16,4 +30,4 @@ up:
 lint:
 	.venv/bin/ruff check .
 
-.PHONY: install test up lint
+.PHONY: install lock test up lint

@@ -1,8 +1,9 @@
 """What every agent request leaves behind: its LangGraph run config (run id, tracing callbacks), one
 query_history row, one JSON log line, and, for a sampled RAG answer, a queued groundedness judgement.
 
-Built per request from what the app's lifespan opened (settings, queue, tracing, the sampler's
-random.Random), so nothing here is global and tests can seed the sampler."""
+Built per request from what the app's lifespan opened (pool, settings, queue, tracing, the sampler's
+random.Random), so nothing here is global and tests can seed the sampler. It borrows a connection only
+for the history row's insert, so callers record after their model call, holding no connection."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ from uuid import UUID
 
 from arq.connections import ArqRedis
 from fastapi import Depends, Request
-from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
 
 from backend.deps import ProjectAccess
 from backend.observability import log_json, request_id
-from core.queue import JUDGE_ANSWER, QUEUE_NAME
+from core.queue import AGENT_QUEUE, JUDGE_ANSWER
 from core.settings import Settings
 from core.store import history
 
@@ -46,6 +47,7 @@ def sampled(rate: float, rng: random.Random) -> bool:
 @dataclass
 class Audit:
     request_id: str
+    pool: AsyncConnectionPool
     settings: Settings
     queue: ArqRedis
     tracing: Tracing | None
@@ -62,7 +64,6 @@ class Audit:
 
     async def record(
         self,
-        conn: AsyncConnection,
         access: ProjectAccess,
         *,
         agent: str,
@@ -82,21 +83,22 @@ class Audit:
         timings.setdefault("total", self.elapsed_ms())
         query_id = None
         if self.settings.query_history_retention_days > 0:
-            query_id = await history.insert_query(
-                conn,
-                project_id=access.id,
-                user_id=access.user.id,
-                agent=agent,
-                question=question,
-                answer=answer,
-                outcome=outcome,
-                retrieved_chunk_ids=retrieved,
-                cited_chunk_ids=cited,
-                timings_ms=timings,
-                tokens=tokens,
-                request_id=self.request_id,
-                run_id=self.run_id,
-            )
+            async with self.pool.connection() as conn:
+                query_id = await history.insert_query(
+                    conn,
+                    project_id=access.id,
+                    user_id=access.user.id,
+                    agent=agent,
+                    question=question,
+                    answer=answer,
+                    outcome=outcome,
+                    retrieved_chunk_ids=retrieved,
+                    cited_chunk_ids=cited,
+                    timings_ms=timings,
+                    tokens=tokens,
+                    request_id=self.request_id,
+                    run_id=self.run_id,
+                )
         # Judging reads the stored answer: with no row (retention 0) there is nothing to judge.
         judged = bool(
             judge and query_id and sampled(sample_rate(access.project, self.settings), self.sampler)
@@ -122,7 +124,6 @@ class Audit:
 
     async def record_failure(
         self,
-        conn: AsyncConnection,
         access: ProjectAccess,
         error: BaseException,
         *,
@@ -132,7 +133,6 @@ class Audit:
     ) -> UUID | None:
         """A request whose agent run failed: its row and line say which error type, never its text."""
         return await self.record(
-            conn,
             access,
             agent=agent,
             question=question,
@@ -150,7 +150,7 @@ class Audit:
                 str(access.user.id),
                 str(query_id),
                 _job_id=f"judge:{query_id}",
-                _queue_name=QUEUE_NAME,
+                _queue_name=AGENT_QUEUE,
             )
         except Exception as error:  # the answer stands; only its sampled check is lost
             log.warning("could not enqueue the judgement of %s: %s", query_id, type(error).__name__)
@@ -162,6 +162,7 @@ def get_audit(request: Request) -> Audit:
     state = request.app.state
     return Audit(
         request_id=request_id(request),
+        pool=state.pool,
         settings=state.settings,
         queue=state.queue,
         tracing=getattr(state, "tracing", None),

@@ -2,10 +2,9 @@
 
 import asyncio
 import logging
-import os
 import signal
-import subprocess
 import sys
+from dataclasses import replace
 from uuid import UUID
 
 import psycopg
@@ -14,14 +13,17 @@ import uvicorn
 
 from backend.main import create_app
 from backend.search_format import format_result
+from core.child_env import child_environment
 from core.db import open_pool
 from core.embeddings import make_embeddings
+from core.local_llm import LlamaServer
 from core.migrations import apply_migrations
 from core.retrieval import Filters, RetrievalConfig, RetrievalResult, Retriever
 from core.retrieval.rerankers.factory import make_reranker
-from core.services import EmbeddedServices
+from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store import users as user_store
+from core.supervisor import ChildSpec, ChildStartError, Supervisor
 
 app = typer.Typer(help="studyAI: a private, per-project RAG backend for studying.", no_args_is_help=True)
 users_app = typer.Typer(help="Users and API keys.", no_args_is_help=True)
@@ -32,31 +34,58 @@ app.add_typer(users_app, name="users")
 def up(
     host: str | None = typer.Option(None, help="API host (default from settings)."),
     port: int | None = typer.Option(None, help="API port (default from settings)."),
-    worker: bool = typer.Option(True, help="Also run an indexing worker."),
+    worker: bool = typer.Option(True, help="Also run the workers (one per queue: index, agents)."),
 ) -> None:
-    """Run the API and a worker, starting the embedded Postgres and Redis where no URL is set."""
+    """Run the API and the workers, starting the embedded Postgres, Redis and chat model where no URL is
+    set. The workers and the model server are supervised: restarted with backoff when they die."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown; turning them into SystemExit lets
-    # the worker and the embedded services below shut down too, instead of dying with the signal.
+    # the children and the embedded services below shut down too, instead of dying with the signal.
     for stop_signal in (signal.SIGTERM, signal.SIGINT):
         signal.signal(stop_signal, _exit_quietly)
     settings = Settings()
-    with EmbeddedServices(settings, llm=True) as urls:
-        apply_migrations(urls.database_url)
-        worker_process = None
-        if worker:
-            env = {**os.environ, "DATABASE_URL": urls.database_url, "REDIS_URL": urls.redis_url}
-            if urls.llm_base_url:
-                env["LLM_BASE_URL"] = urls.llm_base_url
-            worker_process = subprocess.Popen([sys.executable, "-m", "workers"], env=env)
+    # Leaving the block stops the supervised children first, then the embedded Postgres and Redis.
+    with EmbeddedServices(settings) as service_urls, Supervisor() as supervisor:
+        apply_migrations(service_urls.database_url)
         try:
-            uvicorn.run(
-                create_app(settings, urls), host=host or settings.api_host, port=port or settings.api_port
-            )
-        finally:
-            if worker_process is not None:
-                worker_process.terminate()
-                worker_process.wait(timeout=30)
+            llm_base_url = settings.llm_base_url or _start_llm(settings, supervisor)
+        except ChildStartError as error:
+            logging.getLogger("studyai.up").critical("%s", error)
+            typer.echo(f"studyai up: {error}", err=True)
+            raise typer.Exit(1) from None
+        urls = replace(service_urls, llm_base_url=llm_base_url)
+        if worker:
+            for spec in worker_specs(urls):
+                supervisor.start(spec)
+        api = create_app(settings, urls)
+        api.state.supervisor = supervisor  # GET /health/ready reports each child's state
+        uvicorn.run(api, host=host or settings.api_host, port=port or settings.api_port)
+
+
+def _start_llm(settings: Settings, supervisor: Supervisor) -> str:
+    """The embedded model server, supervised: waits (LLM_START_TIMEOUT_S at most) until it answers."""
+    server = LlamaServer.from_settings(settings)
+    supervisor.start(server.child_spec())
+    logging.getLogger("studyai.up").info("local chat model ready at %s", server.base_url)
+    return server.base_url
+
+
+WORKER_QUEUES = ("index", "agents")
+
+
+def worker_specs(urls: ServiceUrls) -> list[ChildSpec]:
+    """One worker process per queue, so a minutes-long note never delays an upload's indexing."""
+    overrides = {"DATABASE_URL": urls.database_url, "REDIS_URL": urls.redis_url}
+    if urls.llm_base_url:
+        overrides["LLM_BASE_URL"] = urls.llm_base_url
+    return [
+        ChildSpec(
+            name=f"worker-{queue}",
+            command=[sys.executable, "-m", "workers", "--queue", queue],
+            env=child_environment(overrides),
+        )
+        for queue in WORKER_QUEUES
+    ]
 
 
 def _exit_quietly(signum: int, frame: object) -> None:
@@ -123,17 +152,22 @@ async def _search(
 EVAL_SUITES = ("qa", "retrieval", "groundedness-judge")
 
 
-# --help goes to the suite, whose options are the ones worth reading.
+# `studyai eval SUITE --help` goes to the suite, whose options are the ones worth reading; a bare
+# `studyai eval --help` (the option where the suite would be) is this command's own help.
 @app.command(
     "eval",
+    no_args_is_help=True,
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
 )
 def run_eval(
     ctx: typer.Context,
     suite: str = typer.Argument(..., help="qa, retrieval or groundedness-judge."),
 ) -> None:
-    """Run an eval suite of evals/ and write its report; the suite's own options follow, e.g.
-    `studyai eval qa --groundedness` (see `studyai eval SUITE --help`)."""
+    """Run an eval suite of evals/ and write its report. Suites: qa, retrieval, groundedness-judge.
+    The suite's own options follow, e.g. `studyai eval qa --groundedness`; see `studyai eval SUITE --help`."""
+    if suite in ("--help", "-h"):
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
     if suite == "qa":
         from evals.qa.__main__ import main as suite_main
     elif suite == "retrieval":

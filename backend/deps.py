@@ -1,6 +1,5 @@
 """Request dependencies as Annotated aliases: routes declare what they need, never build it."""
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 from uuid import UUID
@@ -8,7 +7,7 @@ from uuid import UUID
 from arq.connections import ArqRedis
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
 
 from agents.common.context import AgentContext
 from core.llm import structured_mode
@@ -23,9 +22,11 @@ def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-async def get_conn(request: Request) -> AsyncIterator[AsyncConnection]:
-    async with request.app.state.pool.connection() as conn:
-        yield conn
+def get_pool(request: Request) -> AsyncConnectionPool:
+    """The pool itself, not a connection: a route borrows one per unit of SQL work
+    (`async with db.connection() as conn`) and gives it back before any model call, stream or
+    embedding, so no request holds a connection while it waits on something else."""
+    return request.app.state.pool
 
 
 def get_queue(request: Request) -> ArqRedis:
@@ -38,7 +39,7 @@ def get_retriever(request: Request) -> Retriever:
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 RetrieverDep = Annotated[Retriever, Depends(get_retriever)]
-ConnDep = Annotated[AsyncConnection, Depends(get_conn)]
+DbDep = Annotated[AsyncConnectionPool, Depends(get_pool)]
 QueueDep = Annotated[ArqRedis, Depends(get_queue)]
 
 
@@ -49,7 +50,7 @@ class CurrentUser:
 
 
 async def get_current_user(
-    conn: ConnDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+    db: DbDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 ) -> CurrentUser:
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise HTTPException(
@@ -57,7 +58,8 @@ async def get_current_user(
             "Missing API key: send 'Authorization: Bearer <key>'.",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    user = await users.user_for_key(conn, credentials.credentials)
+    async with db.connection() as conn:
+        user = await users.user_for_key(conn, credentials.credentials)
     if user is None:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
@@ -89,8 +91,9 @@ def project_not_found() -> HTTPException:
     return HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
 
 
-async def get_project_access(project_id: UUID, conn: ConnDep, user: UserDep) -> ProjectAccess:
-    project = await projects.get_project(conn, project_id=project_id, user_id=user.id)
+async def get_project_access(project_id: UUID, db: DbDep, user: UserDep) -> ProjectAccess:
+    async with db.connection() as conn:
+        project = await projects.get_project(conn, project_id=project_id, user_id=user.id)
     if project is None:
         raise project_not_found()
     return ProjectAccess(project=project, user=user)

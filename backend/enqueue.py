@@ -1,21 +1,26 @@
-"""Hands an indexing job to the queue by name (the API never imports the worker's code)."""
+"""Hands an indexing job to the queue by name (the API never imports the worker's code).
+
+Takes the pool, not a connection: the caller has given its connection back before talking to Redis,
+and one is borrowed again only to mark the job failed when the queue is down."""
 
 import logging
 from typing import Any
 
 from arq.connections import ArqRedis
 from fastapi import HTTPException, status
-from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
 
 from backend.schemas import DocumentAccepted
-from core.queue import INDEX_DOCUMENT, QUEUE_NAME
+from core.queue import INDEX_DOCUMENT, INDEX_QUEUE
 from core.store import document_index, jobs
 from core.store.jobs import index_job_id
 
 log = logging.getLogger(__name__)
 
 
-async def enqueue_index(conn: AsyncConnection, queue: ArqRedis, document: dict[str, Any]) -> DocumentAccepted:
+async def enqueue_index(
+    db: AsyncConnectionPool, queue: ArqRedis, document: dict[str, Any]
+) -> DocumentAccepted:
     project_id, document_id, version = document["project_id"], document["id"], document["version"]
     job_id = index_job_id(document_id, version)
     try:
@@ -25,12 +30,12 @@ async def enqueue_index(conn: AsyncConnection, queue: ArqRedis, document: dict[s
             str(document_id),
             version,
             _job_id=job_id,
-            _queue_name=QUEUE_NAME,
+            _queue_name=INDEX_QUEUE,
         )
     except Exception as error:  # Redis down: say so, and leave no job that looks like it will run
         log.error("could not enqueue %s: %r", job_id, error)
         reason = "The job queue is unavailable, so indexing could not start; try again later."
-        async with conn.transaction():
+        async with db.connection() as conn, conn.transaction():
             await jobs.fail_job(conn, project_id=project_id, job_id=job_id, error=reason)
             await document_index.mark_failed(
                 conn, project_id=project_id, document_id=document_id, version=version, error=reason

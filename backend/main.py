@@ -8,8 +8,12 @@ from contextlib import asynccontextmanager
 from arq.connections import RedisSettings, create_pool
 from fastapi import FastAPI
 
+from backend import health as health_routes
+from backend.admission import add_model_error_handlers
+from backend.errors import add_database_error_handlers
 from backend.observability import RequestContextMiddleware
 from backend.routes import documents, history, jobs, plans, projects, qa, questions, search
+from core.admission import LlmAdmission
 from core.db import open_pool
 from core.embeddings import make_embeddings
 from core.llm import make_chat_model
@@ -24,8 +28,13 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.settings = settings
-        app.state.pool = await open_pool(urls.database_url)
+        app.state.pool = await open_pool(
+            urls.database_url, max_size=settings.database_pool_size, timeout=settings.database_pool_timeout_s
+        )
         app.state.queue = await create_pool(RedisSettings.from_dsn(urls.redis_url))
+        # One fair queue in front of the chat model, shared through Redis with the other API processes
+        # and the workers (core/admission.py).
+        app.state.admission = LlmAdmission.from_settings(app.state.queue, settings)
         embeddings = await asyncio.to_thread(make_embeddings, settings)
         app.state.retriever = Retriever(
             app.state.pool, embeddings, make_reranker(settings), RetrievalConfig.from_settings(settings)
@@ -50,10 +59,16 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
         lifespan=lifespan,
     )
     app.add_middleware(RequestContextMiddleware)
+    add_database_error_handlers(app)  # pool exhausted or database down: 503 + Retry-After, not 500
+    add_model_error_handlers(app)  # model queue full: 429; model or queue unreachable: 503
 
     @app.get("/health", tags=["health"])
     async def health() -> dict[str, str]:
         return {"status": "ok"}
+
+    # GET /health/ready: each component's state (backend/health.py); it probes the chat model here.
+    app.state.llm_base_url = urls.llm_base_url
+    app.include_router(health_routes.router)
 
     app.include_router(projects.router)
     app.include_router(documents.router)

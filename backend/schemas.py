@@ -118,6 +118,7 @@ class JobOut(BaseModel):
     chunks_total: int | None
     chunks_embedded: int | None
     attempts: int
+    deaths: int = 0  # attempts cut short by the worker process dying (JOB_MAX_DEATHS fails the job)
     error: str | None
     created_at: datetime
     started_at: datetime | None

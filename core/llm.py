@@ -2,6 +2,7 @@
 
 from typing import Literal
 
+import httpx
 from langchain_openai import ChatOpenAI
 
 from core.settings import Settings
@@ -25,7 +26,9 @@ def make_chat_model(settings: Settings, *, base_url: str | None = None) -> ChatO
         base_url=url,
         api_key=settings.llm_api_key or "not-needed",  # type: ignore[arg-type]  # local servers ignore it
         temperature=0,
-        timeout=settings.llm_timeout_s,
+        # A server that is down or unreachable fails within seconds (the API answers 503); a slow
+        # answer still has the whole llm_timeout_s.
+        timeout=httpx.Timeout(settings.llm_timeout_s, connect=settings.llm_connect_timeout_s),
         max_retries=1,
         stream_usage=True,
         **limit,  # type: ignore[arg-type]

@@ -17,6 +17,10 @@ from types import TracebackType
 
 import httpx
 
+from core.child_env import child_environment
+from core.settings import Settings
+from core.supervisor import ChildSpec, ChildStartError, describe_exit, log_tail
+
 log = logging.getLogger(__name__)
 
 
@@ -101,58 +105,120 @@ def _free_port() -> int:
 
 
 class LlamaServer:
-    """A llama-cpp-python OpenAI-compatible server in a subprocess, for as long as the context lasts."""
+    """A llama-cpp-python OpenAI-compatible server in a subprocess, for as long as the context lasts,
+    or as a supervised child (`child_spec`) that `studyai up` restarts on the same port."""
 
-    def __init__(self, model_path: Path, *, context_tokens: int, threads: int | None, log_path: Path) -> None:
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        context_tokens: int,
+        threads: int | None,
+        log_path: Path,
+        start_timeout_s: float = 180.0,
+    ) -> None:
         self.model_path = model_path
         self.context_tokens = context_tokens
         self.threads = threads
         self.log_path = log_path
-        self.port = _free_port()
+        self.start_timeout_s = start_timeout_s
+        self.port = _free_port()  # fixed for this server's life: a restart comes back on the same URL
         self._process: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "LlamaServer":
+        """The embedded model the settings name, its weights assembled and checked first."""
+        path = assemble(LOCAL_MODELS[settings.llm_local_model], settings.models_dir)
+        return cls(
+            path,
+            context_tokens=settings.llm_context_tokens,
+            threads=settings.llm_threads,
+            log_path=settings.data_dir / "logs" / "llm-server.log",
+            start_timeout_s=settings.llm_start_timeout_s,
+        )
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def __enter__(self) -> "LlamaServer":
+    @property
+    def command(self) -> list[str]:
         command = [
             sys.executable, "-m", "llama_cpp.server",
             "--model", str(self.model_path),
             "--host", "127.0.0.1",
             "--port", str(self.port),
             "--n_ctx", str(self.context_tokens),
+            # By default the server cuts a streaming completion short as soon as another request waits;
+            # requests queue instead, and admission in front of the model keeps that queue fair.
+            "--interrupt_requests", "False",
         ]  # fmt: skip
         if self.threads:
             command += ["--n_threads", str(self.threads)]
+        return command
+
+    @staticmethod
+    def environment() -> dict[str, str]:
+        # Never the whole environment: the server reads PORT and HOST (and API_KEY, MODEL, ...) from it.
+        return child_environment(with_settings=False)
+
+    def child_spec(self) -> ChildSpec:
+        return ChildSpec(
+            name="llm-server",
+            command=self.command,
+            env=self.environment(),
+            log_path=self.log_path,
+            ready=self.wait_ready,
+        )
+
+    def __enter__(self) -> "LlamaServer":
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log_file = self.log_path.open("ab")
-        self._process = subprocess.Popen(command, stdout=log_file, stderr=log_file, env=os.environ.copy())
-        log_file.close()
-        self._wait_ready(timeout=180)
+        with self.log_path.open("ab") as log_file:
+            offset = log_file.tell()
+            self._process = subprocess.Popen(
+                self.command, stdout=log_file, stderr=subprocess.STDOUT, env=self.environment()
+            )
+        try:
+            self.wait_ready(self._process)
+        except ChildStartError as error:
+            self._stop()
+            tail = log_tail(self.log_path, offset)
+            reason = f"{error}; the last lines of {self.log_path}:\n{tail}" if tail else str(error)
+            raise ChildStartError(reason) from None
         log.info("local chat model %s ready at %s", self.model_path.name, self.base_url)
         return self
 
-    def _wait_ready(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
+    def wait_ready(self, process: "subprocess.Popen[bytes]") -> None:
+        """Returns once the server answers GET /models; raises ChildStartError saying why it will not."""
+        deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
-            assert self._process is not None
-            if self._process.poll() is not None:
-                raise RuntimeError(f"the local chat model server exited; see {self.log_path}")
+            returncode = process.poll()
+            if returncode is not None:
+                raise ChildStartError(
+                    f"the local chat model server exited ({describe_exit(returncode)}) before it answered"
+                    f" on port {self.port}"
+                )
             try:
                 if httpx.get(f"{self.base_url}/models", timeout=2).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             time.sleep(0.5)
-        raise RuntimeError(f"the local chat model server did not start in {timeout} s; see {self.log_path}")
+        raise ChildStartError(
+            f"the local chat model server did not answer on port {self.port}"
+            f" within {self.start_timeout_s:g} s (LLM_START_TIMEOUT_S)"
+        )
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        self._stop()
+
+    def _stop(self) -> None:
         if self._process is not None and self._process.poll() is None:
             self._process.terminate()
             try:
                 self._process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self._process.kill()
+                self._process.wait()

@@ -71,16 +71,10 @@ class EmbeddedServices:
 
 
     def _start_llm(self) -> str:
-        from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
+        from core.local_llm import LlamaServer
 
-        model = LOCAL_MODELS[self._settings.llm_local_model]
-        path = assemble(model, self._settings.models_dir)
-        server = LlamaServer(
-            path,
-            context_tokens=self._settings.llm_context_tokens,
-            threads=self._settings.llm_threads,
-            log_path=self._settings.data_dir / "logs" / "llm-server.log",
-        )
+        # Unsupervised: for one-shot commands and evals; `studyai up` supervises its own (backend/cli.py).
+        server = LlamaServer.from_settings(self._settings)
         self._stack.enter_context(server)
         return server.base_url
 

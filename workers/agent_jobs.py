@@ -1,6 +1,7 @@
 """arq jobs that run an agent. write_note: plan (when given a topic), write the note section by section,
 save it as a generated document and queue its indexing, so it becomes searchable like an upload."""
 
+import asyncio
 import hashlib
 import logging
 import re
@@ -8,6 +9,7 @@ from typing import Any
 from uuid import UUID
 
 import openai
+from langchain_core.language_models import BaseChatModel
 
 from agents.common.context import AgentContext
 from agents.planner.config import DEFAULT_SECTIONS
@@ -17,12 +19,14 @@ from agents.planner.state import PlanGap, PlanSection, outline_document
 from agents.writer.graph import graph as writer_graph
 from agents.writer.state import WriterInput
 from core.llm import structured_mode
-from core.queue import INDEX_DOCUMENT, QUEUE_NAME
+from core.queue import INDEX_DOCUMENT, INDEX_QUEUE
 from core.retrieval import RetrievalConfig, Retriever
 from core.retrieval.rerankers.factory import make_reranker
 from core.store import documents, jobs, notes, plans, projects
 from core.store.jobs import index_job_id
 from core.structured import StructuredOutputError
+from workers.admission import admitted_llm
+from workers.quarantine import Quarantine
 
 log = logging.getLogger(__name__)
 
@@ -50,20 +54,56 @@ async def write_note(
     topic: str | None = None,
     max_sections: int = DEFAULT_SECTIONS,
 ) -> dict[str, Any]:
+    """One attempt within NOTE_JOB_TIMEOUT_S; a job whose worker died under it before runs alone
+    (workers/quarantine.py), and one that a graceful stop cancels goes back to `queued`."""
+    pool, settings = ctx["pool"], ctx["settings"]
+    ids = {"project_id": project_id, "job_id": note_job_id}
+    async with pool.connection() as conn:
+        state = await jobs.attempt_state(conn, **ids)
+    suspect = state is not None and (state["status"] == "running" or state["deaths"] > 0)
+    quarantine: Quarantine = ctx.get("quarantine") or Quarantine()
+    try:
+        # The limit covers a suspect's wait too: arq's own timeout, later, would leave the row running.
+        async with asyncio.timeout(settings.note_job_timeout_s), quarantine.hold(alone=suspect):
+            return await _attempt(ctx, project_id, user_id, note_job_id, plan_id, topic, max_sections)
+    except TimeoutError:  # our limit; _attempt turns a model call's own timeout into a reason
+        reason = f"The note took longer than {settings.note_job_timeout_s:g} s and was stopped."
+    except asyncio.CancelledError:  # the worker is stopping: arq reruns the job; this is no death
+        await asyncio.shield(_requeue(pool, ids))
+        raise
+    async with pool.connection() as conn:
+        await jobs.fail_job(conn, error=reason, **ids)
+    return {"status": "failed", "error": reason}
+
+
+async def _attempt(
+    ctx: dict[str, Any],
+    project_id: str,
+    user_id: str,
+    note_job_id: str,
+    plan_id: str | None,
+    topic: str | None,
+    max_sections: int,
+) -> dict[str, Any]:
     pool = ctx["pool"]
     ids = {"project_id": project_id, "job_id": note_job_id}
     async with pool.connection() as conn:
-        if not await notes.start_note_job(conn, stage="planning" if plan_id is None else "loading", **ids):
+        deaths = await notes.start_note_job(conn, stage="planning" if plan_id is None else "loading", **ids)
+        if deaths is None:
             # Already written (a rerun after a lost acknowledgement) or unknown: never write it twice.
             done = await notes.finished_result(conn, **ids)
             return {"status": "succeeded", **done} if done else {"status": "failed", "error": "unknown job"}
     try:
+        if deaths >= ctx["settings"].job_max_deaths:
+            raise NoteAbandoned("The worker died while writing this note, every time it was tried.")
         if ctx.get("llm") is None:
             raise NoteAbandoned(
                 "No chat model is configured for the worker: set LLM_BASE_URL, or run `studyai up`"
                 " (which starts the local one)."
             )
-        return await _write(ctx, project_id, user_id, note_job_id, plan_id, topic, max_sections)
+        # Each model call waits its turn in the shared queue, behind the API's interactive requests.
+        async with admitted_llm(ctx, user=user_id) as llm:
+            return await _write(ctx, llm, project_id, user_id, note_job_id, plan_id, topic, max_sections)
     except NoteAbandoned as error:
         reason = str(error)
     except StructuredOutputError as error:
@@ -80,6 +120,7 @@ async def write_note(
 
 async def _write(
     ctx: dict[str, Any],
+    llm: BaseChatModel,
     project_id: str,
     user_id: str,
     job_id: str,
@@ -102,7 +143,7 @@ async def _write(
         project_id=UUID(project_id),
         user_id=UUID(user_id),
         retriever=retriever_for(ctx),
-        llm=ctx["llm"],
+        llm=llm,
         structured_mode=structured_mode(ctx["settings"]),
         language=project["language"],
     )
@@ -181,6 +222,14 @@ async def _write_sections(
     return final["markdown"], written
 
 
+async def _requeue(pool: Any, ids: dict[str, str]) -> None:
+    try:
+        async with pool.connection() as conn:
+            await jobs.requeue_job(conn, **ids)
+    except Exception as error:  # the database is what failed: the next start counts a death, at worst
+        log.warning("could not mark %s queued again: %r", ids["job_id"], error)
+
+
 async def _enqueue_index(ctx: dict[str, Any], document: dict[str, Any]) -> None:
     job_id = index_job_id(document["id"], document["version"])
     try:
@@ -190,7 +239,7 @@ async def _enqueue_index(ctx: dict[str, Any], document: dict[str, Any]) -> None:
             str(document["id"]),
             document["version"],
             _job_id=job_id,
-            _queue_name=QUEUE_NAME,
+            _queue_name=INDEX_QUEUE,
         )
     except Exception as error:  # its job row stays queued; the next worker start enqueues it again
         log.warning("could not enqueue %s for a written note: %r", job_id, error)

@@ -16,6 +16,7 @@ from workers.chunking import ChunkDraft, ChunkingConfig, chunk_document
 from workers.embedding import embed_missing
 from workers.parsing import parse_document
 from workers.parsing.types import ParsedDocument, ParseError
+from workers.quarantine import Quarantine
 
 log = logging.getLogger(__name__)
 
@@ -30,12 +31,43 @@ class JobAbandoned(Exception):
 async def index_document(
     ctx: dict[str, Any], project_id: str, document_id: str, version: int
 ) -> dict[str, Any]:
+    """One attempt, within INDEX_JOB_TIMEOUT_S. A job whose worker died under it before runs alone
+    (workers/quarantine.py); one that a graceful stop cancels goes back to `queued` for arq to rerun."""
+    pool, settings = ctx["pool"], ctx["settings"]
+    ids = {"project_id": project_id, "job_id": index_job_id(document_id, version)}
+    try:
+        async with pool.connection() as conn:
+            state = await jobs.attempt_state(conn, **ids)
+    except TRANSIENT_ERRORS:  # the attempt's own start meets the same error and retries
+        state = None
+    suspect = state is not None and (state["status"] == "running" or state["deaths"] > 0)
+    quarantine: Quarantine = ctx.get("quarantine") or Quarantine()
+    try:
+        # The limit covers a suspect's wait too: arq's own timeout, later, would leave the row running.
+        async with asyncio.timeout(settings.index_job_timeout_s), quarantine.hold(alone=suspect):
+            return await _attempt(ctx, project_id, document_id, version)
+    except TimeoutError:  # our limit (not an inner TimeoutError: _attempt handles those itself)
+        reason = f"indexing took longer than {settings.index_job_timeout_s:g} s and was stopped"
+        log.error("index job %s: %s", ids["job_id"], reason)
+        await _fail(pool, project_id=project_id, document_id=document_id, version=version, reason=reason)
+        return {"status": "failed", "error": reason}
+    except asyncio.CancelledError:  # the worker is stopping: arq reruns the job; this is no death
+        await asyncio.shield(_requeue(pool, ids))
+        raise
+
+
+async def _attempt(ctx: dict[str, Any], project_id: str, document_id: str, version: int) -> dict[str, Any]:
     pool = ctx["pool"]
+    settings: Settings = ctx["settings"]
     job_id = index_job_id(document_id, version)
     ids = {"project_id": project_id, "job_id": job_id}
     try:
         async with pool.connection() as conn:
-            await jobs.start_job(conn, **ids)
+            deaths = await jobs.start_job(conn, **ids)
+            if deaths:
+                log.warning("index job %s: its worker died %d time(s) under it", job_id, deaths)
+            if deaths is not None and deaths >= settings.job_max_deaths:
+                raise JobAbandoned(jobs.WORKER_DIED)
             row = await document_index.version_to_index(
                 conn, project_id=project_id, document_id=document_id, version=version
             )
@@ -51,9 +83,9 @@ async def index_document(
         await _fail(pool, project_id=project_id, document_id=document_id, version=version, reason=str(error))
         return {"status": "failed", "error": str(error)}
     except TRANSIENT_ERRORS as error:
-        settings: Settings = ctx["settings"]
         if ctx.get("job_try", 1) < settings.job_max_tries:
             log.warning("transient error on %s, retrying: %r", job_id, error)
+            await _requeue(pool, ids)  # a retry, not a death
             raise Retry(defer=ctx.get("job_try", 1) * 2) from error
         await _fail(
             pool,
@@ -162,6 +194,14 @@ async def _index(
             )
     log.info("indexed %s: %d chunks, %d embedded", job_id, len(rows), embedded)
     return {"status": "succeeded", "chunks": len(rows), "embedded": embedded}
+
+
+async def _requeue(pool: Any, ids: dict[str, str]) -> None:
+    try:
+        async with pool.connection() as conn:
+            await jobs.requeue_job(conn, **ids)
+    except Exception as error:  # the database is what failed: the next start counts a death, at worst
+        log.warning("could not mark %s queued again: %r", ids["job_id"], error)
 
 
 async def _fail(pool: Any, *, project_id: str, document_id: str, version: int, reason: str) -> None:

@@ -13,6 +13,7 @@ from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answ
 from core.llm import structured_mode
 from core.store import evaluations, history
 from core.structured import StructuredOutputError, TokenUsage, model_name
+from workers.admission import admitted_llm
 
 log = logging.getLogger(__name__)
 # The judge reads at most this many chunks (the cited ones first, then the rest in retrieval order):
@@ -46,16 +47,18 @@ async def judge_answer_job(
         return _skipped(query_id, "its chunks no longer exist")
     usage = TokenUsage()
     try:
-        judgement = await judge_answer(
-            llm,
-            question=row["question"],
-            answer=row["answer"] or "",
-            chunks=chunks,
-            mode=structured_mode(ctx["settings"]),
-            usage=usage,
-            embeddings=ctx.get("embeddings"),
-            contrast=ContrastCheck(llm) if ctx["settings"].groundedness_contrast_check else None,
-        )
+        # Each model call waits its turn in the shared queue, behind the API's interactive requests.
+        async with admitted_llm(ctx, user=user_id) as admitted:
+            judgement = await judge_answer(
+                admitted,
+                question=row["question"],
+                answer=row["answer"] or "",
+                chunks=chunks,
+                mode=structured_mode(ctx["settings"]),
+                usage=usage,
+                embeddings=ctx.get("embeddings"),
+                contrast=ContrastCheck(admitted) if ctx["settings"].groundedness_contrast_check else None,
+            )
     except (StructuredOutputError, openai.APIConnectionError, openai.APITimeoutError) as error:
         log.warning("judging %s failed: %s", query_id, type(error).__name__)
         return {"status": "failed", "error": type(error).__name__}

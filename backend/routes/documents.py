@@ -1,17 +1,22 @@
 """Uploading, editing, listing and deleting a project's documents; indexing runs in the worker."""
 
+import contextlib
 from typing import Annotated, Any
 from uuid import UUID
 
+from arq.constants import result_key_prefix
 from fastapi import APIRouter, Form, HTTPException, Query, Request, Response, UploadFile, status
+from psycopg_pool import AsyncConnectionPool
 from pydantic import ValidationError
+from redis.exceptions import RedisError
 from starlette.datastructures import UploadFile as StarletteUploadFile
 
-from backend.deps import ConnDep, ProjectDep, ProjectWriterDep, QueueDep, SettingsDep
+from backend.deps import DbDep, ProjectDep, ProjectWriterDep, QueueDep, SettingsDep
 from backend.enqueue import enqueue_index
 from backend.schemas import ChunkOut, DocumentAccepted, DocumentOut, DocumentTextUpdate
 from backend.uploads import CheckedUpload, check_content, read_upload, reject_oversized_request
 from core.store import chunks, documents
+from core.store.jobs import index_job_id
 
 router = APIRouter(prefix="/projects/{project_id}/documents", tags=["documents"])
 
@@ -25,7 +30,7 @@ async def upload_document(
     request: Request,
     file: UploadFile,
     access: ProjectWriterDep,
-    conn: ConnDep,
+    db: DbDep,
     queue: QueueDep,
     settings: SettingsDep,
     title: Annotated[str | None, Form(max_length=300)] = None,
@@ -33,33 +38,36 @@ async def upload_document(
     """Multipart upload of a PDF, Markdown or text file; answers at once with the indexing job."""
     reject_oversized_request(request, settings.max_upload_bytes)
     upload = await read_upload(file, settings.max_upload_bytes)
-    document = await documents.create_document(
-        conn,
-        project_id=access.id,
-        user_id=access.user.id,
-        title=title or upload.default_title,
-        filename=upload.filename,
-        source_type=upload.source_type,
-        kind="uploaded",
-        content=upload.content,
-        content_hash=upload.content_hash,
-    )
+    async with db.connection() as conn:
+        document = await documents.create_document(
+            conn,
+            project_id=access.id,
+            user_id=access.user.id,
+            title=title or upload.default_title,
+            filename=upload.filename,
+            source_type=upload.source_type,
+            kind="uploaded",
+            content=upload.content,
+            content_hash=upload.content_hash,
+        )
     if document is None:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "Viewers cannot change this project.")
-    return await enqueue_index(conn, queue, document)
+    return await enqueue_index(db, queue, document)
 
 
 @router.get("")
-async def list_documents(access: ProjectDep, conn: ConnDep) -> list[DocumentOut]:
-    rows = await documents.list_documents(conn, project_id=access.id, user_id=access.user.id)
+async def list_documents(access: ProjectDep, db: DbDep) -> list[DocumentOut]:
+    async with db.connection() as conn:
+        rows = await documents.list_documents(conn, project_id=access.id, user_id=access.user.id)
     return [DocumentOut(**row) for row in rows]
 
 
 @router.get("/{document_id}")
-async def get_document(document_id: UUID, access: ProjectDep, conn: ConnDep) -> DocumentOut:
-    row = await documents.get_document(
-        conn, project_id=access.id, user_id=access.user.id, document_id=document_id
-    )
+async def get_document(document_id: UUID, access: ProjectDep, db: DbDep) -> DocumentOut:
+    async with db.connection() as conn:
+        row = await documents.get_document(
+            conn, project_id=access.id, user_id=access.user.id, document_id=document_id
+        )
     if row is None:
         raise _not_found()
     return DocumentOut(**row)
@@ -89,37 +97,40 @@ async def update_document(
     document_id: UUID,
     request: Request,
     access: ProjectWriterDep,
-    conn: ConnDep,
+    db: DbDep,
     queue: QueueDep,
     settings: SettingsDep,
 ) -> DocumentAccepted:
     """New content as JSON `{content, title?}` (Markdown/text) or as a multipart `file`; reindexes.
     The current version stays searchable until the new one is ready."""
     reject_oversized_request(request, settings.max_upload_bytes)
-    current = await documents.get_document(
-        conn, project_id=access.id, user_id=access.user.id, document_id=document_id
-    )
+    async with db.connection() as conn:
+        current = await documents.get_document(
+            conn, project_id=access.id, user_id=access.user.id, document_id=document_id
+        )
     if current is None:
         raise _not_found()
-    upload, title = await _new_content(request, current, conn, access, settings.max_upload_bytes)
-    document = await documents.add_version(
-        conn,
-        project_id=access.id,
-        user_id=access.user.id,
-        document_id=document_id,
-        content=upload.content,
-        content_hash=upload.content_hash,
-        filename=upload.filename,
-        source_type=upload.source_type,
-        title=title or current["title"],
-    )
+    # No connection is held while the body arrives: a slow client must not keep one from others.
+    upload, title = await _new_content(request, current, db, access, settings.max_upload_bytes)
+    async with db.connection() as conn:
+        document = await documents.add_version(
+            conn,
+            project_id=access.id,
+            user_id=access.user.id,
+            document_id=document_id,
+            content=upload.content,
+            content_hash=upload.content_hash,
+            filename=upload.filename,
+            source_type=upload.source_type,
+            title=title or current["title"],
+        )
     if document is None:
         raise _not_found()
-    return await enqueue_index(conn, queue, document)
+    return await enqueue_index(db, queue, document)
 
 
 async def _new_content(
-    request: Request, current: dict[str, Any], conn: ConnDep, access: ProjectWriterDep, limit: int
+    request: Request, current: dict[str, Any], db: AsyncConnectionPool, access: ProjectWriterDep, limit: int
 ) -> tuple[CheckedUpload, str | None]:
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
         form = await request.form()
@@ -134,9 +145,10 @@ async def _new_content(
     if body.content is None:
         if body.title is None:
             raise HTTPException(422, "Send new 'content', a new 'title', or a multipart 'file'.")
-        content = await documents.latest_content(
-            conn, project_id=access.id, user_id=access.user.id, document_id=current["id"]
-        )
+        async with db.connection() as conn:
+            content = await documents.latest_content(
+                conn, project_id=access.id, user_id=access.user.id, document_id=current["id"]
+            )
         if content is None:
             raise _not_found()
         return check_content(content, current["filename"]), body.title
@@ -148,34 +160,55 @@ async def _new_content(
 
 
 @router.delete("/{document_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_document(document_id: UUID, access: ProjectWriterDep, conn: ConnDep) -> Response:
-    deleted = await documents.delete_document(
-        conn, project_id=access.id, user_id=access.user.id, document_id=document_id
-    )
+async def delete_document(document_id: UUID, access: ProjectWriterDep, db: DbDep) -> Response:
+    async with db.connection() as conn:
+        deleted = await documents.delete_document(
+            conn, project_id=access.id, user_id=access.user.id, document_id=document_id
+        )
     if not deleted:
         raise _not_found()
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post("/{document_id}/reindex", status_code=status.HTTP_202_ACCEPTED)
+async def reindex_document(
+    document_id: UUID, access: ProjectWriterDep, db: DbDep, queue: QueueDep
+) -> DocumentAccepted:
+    """Indexes the latest version again, e.g. to retry a failed document; answers at once with the job
+    (the same job id as before). A job still queued or running is left to finish."""
+    async with db.connection() as conn, conn.transaction():
+        document = await documents.queue_reindex(
+            conn, project_id=access.id, user_id=access.user.id, document_id=document_id
+        )
+    if document is None:
+        raise _not_found()
+    # arq keeps a finished job's result for an hour and refuses to enqueue that job id meanwhile.
+    # Redis down: enqueue_index below says so (503) and marks the job failed.
+    with contextlib.suppress(RedisError):
+        await queue.delete(result_key_prefix + index_job_id(document["id"], document["version"]))
+    return await enqueue_index(db, queue, document)
 
 
 @router.get("/{document_id}/chunks")
 async def list_chunks(
     document_id: UUID,
     access: ProjectDep,
-    conn: ConnDep,
+    db: DbDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> list[ChunkOut]:
-    document = await documents.get_document(
-        conn, project_id=access.id, user_id=access.user.id, document_id=document_id
-    )
-    if document is None:
-        raise _not_found()
-    rows = await chunks.list_chunks(
-        conn,
-        project_id=access.id,
-        user_id=access.user.id,
-        document_id=document_id,
-        limit=limit,
-        offset=offset,
-    )
+    async with db.connection() as conn:
+        document = await documents.get_document(
+            conn, project_id=access.id, user_id=access.user.id, document_id=document_id
+        )
+        if document is None:
+            raise _not_found()
+        rows = await chunks.list_chunks(
+            conn,
+            project_id=access.id,
+            user_id=access.user.id,
+            document_id=document_id,
+            limit=limit,
+            offset=offset,
+        )
     return [ChunkOut(**row) for row in rows]

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query
 
-from backend.deps import ConnDep, ProjectDep, ProjectOwnerDep
+from backend.deps import DbDep, ProjectDep, ProjectOwnerDep
 from backend.history_schemas import EvaluationOut, EvaluationsOut, EvaluationSummary, QueryOut
 from core.store import evaluations, history
 from core.store.history import AGENTS
@@ -27,7 +27,7 @@ def _check_window(since: datetime | None, until: datetime | None) -> None:
 @router.get("/queries")
 async def list_queries(
     access: ProjectOwnerDep,
-    conn: ConnDep,
+    db: DbDep,
     since: Since = None,
     until: Until = None,
     agent: Annotated[str | None, Query(description=f"one of {', '.join(AGENTS)}")] = None,
@@ -39,23 +39,24 @@ async def list_queries(
     _check_window(since, until)
     if agent is not None and agent not in AGENTS:
         raise HTTPException(422, f"`agent` must be one of {', '.join(AGENTS)}.")
-    rows = await history.list_queries(
-        conn,
-        project_id=access.id,
-        user_id=access.user.id,
-        since=since,
-        until=until,
-        agent=agent,
-        limit=limit,
-        offset=offset,
-    )
+    async with db.connection() as conn:
+        rows = await history.list_queries(
+            conn,
+            project_id=access.id,
+            user_id=access.user.id,
+            since=since,
+            until=until,
+            agent=agent,
+            limit=limit,
+            offset=offset,
+        )
     return [QueryOut.from_row(row) for row in rows]
 
 
 @router.get("/evaluations")
 async def list_evaluations(
     access: ProjectDep,
-    conn: ConnDep,
+    db: DbDep,
     since: Since = None,
     until: Until = None,
     flagged: bool | None = None,
@@ -66,8 +67,9 @@ async def list_evaluations(
     how many, their mean groundedness and the share flagged (hallucination risk > 0.7)."""
     _check_window(since, until)
     scope = {"project_id": access.id, "user_id": access.user.id, "since": since, "until": until}
-    rows = await evaluations.list_evaluations(conn, **scope, flagged=flagged, limit=limit, offset=offset)
-    summary = await evaluations.summarize(conn, **scope)
+    async with db.connection() as conn:
+        rows = await evaluations.list_evaluations(conn, **scope, flagged=flagged, limit=limit, offset=offset)
+        summary = await evaluations.summarize(conn, **scope)
     return EvaluationsOut(
         since=since,
         until=until,

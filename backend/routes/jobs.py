@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter, HTTPException, status
 
-from backend.deps import ConnDep, ProjectDep
+from backend.deps import DbDep, ProjectDep
 from backend.schemas import JobOut
 from core.store import jobs
 
@@ -10,8 +10,9 @@ router = APIRouter(prefix="/projects/{project_id}/jobs", tags=["jobs"])
 
 
 @router.get("/{job_id}")
-async def get_job(job_id: str, access: ProjectDep, conn: ConnDep) -> JobOut:
-    row = await jobs.get_job(conn, project_id=access.id, user_id=access.user.id, job_id=job_id)
+async def get_job(job_id: str, access: ProjectDep, db: DbDep) -> JobOut:
+    async with db.connection() as conn:
+        row = await jobs.get_job(conn, project_id=access.id, user_id=access.user.id, job_id=job_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Job not found.")
     return JobOut(**row)

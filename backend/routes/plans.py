@@ -9,10 +9,11 @@ from fastapi import APIRouter, HTTPException, status
 from agents.planner.graph import graph as planner_graph
 from agents.planner.graph import planner_input
 from agents.planner.state import outline_document
+from backend.admission import MODEL_DOWN_RETRY_AFTER_S, AdmissionDep
 from backend.audit import AuditDep
-from backend.deps import AgentContextDep, ConnDep, ProjectDep, ProjectWriterDep, QueueDep
+from backend.deps import AgentContextDep, DbDep, ProjectDep, ProjectWriterDep, QueueDep
 from backend.plan_schemas import NoteAccepted, NoteJobOut, NoteRequest, PlanOut, PlanRequest
-from core.queue import QUEUE_NAME, WRITE_NOTE
+from core.queue import AGENT_QUEUE, WRITE_NOTE
 from core.store import jobs, notes, plans
 from core.structured import StructuredOutputError
 
@@ -26,38 +27,47 @@ def _viewer() -> HTTPException:
 
 @router.post("/plans", status_code=status.HTTP_201_CREATED)
 async def create_plan(
-    body: PlanRequest, access: ProjectWriterDep, agent: AgentContextDep, conn: ConnDep, audit: AuditDep
+    body: PlanRequest,
+    access: ProjectWriterDep,
+    agent: AgentContextDep,
+    db: DbDep,
+    audit: AuditDep,
+    admission: AdmissionDep,
 ) -> PlanOut:
     """An outline of sections, each with its supporting chunks and a coverage figure, and the gaps."""
-    headings = (
-        [] if body.topic else await plans.project_headings(conn, project_id=access.id, user_id=access.user.id)
-    )
+    headings: list[str] = []
+    if not body.topic:
+        async with db.connection() as conn:
+            headings = await plans.project_headings(conn, project_id=access.id, user_id=access.user.id)
     planned = planner_input(body.topic, headings, body.max_sections)
     # An empty question in the history is a plan of the whole project (its query is made of headings).
     asked = {"agent": "planner", "question": body.topic or ""}
     try:
-        output = await planner_graph.ainvoke(planned, config=audit.run_config(), context=agent)
+        async with admission.slot(user=str(access.user.id)):  # its turn at the chat model (429 if full)
+            output = await planner_graph.ainvoke(planned, config=audit.run_config(), context=agent)
     except StructuredOutputError as error:
-        await audit.record_failure(conn, access, error, **asked, ctx=agent)
+        await audit.record_failure(access, error, **asked, ctx=agent)
         raise HTTPException(
             status.HTTP_502_BAD_GATEWAY, "The chat model's reply could not be read as an outline; try again."
         ) from error
     except (openai.APIConnectionError, openai.APITimeoutError) as error:
-        await audit.record_failure(conn, access, error, **asked, ctx=agent)
+        await audit.record_failure(access, error, **asked, ctx=agent)
         raise HTTPException(
-            status.HTTP_503_SERVICE_UNAVAILABLE, "The chat model could not be reached."
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "The chat model could not be reached; try again shortly.",
+            headers={"Retry-After": str(MODEL_DOWN_RETRY_AFTER_S)},
         ) from error
-    row = await plans.create_plan(
-        conn,
-        project_id=access.id,
-        user_id=access.user.id,
-        topic=body.topic,
-        outline=outline_document(planned["query"], output),
-    )
+    async with db.connection() as conn:
+        row = await plans.create_plan(
+            conn,
+            project_id=access.id,
+            user_id=access.user.id,
+            topic=body.topic,
+            outline=outline_document(planned["query"], output),
+        )
     if row is None:
         raise _viewer()
     await audit.record(
-        conn,
         access,
         **asked,
         answer="\n".join(section.title for section in output["sections"]),
@@ -74,14 +84,16 @@ async def create_plan(
 
 
 @router.get("/plans")
-async def list_plans(access: ProjectDep, conn: ConnDep) -> list[PlanOut]:
-    rows = await plans.list_plans(conn, project_id=access.id, user_id=access.user.id)
+async def list_plans(access: ProjectDep, db: DbDep) -> list[PlanOut]:
+    async with db.connection() as conn:
+        rows = await plans.list_plans(conn, project_id=access.id, user_id=access.user.id)
     return [PlanOut.from_row(row) for row in rows]
 
 
 @router.get("/plans/{plan_id}")
-async def get_plan(plan_id: UUID, access: ProjectDep, conn: ConnDep) -> PlanOut:
-    row = await plans.get_plan(conn, project_id=access.id, user_id=access.user.id, plan_id=plan_id)
+async def get_plan(plan_id: UUID, access: ProjectDep, db: DbDep) -> PlanOut:
+    async with db.connection() as conn:
+        row = await plans.get_plan(conn, project_id=access.id, user_id=access.user.id, plan_id=plan_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Plan not found.")
     return PlanOut.from_row(row)
@@ -89,18 +101,25 @@ async def get_plan(plan_id: UUID, access: ProjectDep, conn: ConnDep) -> PlanOut:
 
 @router.post("/notes", status_code=status.HTTP_202_ACCEPTED)
 async def write_note(
-    body: NoteRequest, access: ProjectWriterDep, conn: ConnDep, queue: QueueDep, audit: AuditDep
+    body: NoteRequest, access: ProjectWriterDep, db: DbDep, queue: QueueDep, audit: AuditDep
 ) -> NoteAccepted:
     """Queues the writing of a study note from a plan, or from a topic planned first. The job's
     progress is at GET /projects/{id}/jobs/{job_id}; the note becomes a generated document."""
-    if body.plan_id is not None:
-        plan = await plans.get_plan(conn, project_id=access.id, user_id=access.user.id, plan_id=body.plan_id)
-        if plan is None:
-            raise HTTPException(status.HTTP_404_NOT_FOUND, "Plan not found.")
     request = body.model_dump(mode="json")
-    job = await notes.create_note_job(
-        conn, project_id=access.id, user_id=access.user.id, job_id=notes.new_note_job_id(), request=request
-    )
+    async with db.connection() as conn:
+        if body.plan_id is not None:
+            plan = await plans.get_plan(
+                conn, project_id=access.id, user_id=access.user.id, plan_id=body.plan_id
+            )
+            if plan is None:
+                raise HTTPException(status.HTTP_404_NOT_FOUND, "Plan not found.")
+        job = await notes.create_note_job(
+            conn,
+            project_id=access.id,
+            user_id=access.user.id,
+            job_id=notes.new_note_job_id(),
+            request=request,
+        )
     if job is None:
         raise _viewer()
     try:
@@ -113,17 +132,17 @@ async def write_note(
             body.topic,
             body.max_sections,
             _job_id=job["id"],
-            _queue_name=QUEUE_NAME,
+            _queue_name=AGENT_QUEUE,
         )
     except Exception as error:  # Redis down: say so, and leave no job that looks like it will run
         log.error("could not enqueue %s: %r", job["id"], error)
         reason = "The job queue is unavailable, so the note could not be started; try again later."
-        await jobs.fail_job(conn, project_id=access.id, job_id=job["id"], error=reason)
+        async with db.connection() as conn:
+            await jobs.fail_job(conn, project_id=access.id, job_id=job["id"], error=reason)
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, reason) from error
     # The writer runs in the worker: its row records the request (plan or topic) and the job id; the
     # job's own timings and tokens are in its result (GET /notes/{job_id}).
     await audit.record(
-        conn,
         access,
         agent="writer",
         question=body.topic or (f"plan {body.plan_id}" if body.plan_id else ""),
@@ -135,8 +154,9 @@ async def write_note(
 
 
 @router.get("/notes/{job_id}")
-async def get_note_job(job_id: str, access: ProjectDep, conn: ConnDep) -> NoteJobOut:
-    row = await notes.get_note_job(conn, project_id=access.id, user_id=access.user.id, job_id=job_id)
+async def get_note_job(job_id: str, access: ProjectDep, db: DbDep) -> NoteJobOut:
+    async with db.connection() as conn:
+        row = await notes.get_note_job(conn, project_id=access.id, user_id=access.user.id, job_id=job_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Note job not found.")
     return NoteJobOut(**row)

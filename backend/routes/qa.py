@@ -1,23 +1,37 @@
 """RAG QA: a question answered from the project's material with citations, in a thread whose
-history rewrites follow-ups; optionally streamed as server-sent events."""
+history rewrites follow-ups; optionally streamed as server-sent events.
+
+Connections are borrowed around the SQL only: one to open the thread, none while the graph runs or
+streams (its retriever borrows its own), one at the end to store the turn."""
 
 import json
 from collections.abc import AsyncIterator
 from typing import Any
 from uuid import UUID
 
+import openai
+import psycopg
 from fastapi import APIRouter, HTTPException, status
 from fastapi.responses import StreamingResponse
-from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
 
 from agents.common.context import AgentContext
 from agents.qa import DEFAULT_CONFIG, graph
 from agents.qa.state import QAInput
 from agents.qa.threads import history_from_messages, turn_messages
+from backend.admission import (
+    KEEPALIVE,
+    MODEL_DOWN_RETRY_AFTER_S,
+    AdmissionDep,
+    model_error_detail,
+    queued_events,
+    with_keepalive,
+)
 from backend.audit import Audit, AuditDep
-from backend.deps import AgentContextDep, ConnDep, ProjectAccess, ProjectDep
+from backend.deps import AgentContextDep, DbDep, ProjectAccess, ProjectDep
 from backend.observability import log_failure
 from backend.qa_schemas import QARequest, QAResponse, ThreadDetail, ThreadOut, thread_message, to_response
+from core.admission import Ticket
 from core.store import documents, threads
 from core.structured import StructuredOutputError
 
@@ -28,21 +42,24 @@ def _thread_not_found() -> HTTPException:
     return HTTPException(status.HTTP_404_NOT_FOUND, "Thread not found.")
 
 
-async def _open_thread(conn: AsyncConnection, access: ProjectAccess, body: QARequest) -> tuple[UUID, QAInput]:
+async def _open_thread(
+    db: AsyncConnectionPool, access: ProjectAccess, body: QARequest
+) -> tuple[UUID, QAInput]:
     """The thread (an existing one of the caller's, or a new one) and the graph's input."""
     scope = {"project_id": access.id, "user_id": access.user.id}
     history: list[Any] = []
-    if body.thread_id is None:
-        thread_id = (await threads.create_thread(conn, **scope, title=body.question[:80]))["id"]
-    else:
-        if await threads.get_thread(conn, **scope, thread_id=body.thread_id) is None:
-            raise _thread_not_found()
-        thread_id = body.thread_id
-        messages = await threads.recent_messages(
-            conn, **scope, thread_id=thread_id, limit=2 * DEFAULT_CONFIG.history_turns
-        )
-        history = history_from_messages(messages)
-    docs = await documents.list_documents(conn, **scope)
+    async with db.connection() as conn:
+        if body.thread_id is None:
+            thread_id = (await threads.create_thread(conn, **scope, title=body.question[:80]))["id"]
+        else:
+            if await threads.get_thread(conn, **scope, thread_id=body.thread_id) is None:
+                raise _thread_not_found()
+            thread_id = body.thread_id
+            messages = await threads.recent_messages(
+                conn, **scope, thread_id=thread_id, limit=2 * DEFAULT_CONFIG.history_turns
+            )
+            history = history_from_messages(messages)
+        docs = await documents.list_documents(conn, **scope)
     refs = [{"id": str(d["id"]), "title": d["title"], "filename": d["filename"]} for d in docs]
     return thread_id, {
         "question": body.question,
@@ -53,7 +70,7 @@ async def _open_thread(conn: AsyncConnection, access: ProjectAccess, body: QAReq
 
 
 async def _record(
-    conn: AsyncConnection,
+    db: AsyncConnectionPool,
     access: ProjectAccess,
     ctx: AgentContext,
     body: QARequest,
@@ -63,16 +80,16 @@ async def _record(
 ) -> QAResponse:
     """Stores the turn and its history row (a sampled answer is queued for judging), logs one JSON
     line for the request and builds the response."""
-    await threads.add_messages(
-        conn,
-        project_id=access.id,
-        user_id=access.user.id,
-        thread_id=thread_id,
-        messages=turn_messages(body.question, result),
-    )
+    async with db.connection() as conn:
+        await threads.add_messages(
+            conn,
+            project_id=access.id,
+            user_id=access.user.id,
+            thread_id=thread_id,
+            messages=turn_messages(body.question, result),
+        )
     ctx.timings_ms["total"] = audit.elapsed_ms()
     await audit.record(
-        conn,
         access,
         agent="qa",
         question=body.question,
@@ -99,27 +116,41 @@ async def _record(
 
 @router.post("/qa", response_model=QAResponse, responses={200: {"content": {"text/event-stream": {}}}})
 async def ask(
-    body: QARequest, access: ProjectDep, ctx: AgentContextDep, conn: ConnDep, audit: AuditDep
+    body: QARequest,
+    access: ProjectDep,
+    ctx: AgentContextDep,
+    db: DbDep,
+    audit: AuditDep,
+    admission: AdmissionDep,
 ) -> QAResponse | StreamingResponse:
     """Answers from this project's material only. With `stream: true` the reply is
     `text/event-stream`: `token` events ({"text"}), then `citations` ([...]), then `done` (the
-    same object as the JSON reply); `error` ({"detail"}) if the model fails mid-way."""
-    thread_id, inputs = await _open_thread(conn, access, body)
+    same object as the JSON reply); `error` ({"detail"}) if the model fails mid-way. While it waits
+    for the chat model, `queued` ({"position"}) events and `: keep-alive` comments."""
+    # A place in the model's queue first: a full queue is a plain 429, before anything is written.
+    ticket = await admission.enqueue(user=str(access.user.id))
+    try:
+        thread_id, inputs = await _open_thread(db, access, body)
+    except BaseException:
+        await ticket.release()
+        raise
     if body.stream:
-        events = _stream(conn, access, ctx, body, inputs, thread_id, audit)
+        events = _stream(ticket, db, access, ctx, body, inputs, thread_id, audit)
         return StreamingResponse(
             events,
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    try:
-        result = await graph.ainvoke(inputs, config=audit.run_config(), context=ctx)
-    except StructuredOutputError as error:
-        await audit.record_failure(conn, access, error, agent="qa", question=body.question, ctx=ctx)
-        raise HTTPException(
-            status.HTTP_502_BAD_GATEWAY, f"The chat model's reply was unusable: {error}"
-        ) from error
-    return await _record(conn, access, ctx, body, result, thread_id, audit)
+    async with ticket:  # the slot is held for the graph only, freed however it ends
+        await ticket.acquired()
+        try:
+            result = await graph.ainvoke(inputs, config=audit.run_config(), context=ctx)
+        except StructuredOutputError as error:
+            await audit.record_failure(access, error, agent="qa", question=body.question, ctx=ctx)
+            raise HTTPException(
+                status.HTTP_502_BAD_GATEWAY, f"The chat model's reply was unusable: {error}"
+            ) from error
+    return await _record(db, access, ctx, body, result, thread_id, audit)
 
 
 def _event(name: str, data: Any) -> str:
@@ -127,7 +158,8 @@ def _event(name: str, data: Any) -> str:
 
 
 async def _stream(
-    conn: AsyncConnection,
+    ticket: Ticket,
+    db: AsyncConnectionPool,
     access: ProjectAccess,
     ctx: AgentContext,
     body: QARequest,
@@ -137,39 +169,62 @@ async def _stream(
 ) -> AsyncIterator[str]:
     result: dict[str, Any] = {}
     sent_tokens = False
-    try:
-        async for mode, payload in graph.astream(
-            inputs, config=audit.run_config(), context=ctx, stream_mode=["custom", "values"]
-        ):
-            if mode == "custom":
-                sent_tokens = True
-                yield _event("token", {"text": payload["token"]})
-            else:
-                result = payload
-    except Exception as error:  # the response has started: the client can only be told in the stream
-        log_failure(audit.request_id, error, route="qa_stream")
-        await audit.record_failure(conn, access, error, agent="qa", question=body.question, ctx=ctx)
-        yield _event("error", {"detail": f"The answer failed: {type(error).__name__}"})
-        return
+    # The slot is freed when the answer is done or fails, and when the client goes away (the
+    # generator is cancelled, and with it the model call).
+    async with ticket:
+        try:
+            async for waiting in queued_events(ticket):
+                yield waiting
+            steps = graph.astream(
+                inputs, config=audit.run_config(), context=ctx, stream_mode=["custom", "values"]
+            )
+            async for step in with_keepalive(steps):
+                if step is None:  # the model is slow to start: keep proxies from cutting the stream
+                    yield KEEPALIVE
+                    continue
+                mode, payload = step
+                if mode == "custom":
+                    sent_tokens = True
+                    yield _event("token", {"text": payload["token"]})
+                else:
+                    result = payload
+        except Exception as error:  # the response has started: the client can only be told in the stream
+            log_failure(audit.request_id, error, route="qa_stream")
+            yield _event("error", _stream_failure(error))
+            await audit.record_failure(access, error, agent="qa", question=body.question, ctx=ctx)
+            return
     if not sent_tokens:  # a clarification or a gate's "not found": the whole text as one token
         yield _event("token", {"text": result.get("answer", "")})
-    response = await _record(conn, access, ctx, body, result, thread_id, audit)
+    try:
+        response = await _record(db, access, ctx, body, result, thread_id, audit)
+    except psycopg.OperationalError as error:  # the answer streamed, but the database went away
+        log_failure(audit.request_id, error, route="qa_stream")
+        yield _event("error", {"detail": "The answer could not be saved: the database is unavailable."})
+        return
     yield _event("citations", [c.model_dump(mode="json") for c in response.citations])
     yield _event("done", response.model_dump(mode="json"))
 
 
+def _stream_failure(error: Exception) -> dict[str, Any]:
+    if isinstance(error, openai.APIConnectionError):  # the model server is down: say so, and when to retry
+        return {"detail": model_error_detail(error), "retry_after": MODEL_DOWN_RETRY_AFTER_S}
+    return {"detail": f"The answer failed: {type(error).__name__}"}
+
+
 @router.get("/qa/threads")
-async def list_threads(access: ProjectDep, conn: ConnDep) -> list[ThreadOut]:
+async def list_threads(access: ProjectDep, db: DbDep) -> list[ThreadOut]:
     """The caller's own QA threads in this project, most recent first."""
-    rows = await threads.list_threads(conn, project_id=access.id, user_id=access.user.id)
+    async with db.connection() as conn:
+        rows = await threads.list_threads(conn, project_id=access.id, user_id=access.user.id)
     return [ThreadOut(**row) for row in rows]
 
 
 @router.get("/qa/threads/{thread_id}")
-async def get_thread(thread_id: UUID, access: ProjectDep, conn: ConnDep) -> ThreadDetail:
+async def get_thread(thread_id: UUID, access: ProjectDep, db: DbDep) -> ThreadDetail:
     scope = {"project_id": access.id, "user_id": access.user.id, "thread_id": thread_id}
-    row = await threads.get_thread(conn, **scope)
-    if row is None:
-        raise _thread_not_found()
-    messages = await threads.recent_messages(conn, **scope)
+    async with db.connection() as conn:
+        row = await threads.get_thread(conn, **scope)
+        if row is None:
+            raise _thread_not_found()
+        messages = await threads.recent_messages(conn, **scope)
     return ThreadDetail(**row, messages=[thread_message(m) for m in messages])

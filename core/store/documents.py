@@ -5,7 +5,7 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from core.store.access import member_of, writer_of
-from core.store.jobs import index_job_id
+from core.store.jobs import index_job_id, reset_for_reindex
 
 _COLUMNS = (
     "d.id, d.project_id, d.title, d.filename, d.source_type, d.kind, d.language, d.version,"
@@ -185,3 +185,28 @@ async def latest_content(
     )
     row = await cur.fetchone()
     return None if row is None else bytes(row["content"])
+
+
+async def queue_reindex(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, document_id: Any
+) -> dict[str, Any] | None:
+    """POST .../reindex: the latest version's index job, if it finished (failed or succeeded), is
+    queued again with a fresh allowance of worker deaths, and the document shows `queued`; the chunks
+    of `indexed_version` stay live meanwhile. A job still queued or running is left as it is. Call in
+    a transaction. None when there is no such document or the caller may not write to the project."""
+    cur = await conn.execute(
+        "SELECT d.id, d.version FROM documents d WHERE d.id = %(document_id)s"
+        f" AND d.project_id = %(project_id)s AND {writer_of('d.project_id')} FOR UPDATE",
+        {"project_id": project_id, "user_id": user_id, "document_id": document_id},
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return None
+    job_id = index_job_id(row["id"], row["version"])
+    if await reset_for_reindex(conn, project_id=project_id, job_id=job_id):
+        await conn.execute(
+            "UPDATE documents SET status = 'queued', error = NULL, updated_at = now()"
+            " WHERE id = %(document_id)s AND project_id = %(project_id)s",
+            {"project_id": project_id, "document_id": document_id},
+        )
+    return await get_document(conn, project_id=project_id, user_id=user_id, document_id=document_id)

@@ -8,8 +8,11 @@ from core.store.access import member_of
 
 _COLUMNS = (
     "j.id, j.project_id, j.document_id, j.document_version, j.kind, j.status, j.stage, j.done, j.total,"
-    " j.chunks_total, j.chunks_embedded, j.attempts, j.error, j.created_at, j.started_at, j.finished_at"
+    " j.chunks_total, j.chunks_embedded, j.attempts, j.deaths, j.error, j.created_at, j.started_at,"
+    " j.finished_at"
 )
+# What a job that failed because its worker kept dying says (issue 10: the poison-pill reason).
+WORKER_DIED = "the worker died while processing this file"
 
 
 def index_job_id(document_id: Any, version: int) -> str:
@@ -28,22 +31,72 @@ async def get_job(
     return await cur.fetchone()
 
 
-async def unfinished_jobs(conn: AsyncConnection) -> list[dict[str, Any]]:
-    """Jobs to re-enqueue when a worker starts (the queue may have lost them)."""
+async def unfinished_jobs(conn: AsyncConnection, *, kind: str) -> list[dict[str, Any]]:
+    """Jobs of one kind to re-enqueue when a worker starts (the queue may have lost them)."""
     cur = await conn.execute(
-        "SELECT id, project_id, document_id, document_version FROM jobs"
-        " WHERE kind = 'index' AND status IN ('queued', 'running') ORDER BY created_at"
+        "SELECT id, kind, project_id, document_id, document_version, created_by, result FROM jobs"
+        " WHERE kind = %(kind)s AND status IN ('queued', 'running') ORDER BY created_at",
+        {"kind": kind},
     )
     return await cur.fetchall()
 
 
-async def start_job(conn: AsyncConnection, *, project_id: Any, job_id: str) -> None:
-    await conn.execute(
-        "UPDATE jobs SET status = 'running', stage = 'parsing', attempts = attempts + 1,"
-        " started_at = coalesce(started_at, now()), error = NULL"
-        " WHERE id = %(job_id)s AND project_id = %(project_id)s",
+async def attempt_state(conn: AsyncConnection, *, project_id: Any, job_id: str) -> dict[str, Any] | None:
+    """The job's status and deaths before an attempt starts: a job still `running` (its last worker
+    died) or with deaths on record is suspect, and the worker runs it alone."""
+    cur = await conn.execute(
+        "SELECT status, deaths FROM jobs WHERE id = %(job_id)s AND project_id = %(project_id)s",
         {"job_id": job_id, "project_id": project_id},
     )
+    return await cur.fetchone()
+
+
+async def begin_attempt(
+    conn: AsyncConnection, *, project_id: Any, job_id: str, stage: str, rerun_succeeded: bool = True
+) -> int | None:
+    """Marks the job running for a new attempt and returns its deaths, counting the previous attempt
+    as one when it is still `running`: the worker holds arq's in-progress lease, so no live worker runs
+    it, and a retry or a graceful stop sets the job back to `queued` first. None: no such job (or one
+    that succeeded, when it must not run twice)."""
+    cur = await conn.execute(
+        "WITH prev AS (SELECT id, status FROM jobs WHERE id = %(job_id)s AND project_id = %(project_id)s"
+        " AND (%(rerun)s OR status <> 'succeeded') FOR UPDATE)"
+        " UPDATE jobs j SET status = 'running', stage = %(stage)s, done = 0, total = 0,"
+        " attempts = j.attempts + 1, deaths = j.deaths + (prev.status = 'running')::int,"
+        " started_at = coalesce(j.started_at, now()), finished_at = NULL, error = NULL"
+        " FROM prev WHERE j.id = prev.id RETURNING j.deaths",
+        {"job_id": job_id, "project_id": project_id, "stage": stage, "rerun": rerun_succeeded},
+    )
+    row = await cur.fetchone()
+    return None if row is None else row["deaths"]
+
+
+async def start_job(conn: AsyncConnection, *, project_id: Any, job_id: str) -> int | None:
+    """An index job's attempt begins (stage `parsing`); returns its deaths so far."""
+    return await begin_attempt(conn, project_id=project_id, job_id=job_id, stage="parsing")
+
+
+async def requeue_job(conn: AsyncConnection, *, project_id: Any, job_id: str) -> None:
+    """The attempt stopped on purpose (a retry is scheduled, or the worker is shutting down): the job
+    waits in the queue again, and its next start is not counted as a death."""
+    await conn.execute(
+        "UPDATE jobs SET status = 'queued', stage = 'queued'"
+        " WHERE id = %(job_id)s AND project_id = %(project_id)s AND status = 'running'",
+        {"job_id": job_id, "project_id": project_id},
+    )
+
+
+async def reset_for_reindex(conn: AsyncConnection, *, project_id: Any, job_id: str) -> bool:
+    """A finished (failed or succeeded) index job queued again by POST .../reindex, with a fresh
+    allowance of deaths. False when the job is still queued or running (or missing): left as it is."""
+    cur = await conn.execute(
+        "UPDATE jobs SET status = 'queued', stage = 'queued', done = 0, total = 0, deaths = 0,"
+        " error = NULL, finished_at = NULL"
+        " WHERE id = %(job_id)s AND project_id = %(project_id)s AND kind = 'index'"
+        " AND status IN ('failed', 'succeeded') RETURNING id",
+        {"job_id": job_id, "project_id": project_id},
+    )
+    return await cur.fetchone() is not None
 
 
 async def set_progress(

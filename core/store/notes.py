@@ -10,6 +10,7 @@ from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 
 from core.store.access import member_of, writer_of
+from core.store.jobs import begin_attempt
 
 KIND = "write_note"
 _COLUMNS = (
@@ -28,8 +29,8 @@ async def create_note_job(
     """The queued job row; `request` (plan id or topic) is kept in result until the job replaces it.
     None when the caller may not write to the project."""
     cur = await conn.execute(
-        "INSERT INTO jobs (id, project_id, kind, result)"
-        " SELECT %(job_id)s, p.id, 'write_note', %(result)s"
+        "INSERT INTO jobs (id, project_id, kind, result, created_by)"
+        " SELECT %(job_id)s, p.id, 'write_note', %(result)s, %(user_id)s"
         f" FROM projects p WHERE p.id = %(project_id)s AND {writer_of('p.id')}"
         " RETURNING id",
         {
@@ -55,16 +56,10 @@ async def get_note_job(
     return await cur.fetchone()
 
 
-async def start_note_job(conn: AsyncConnection, *, project_id: Any, job_id: str, stage: str) -> bool:
-    """False when the job does not exist or already succeeded: a rerun must not write a second note."""
-    cur = await conn.execute(
-        "UPDATE jobs SET status = 'running', stage = %(stage)s, done = 0, total = 0,"
-        " attempts = attempts + 1, started_at = coalesce(started_at, now()), error = NULL"
-        " WHERE id = %(job_id)s AND project_id = %(project_id)s AND kind = 'write_note'"
-        " AND status <> 'succeeded' RETURNING id",
-        {"job_id": job_id, "project_id": project_id, "stage": stage},
-    )
-    return await cur.fetchone() is not None
+async def start_note_job(conn: AsyncConnection, *, project_id: Any, job_id: str, stage: str) -> int | None:
+    """The attempt's deaths so far (see jobs.begin_attempt); None when the job does not exist or
+    already succeeded: a rerun must not write a second note."""
+    return await begin_attempt(conn, project_id=project_id, job_id=job_id, stage=stage, rerun_succeeded=False)
 
 
 async def finished_result(conn: AsyncConnection, *, project_id: Any, job_id: str) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ import psycopg
 import pytest
 from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
+from redis.asyncio import Redis
 
 from agents.common.context import AgentContext
 from agents.planner.state import PlanGap, PlanSection, SourceRef
@@ -253,17 +254,25 @@ NOTE_SOURCE = (
 
 @dataclass
 class RecordingQueue:
+    """Records enqueued jobs; the job's model calls still go through the real Redis admission queue."""
+
+    redis: Redis
     jobs: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
 
     async def enqueue_job(self, *args: Any, **kwargs: Any) -> None:
         self.jobs.append((args, kwargs))
+
+    def register_script(self, script: str) -> Any:
+        return self.redis.register_script(script)
 
 
 @pytest.fixture(scope="module")
 async def job_ctx(settings: Settings, services: ServiceUrls) -> AsyncIterator[dict[str, Any]]:
     pool = await open_pool(services.database_url, max_size=3)
     embeddings = await asyncio.to_thread(make_embeddings, settings)
-    yield {"pool": pool, "settings": settings, "embeddings": embeddings, "redis": RecordingQueue()}
+    redis = Redis.from_url(services.redis_url)
+    yield {"pool": pool, "settings": settings, "embeddings": embeddings, "redis": RecordingQueue(redis)}
+    await redis.aclose()
     await pool.close()
 
 

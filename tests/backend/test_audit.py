@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 
-from core.queue import QUEUE_NAME
+from core.queue import AGENT_QUEUE
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import history
@@ -115,7 +115,7 @@ async def query_for(course: Course, request_id: str) -> dict[str, Any]:
 
 
 async def judge_job(course: Course, query_id: str) -> dict[str, Any] | None:
-    info = await Job(f"judge:{query_id}", course.app.state.queue, _queue_name=QUEUE_NAME).info()
+    info = await Job(f"judge:{query_id}", course.app.state.queue, _queue_name=AGENT_QUEUE).info()
     return None if info is None else {"function": info.function, "args": info.args}
 
 
@@ -130,6 +130,7 @@ async def run_judge(course: Course, query_id: str, verdicts: list[str]) -> dict[
         "pool": course.app.state.pool,
         "settings": settings,
         "llm": FakeMessagesListChatModel(responses=replies),
+        "redis": course.app.state.queue,  # arq's ctx has it: the job's model calls go through admission
     }
     return await judge_answer_job(ctx, course.project_id, str(course.owner_id), query_id)
 

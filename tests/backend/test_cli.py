@@ -50,3 +50,12 @@ def test_eval_passes_the_suite_its_own_options() -> None:
     assert "--groundedness" in shown.stdout and "--chapters" in shown.stdout
     unknown = studyai("nonsense")
     assert unknown.returncode != 0 and "unknown suite" in unknown.stderr
+
+
+def test_eval_help_lists_the_suites() -> None:
+    command = [sys.executable, "-m", "backend.cli", "eval", "--help"]
+    shown = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "Suites: qa, retrieval, groundedness-judge" in text
+    assert "unknown suite" not in shown.stdout + shown.stderr

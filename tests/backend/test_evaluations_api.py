@@ -9,6 +9,7 @@ import psycopg
 import pytest
 
 from backend.audit import sample_rate, sampled
+from core.queue import AGENT_QUEUE, INDEX_QUEUE
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import evaluations, history
@@ -101,7 +102,10 @@ def test_sampling_rate_over_many_draws() -> None:
 def test_worker_runs_the_judge_and_purges_hourly_and_at_start_up(
     settings: Settings, services: ServiceUrls
 ) -> None:
-    worker = build_worker(settings, services, handle_signals=False)
-    assert "judge_answer" in worker.functions
-    (purge,) = worker.cron_jobs
+    agents = build_worker(settings, services, queue="agents")
+    assert "judge_answer" in agents.functions and agents.queue_name == AGENT_QUEUE
+    assert not agents.cron_jobs
+    index = build_worker(settings, services, queue="index")
+    assert "judge_answer" not in index.functions and index.queue_name == INDEX_QUEUE
+    (purge,) = index.cron_jobs
     assert purge.name == "purge_query_history" and purge.run_at_startup and purge.minute == 17

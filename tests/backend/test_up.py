@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -24,6 +25,8 @@ def start_up(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
     env["STUDYAI_DATA_DIR"] = str(data_dir)
     env["LLM_LOCAL_MODEL"] = "qwen2.5-coder-0.5b-instruct"  # the faster sibling: this test is about the stack
     env["LLM_MODELS_DIR"] = str(REPO_ROOT / ".cache" / "models")
+    # As hosting platforms set them: neither may reach the embedded model server (it would bind there).
+    env["PORT"], env["HOST"] = str(free_port()), "0.0.0.0"
     log = open(data_dir.parent / f"up-{port}.log", "wb")  # noqa: SIM115  # lives as long as the process
     return subprocess.Popen(
         [sys.executable, "-m", "backend.cli", "up", "--port", str(port)],
@@ -45,6 +48,26 @@ def wait_healthy(base: str, process: subprocess.Popen[bytes], timeout: float = 1
             pass
         time.sleep(0.5)
     raise AssertionError("studyai up did not become healthy")
+
+
+def wait_ready(base: str, timeout: float = 180) -> dict[str, Any]:
+    """/health/ready once the supervised children, the workers' heartbeats and the model are all ok."""
+    deadline = time.monotonic() + timeout
+    while True:
+        response = httpx.get(f"{base}/health/ready", timeout=10)
+        components = response.json()["components"]
+        if response.status_code == 200 and all(c["status"] == "ok" for c in components.values()):
+            return components
+        assert time.monotonic() < deadline, components
+        time.sleep(0.5)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def stop(process: subprocess.Popen[bytes]) -> int:
@@ -79,8 +102,13 @@ def test_up_serves_indexes_and_keeps_data_across_restarts(tmp_path: Path) -> Non
                 break
             time.sleep(0.5)
         assert job["status"] == "succeeded", job
+        components = wait_ready(base)
+        children = {name: c["detail"] for name, c in components.items() if name.startswith("process:")}
+        assert set(children) == {"process:llm-server", "process:worker-index", "process:worker-agents"}
+        pids = [int(detail.split("pid ")[1].split(",")[0]) for detail in children.values()]
     finally:
         assert stop(process) == 0
+    assert not any(alive(pid) for pid in pids)  # SIGTERM stopped every child: no orphans
 
     process = start_up(data_dir, port)
     try:

@@ -1,0 +1,70 @@
+"""`python -m core.model_server`: the embedded chat model as a service of its own.
+
+docker-compose's `model` service (and any operator who wants the model on another machine) runs this:
+it assembles the pinned weights, checks their sha256 (core/local_llm.py), then replaces itself with
+llama-cpp-python's OpenAI-compatible server, so the container's process is the server and its exit
+code is the server's. The API and the workers reach it through LLM_BASE_URL=http://HOST:PORT/v1."""
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
+from core.settings import Settings
+
+SERVER_MODULE = "llama_cpp.server"  # run with `python -m`; its package comes with the local-llm extra
+
+
+def server_command(
+    model_path: Path, *, host: str, port: int, context_tokens: int, threads: int | None, alias: str
+) -> list[str]:
+    command = [
+        sys.executable, "-m", SERVER_MODULE,
+        "--model", str(model_path),
+        "--model_alias", alias,
+        "--host", host,
+        "--port", str(port),
+        "--n_ctx", str(context_tokens),
+        # A waiting request must never cut a running completion short (the API admits requests itself).
+        "--interrupt_requests", "False",
+    ]  # fmt: skip
+    if threads:
+        command += ["--n_threads", str(threads)]
+    return command
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m core.model_server",
+        description="Assemble and check the local chat model (LLM_LOCAL_MODEL), then serve it with "
+        "llama.cpp's OpenAI-compatible server.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (0.0.0.0 in a container)")
+    parser.add_argument("--port", type=int, default=8080, help="port to bind")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    settings = Settings()
+    model = LOCAL_MODELS[settings.llm_local_model]
+    print(f"assembling and checking {model.name} in {settings.models_dir}", file=sys.stderr, flush=True)
+    path = assemble(model, settings.models_dir)
+    command = server_command(
+        path,
+        host=args.host,
+        port=args.port,
+        context_tokens=settings.llm_context_tokens,
+        threads=settings.llm_threads,
+        alias=model.name,
+    )
+    print(f"serving {path.name} on http://{args.host}:{args.port}/v1", file=sys.stderr, flush=True)
+    # The same allowlisted environment as the embedded server's: llama-cpp-python's server reads PORT, HOST,
+    # API_KEY, MODEL, ... from it, which would override or add to the flags above.
+    os.execve(sys.executable, command, LlamaServer.environment())
+
+
+if __name__ == "__main__":
+    main()

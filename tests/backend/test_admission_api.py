@@ -1,0 +1,283 @@
+"""The chat model's admission queue through the API, with a slow fake OpenAI-compatible chat server:
+a second streamed answer waits (SSE `queued`) instead of cutting the first, and both equal their solo
+answers; a full queue answers 429 with Retry-After; a client that goes away frees its place; a model
+server that is down answers 503 within seconds."""
+
+import asyncio
+import hashlib
+import json
+import re
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from core.admission import LlmAdmission
+from core.llm import make_chat_model
+from core.services import ServiceUrls
+from core.settings import Settings
+from tests.conftest import SHARED_DATA, Caller, UserFactory, create_project, index_documents, own_app
+
+CHAPTER = "ch08-02-strings.md"
+QUESTIONS = [
+    "What is the difference between using a + b and a.push_str(b) to concatenate two strings?",
+    "Why can't you index into a String in Rust?",
+]
+
+
+class FakeChatServer:
+    """An OpenAI-compatible chat endpoint that answers slowly and deterministically (from the prompt's
+    hash), citing the first excerpt it was shown, and counts how many requests overlap."""
+
+    def __init__(self) -> None:
+        self.in_flight = self.max_in_flight = self.requests = 0
+        self._lock = threading.Lock()
+        app = Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"])])
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self._server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        )
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+
+    def __enter__(self) -> "FakeChatServer":
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            assert time.monotonic() < deadline, "the fake chat server did not start"
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(10)
+
+    def _enter(self, delta: int) -> None:
+        with self._lock:
+            self.in_flight += delta
+            self.requests += max(delta, 0)
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    async def complete(self, request: Request) -> Response:
+        body = await request.json()
+        prompt = body["messages"][-1]["content"]
+        schema = json.dumps(body.get("response_format", {}))
+        if "has_answer" in schema:
+            cited = [int(m) for m in re.findall(r"\[(\d+)\]", prompt)[:1]]
+            digest = hashlib.sha256(prompt.encode()).hexdigest()[:12]
+            reply = {"answer": f"Answer {digest}: see the excerpt, it says so.", "has_answer": True,
+                     "used_chunk_ids": cited}  # fmt: skip
+        else:  # the planner: the question stands as asked
+            reply = {"question": "", "terms": [], "document": "", "ambiguous": False, "clarification": ""}
+        content = json.dumps(reply)
+        self._enter(1)
+        if not body.get("stream"):
+            try:
+                await asyncio.sleep(0.3)
+                return JSONResponse(completion(content))
+            finally:
+                self._enter(-1)
+        return StreamingResponse(self._chunks(content), media_type="text/event-stream")
+
+    async def _chunks(self, content: str) -> AsyncIterator[str]:
+        try:
+            for i in range(0, len(content), 8):
+                await asyncio.sleep(0.04)
+                yield sse_chunk({"role": "assistant", "content": content[i : i + 8]}, None)
+            yield sse_chunk({}, "stop")
+            usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+            yield f"data: {json.dumps({**chunk_head(), 'choices': [], 'usage': usage})}\n\n"
+            yield "data: [DONE]\n\n"
+        finally:
+            self._enter(-1)
+
+
+def chunk_head() -> dict[str, Any]:
+    return {"id": "fake", "object": "chat.completion.chunk", "created": 0, "model": "fake"}
+
+
+def sse_chunk(delta: dict[str, Any], finish: str | None) -> str:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return f"data: {json.dumps({**chunk_head(), 'choices': [choice]})}\n\n"
+
+
+def completion(content: str) -> dict[str, Any]:
+    return {
+        "id": "fake", "object": "chat.completion", "created": 0, "model": "fake",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+    }  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class Setup:
+    app: FastAPI
+    http: httpx.AsyncClient
+    owner: Caller
+    project_id: str
+    fake: FakeChatServer
+
+
+@pytest.fixture(scope="module")
+def fake_model() -> Iterator[FakeChatServer]:
+    with FakeChatServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+async def setup(
+    settings: Settings,
+    services: ServiceUrls,
+    make_user: UserFactory,
+    worker: subprocess.Popen[bytes],
+    fake_model: FakeChatServer,
+) -> AsyncIterator[Setup]:
+    async with own_app(settings, services, timeout=60) as (app, http):
+        owner = await make_user("admission")
+        project_id = await create_project(http, owner, name="strings", language="en")
+        text = (SHARED_DATA / "rust-book" / "src" / CHAPTER).read_text()
+        await index_documents(http, owner, project_id, {CHAPTER: text})
+        app.state.llm = make_chat_model(settings, base_url=fake_model.url)
+        yield Setup(app, http, owner, project_id, fake_model)
+
+
+@pytest.fixture
+def admission(setup: Setup) -> LlmAdmission:
+    """A queue of the test's own: one slot, at most one waiting request."""
+    setup.app.state.admission = LlmAdmission(
+        setup.app.state.queue,
+        concurrency=1,
+        queue_max=1,
+        poll_s=0.05,
+        namespace=f"test-api:{uuid.uuid4().hex}",
+    )
+    return setup.app.state.admission
+
+
+async def streamed(setup: Setup, question: str) -> list[tuple[str, Any]]:
+    """(event, data) of a streamed answer; comments (keep-alives) as ("comment", text)."""
+    url = f"/projects/{setup.project_id}/qa"
+    response = await setup.http.post(url, json={"question": question, "stream": True}, headers=setup.owner)
+    assert response.status_code == 200, response.text
+    events: list[tuple[str, Any]] = []
+    for block in response.text.split("\n\n"):
+        if block.startswith(":"):
+            events.append(("comment", block))
+        elif block:
+            name, data = block.split("\n", 1)
+            events.append((name.removeprefix("event: "), json.loads(data.removeprefix("data: "))))
+    return events
+
+
+def answer_of(events: list[tuple[str, Any]]) -> str:
+    done = [data for name, data in events if name == "done"]
+    assert len(done) == 1, events
+    assert "".join(data["text"] for name, data in events if name == "token") == done[0]["answer"]
+    return done[0]["answer"]
+
+
+async def test_a_second_stream_waits_its_turn_and_neither_is_cut(
+    setup: Setup, admission: LlmAdmission
+) -> None:
+    solo = [answer_of(await streamed(setup, q)) for q in QUESTIONS]
+    assert solo[0] != solo[1] and all(a.startswith("Answer ") for a in solo)
+    before = setup.fake.requests
+    first = asyncio.ensure_future(streamed(setup, QUESTIONS[0]))
+    while setup.fake.requests == before:  # the first holds the slot and is talking to the model
+        await asyncio.sleep(0.01)
+    second = await streamed(setup, QUESTIONS[1])
+    first_events = await first
+    assert [answer_of(first_events), answer_of(second)] == solo
+    # The second was told its place before anything else, then answered in full.
+    assert second[0] == ("queued", {"position": 1}), second[:3]
+    assert [name for name, _ in second if name in ("token", "done")][-1] == "done"
+    assert "queued" not in [name for name, _ in first_events]
+    assert setup.fake.max_in_flight == 1
+
+
+async def test_a_full_queue_answers_429_with_retry_after(setup: Setup, admission: LlmAdmission) -> None:
+    holder = await admission.enqueue(user="someone")
+    waiting = await admission.enqueue(user="someone-else")
+    url = f"/projects/{setup.project_id}/qa"
+    try:
+        for stream in (False, True):
+            started = time.perf_counter()
+            response = await setup.http.post(
+                url, json={"question": QUESTIONS[0], "stream": stream}, headers=setup.owner
+            )
+            assert response.status_code == 429, response.text
+            assert int(response.headers["Retry-After"]) >= 1
+            assert time.perf_counter() - started < 5  # at once, not after a wait
+        plan = await setup.http.post(f"/projects/{setup.project_id}/plans", json={}, headers=setup.owner)
+        assert plan.status_code == 429 and "Retry-After" in plan.headers
+    finally:
+        await holder.release()
+        await waiting.release()
+
+
+async def test_a_client_that_goes_away_frees_its_place(setup: Setup, admission: LlmAdmission) -> None:
+    admission.queue_max = 5
+    holder = await admission.enqueue(user="someone")
+    url = f"/projects/{setup.project_id}/qa"
+    request = asyncio.ensure_future(
+        setup.http.post(url, json={"question": QUESTIONS[0], "stream": True}, headers=setup.owner)
+    )
+    deadline = time.monotonic() + 10
+    while True:  # until the request waits in the queue, ahead of this ticket
+        behind = await admission.enqueue(user="behind")
+        if behind.position == 2:
+            break
+        await behind.release()
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    request.cancel()  # the client disconnects while queued
+    await asyncio.gather(request, return_exceptions=True)
+    async for position in behind.wait(tick_s=0.05):
+        if position == 1:
+            break
+    await holder.release()
+    await asyncio.wait_for(behind.acquired(), 10)  # granted: nothing else holds or waits
+    await behind.release()
+
+
+async def test_a_model_server_that_is_down_answers_503_within_seconds(
+    setup: Setup, admission: LlmAdmission, settings: Settings
+) -> None:
+    working = setup.app.state.llm
+    setup.app.state.llm = make_chat_model(settings, base_url=f"http://127.0.0.1:{free_port()}/v1")
+    url = f"/projects/{setup.project_id}/qa"
+    try:
+        started = time.perf_counter()
+        response = await setup.http.post(url, json={"question": QUESTIONS[0]}, headers=setup.owner)
+        assert response.status_code == 503, response.text
+        assert "unreachable" in response.json()["detail"] and int(response.headers["Retry-After"]) > 0
+        assert time.perf_counter() - started < 15
+        events = await streamed(setup, QUESTIONS[0])
+        (error,) = [data for name, data in events if name == "error"]
+        assert "unreachable" in error["detail"] and error["retry_after"] > 0
+    finally:
+        setup.app.state.llm = working
+    # The failed requests freed their slot.
+    async with admission.slot(user="after") as ticket:
+        assert ticket.granted
