@@ -17,8 +17,7 @@ lock:
 		.venv/bin/pip install --upgrade --upgrade-strategy eager -e ".[$(EXTRAS)]"
 	{ echo "# The tested tree for 'make install', CI and the Dockerfile (used as pip constraints)."; \
 	  echo "# Regenerate with 'make lock' (the newest versions pyproject.toml allows), then 'make test'."; \
-	  echo "# torch is the CPU build (+cpu): from the local wheel directory, or from"; \
-	  echo "# --extra-index-url https://download.pytorch.org/whl/cpu where there is none."; \
+	  echo "# torch is the CPU build (+cpu): from a local wheel directory or PyTorch's CPU wheel index."; \
 	  .venv/bin/pip freeze --all --exclude-editable; } > requirements.lock
 
 test:
