@@ -7,6 +7,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from agents.common.citations import Citation
+from agents.qa.state import Outcome
 from core.retrieval import Candidate
 
 
@@ -46,7 +47,7 @@ class QAResponse(BaseModel):
     citations: list[Citation]
     thread_id: UUID
     clarification: str | None = None
-    outcome: Literal["answered", "not_found", "declined", "clarification"]
+    outcome: Outcome
     language: str
     request_id: str
     debug: QADebug | None = None

@@ -132,7 +132,7 @@ async def kill_workers(
         if not await wait_stage(http, headers, project, accepted["job_id"], "embedding"):
             seen.append(f"round {round_}: job finished before it could be killed")
             continue
-        pid = stack.child_pid("workers", "index") or stack.child_pid("-m workers")
+        pid = stack.child_pid("-m workers", "--queue index")
         if pid is None:
             seen.append(f"round {round_}: no index worker found")
             continue
@@ -205,17 +205,25 @@ async def kill_model(stack: Stack, http: httpx.AsyncClient, headers: dict[str, s
 
     kill_task = asyncio.create_task(killer())
     started = time.monotonic()
-    response, seen = await stream_question(http, headers, project, question)
+    seen: dict[str, Any] = {}
+    try:
+        response, _ = await stream_question(http, headers, project, question, seen)
+        status: int | str = response.status_code
+    except httpx.HTTPError as error:  # the stream was cut: exactly what must not happen
+        status = f"stream cut: {type(error).__name__}"
     await kill_task
-    first = {"status": response.status_code, "error_event": seen["error"], "answer": seen["answer"][:80],
+    first = {"status": status, "error_event": seen.get("error"), "answer": seen.get("answer", "")[:80],
              "seconds": round(time.monotonic() - started, 1)}  # fmt: skip
     recovered = None
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        response, seen = await stream_question(http, headers, project, question)
-        if response.status_code == 200 and seen["error"] is None:
-            recovered = round(time.monotonic() - started, 1)
-            break
+        try:
+            response, seen = await stream_question(http, headers, project, question)
+            if response.status_code == 200 and seen["error"] is None:
+                recovered = round(time.monotonic() - started, 1)
+                break
+        except httpx.HTTPError:
+            pass
         await asyncio.sleep(3)
     return {"during": first, "answered_again_after_s": recovered}
 
@@ -306,9 +314,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--model", default="qwen2.5-coder-0.5b-instruct")
     parser.add_argument("--kills", type=int, default=5)
+    parser.add_argument("--workdir", type=Path, default=None, help="keep data and logs here (must not exist)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="studyai-faults-") as scratch:
-        root = Path(scratch)
+        root = args.workdir or Path(scratch)
+        root.mkdir(parents=True, exist_ok=True)
         (root / "pg").mkdir()
         pg = OwnPostgres(root / "pg" / "pgdata")
         redis = OwnRedis(root / "redis")

@@ -1,7 +1,9 @@
 """A class at once: N simulated students against `studyai up` on this machine.
 
 Set-up: a teacher indexes three Rust-book chapters, generates two multiple-choice questions and adds
-the students as editors; three questions are asked alone (streamed) and 20 searches are timed alone.
+the students as viewers (and as editors of a second project where they upload their notes, so the
+course material stays what the solo answers saw); three questions are asked alone (streamed) and
+24 searches are timed alone.
 Then N students run for D seconds, each looping with a think time of 0.5-2 s over a realistic mix:
 searches, streamed questions (one of the three, so each answer can be compared with its solo answer),
 quiz attempts, small note uploads, listing projects; one outsider probes the project (must get 404).
@@ -9,7 +11,8 @@ quiz attempts, small note uploads, listing projects; one outsider probes the pro
 Reported per route: count, status codes, p50/p95/max; throughput; queue waits of streamed questions
 (time until the first non-`queued` event); errors (anything but a deliberate 429/503 with Retry-After);
 whether each finished streamed answer equals its solo answer. A streamed question still waiting when
-the run ends is cancelled by its client (counted apart: the queue is bounded, not the client's wait).
+the run ends may finish during a drain (--drain s, no new requests); one still waiting after it is
+cancelled by its client (counted apart: the queue is bounded, not the client's wait).
 Targets (issue 10): 0 errors, search p95 <= 10x solo p50, GET /projects p95 <= 200 ms, streams equal.
 
     python benchmarks/load.py [--clients 50] [--seconds 60] [--model qwen2.5-coder-1.5b-instruct]
@@ -80,6 +83,8 @@ class Results:
     samples: list[Sample] = field(default_factory=list)
     queue_waits: list[float] = field(default_factory=list)
     queued_events: int = 0
+    max_position: int = 0
+    upload_jobs: list[str] = field(default_factory=list)
     streams_equal: int = 0
     streams_differ: list[dict[str, str]] = field(default_factory=list)
     streams_cancelled: int = 0
@@ -101,11 +106,17 @@ def _detail(response: httpx.Response | None) -> str:
 
 
 async def stream_question(
-    http: httpx.AsyncClient, headers: dict[str, str], project: str, question: str
+    http: httpx.AsyncClient,
+    headers: dict[str, str],
+    project: str,
+    question: str,
+    seen: dict[str, Any] | None = None,
 ) -> tuple[httpx.Response, dict[str, Any]]:
-    """One streamed question: the response, and {answer, queued, wait_s, error} from its events."""
+    """One streamed question: the response, and {answer, queued, position, wait_s, error} from its
+    events (`seen`, when given, is filled as they arrive, so a cancelled caller still has them)."""
     started = time.monotonic()
-    seen: dict[str, Any] = {"answer": "", "queued": 0, "wait_s": None, "error": None}
+    seen = seen if seen is not None else {}
+    seen.update({"answer": "", "queued": 0, "position": 0, "wait_s": None, "error": None})
     async with http.stream(
         "POST", f"/projects/{project}/qa", json={"question": question, "stream": True}, headers=headers
     ) as response:
@@ -120,6 +131,7 @@ async def stream_question(
                 data = json.loads(line[6:])
                 if event == "queued":
                     seen["queued"] += 1
+                    seen["position"] = max(seen["position"], data["position"])
                     continue
                 if seen["wait_s"] is None:
                     seen["wait_s"] = time.monotonic() - started
@@ -133,6 +145,7 @@ async def stream_question(
 @dataclass
 class Course:
     project: str
+    scratch: str  # where students upload their notes: the course material stays what it was solo
     teacher: dict[str, str]
     students: list[dict[str, str]]
     outsider: dict[str, str]
@@ -150,12 +163,14 @@ async def set_up(stack: Stack, http: httpx.AsyncClient, clients: int) -> Course:
     jobs = [(await upload(http, teacher, project, RUST / name))["job_id"] for name in CHAPTERS]
     finished = await wait_jobs(http, teacher, project, jobs)
     assert all(job["status"] == "succeeded" for job in finished.values()), finished
+    scratch = (await http.post("/projects", json={"name": "notes", "language": "en"}, headers=teacher)).json()
     for index in range(len(students)):
         email = f"s{index + 2}@class"
-        added = await http.post(
-            f"/projects/{project}/members", json={"email": email, "role": "editor"}, headers=teacher
-        )
-        added.raise_for_status()
+        for target, role in ((project, "viewer"), (scratch["id"], "editor")):
+            added = await http.post(
+                f"/projects/{target}/members", json={"email": email, "role": role}, headers=teacher
+            )
+            added.raise_for_status()
     generated = await http.post(
         f"/projects/{project}/questions/generate",
         json={"n": 2, "types": ["multiple_choice"]},
@@ -176,12 +191,28 @@ async def set_up(stack: Stack, http: httpx.AsyncClient, clients: int) -> Course:
             await http.post(f"/projects/{project}/search", json={"query": query}, headers=teacher)
         ).raise_for_status()
         timings.append(time.monotonic() - started)
-    return Course(project, teacher, students, outsider, question_ids, solo_answers, percentile(timings, 50))
+    return Course(
+        project,
+        scratch["id"],
+        teacher,
+        students,
+        outsider,
+        question_ids,
+        solo_answers,
+        percentile(timings, 50),
+    )
 
 
 async def student(
-    http: httpx.AsyncClient, course: Course, headers: dict[str, str], deadline: float, seed: int, out: Results
+    http: httpx.AsyncClient,
+    course: Course,
+    headers: dict[str, str],
+    deadline: float,
+    drain_until: float,
+    seed: int,
+    out: Results,
 ) -> None:
+    """Acts until the deadline; a streamed question still running then may finish until drain_until."""
     rng = random.Random(seed)
     routes, weights = zip(*MIX.items(), strict=True)
     project = course.project
@@ -212,23 +243,29 @@ async def student(
             elif route == "upload":
                 text = f"# Notes {seed}-{started}\n\nOwnership notes of student {seed}: moves, borrows.\n"
                 response = await http.post(
-                    f"/projects/{project}/documents",
+                    f"/projects/{course.scratch}/documents",
                     files={"file": ("notes.md", text.encode())},
                     headers=headers,
                 )
                 out.add(route, response, started)
+                if response.status_code == 202:
+                    out.upload_jobs.append(response.json()["job_id"])
             else:
                 question = rng.choice(QUESTIONS)
-                response, seen = await asyncio.wait_for(
-                    stream_question(http, headers, project, question),
-                    timeout=max(1.0, deadline - started + 5),
-                )
+                seen: dict[str, Any] = {}
+                try:
+                    response, _ = await asyncio.wait_for(
+                        stream_question(http, headers, project, question, seen),
+                        timeout=max(1.0, drain_until - started),
+                    )
+                finally:
+                    out.queued_events += seen.get("queued", 0)
+                    out.max_position = max(out.max_position, seen.get("position", 0))
                 failed = seen["error"] is not None
                 out.add("qa_stream", response, started, detail=seen["error"] or "")
                 if failed:
                     out.samples[-1].status = 599  # an error event inside a 200 stream is an error
                 elif response.status_code == 200:
-                    out.queued_events += seen["queued"]
                     out.queue_waits.append(seen["wait_s"] or 0.0)
                     if seen["answer"] == course.solo_answers[question]:
                         out.streams_equal += 1
@@ -237,7 +274,7 @@ async def student(
                             {"solo": course.solo_answers[question], "load": seen["answer"]}
                         )
         except TimeoutError:
-            out.streams_cancelled += 1  # still queued at the end of the run: the client gives up
+            out.streams_cancelled += 1  # still queued when the drain ends: the client gives up
         except httpx.HTTPError as error:
             out.samples.append(Sample(route, 0, time.monotonic() - started, started, detail=repr(error)))
 
@@ -255,7 +292,9 @@ async def outsider(http: httpx.AsyncClient, course: Course, deadline: float, out
         await asyncio.sleep(1.0)
 
 
-def summarise(out: Results, course: Course, seconds: float) -> tuple[str, dict[str, Any]]:
+def summarise(
+    out: Results, course: Course, seconds: float, jobs: dict[str, dict[str, Any]]
+) -> tuple[str, dict[str, Any]]:
     by_route: dict[str, list[Sample]] = defaultdict(list)
     for sample in out.samples:
         by_route[sample.route].append(sample)
@@ -299,9 +338,12 @@ def summarise(out: Results, course: Course, seconds: float) -> tuple[str, dict[s
             "queue_wait_p50_s": percentile(out.queue_waits, 50),
             "queue_wait_p95_s": percentile(out.queue_waits, 95),
             "queued_events": out.queued_events,
+            "max_queue_position": out.max_position,
             "streams_equal": out.streams_equal,
             "streams_differ": len(out.streams_differ),
             "streams_cancelled_at_end": out.streams_cancelled,
+            "uploads_succeeded": sum(job["status"] == "succeeded" for job in jobs.values()),
+            "uploads_failed": sum(job["status"] == "failed" for job in jobs.values()),
         }
     )
     lines += [
@@ -311,10 +353,13 @@ def summarise(out: Results, course: Course, seconds: float) -> tuple[str, dict[s
         f"- search p95 under load / solo p50: {search_p95:.0f} / {course.solo_search_p50 * 1000:.0f} ms ="
         f" **{ratio:.1f}x** (target <= 10x); GET /projects p95 **{projects_p95:.0f} ms** (target <= 200)",
         f"- streamed answers equal to their solo answer: **{out.streams_equal}** of"
-        f" {out.streams_equal + len(out.streams_differ)}; still queued at the end (cancelled by the client):"
-        f" {out.streams_cancelled}",
+        f" {out.streams_equal + len(out.streams_differ)};"
+        f" still waiting after the drain (cancelled by the client): {out.streams_cancelled}",
         f"- queue wait until the first answer event: p50 {figures['queue_wait_p50_s']:.1f} s,"
-        f" p95 {figures['queue_wait_p95_s']:.1f} s; `queued` events received: {out.queued_events}",
+        f" p95 {figures['queue_wait_p95_s']:.1f} s; `queued` events received: {out.queued_events},"
+        f" deepest queue position seen: {out.max_position}",
+        f"- uploads during the run indexed: {figures['uploads_succeeded']} of {len(out.upload_jobs)}"
+        f" succeeded ({figures['uploads_failed']} failed)",
     ]
     for sample in errors[:10]:
         lines.append(f"  - error: {sample.route} {sample.status} {sample.detail}")
@@ -343,7 +388,9 @@ def plot(out: Results, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
-async def run(stack: Stack, clients: int, seconds: float) -> tuple[str, dict[str, Any], Results]:
+async def run(
+    stack: Stack, clients: int, seconds: float, drain: float
+) -> tuple[str, dict[str, Any], Results]:
     limits = httpx.Limits(max_connections=clients + 10, max_keepalive_connections=clients + 10)
     async with httpx.AsyncClient(base_url=stack.base, timeout=600, limits=limits) as http:
         course = await set_up(stack, http, clients)
@@ -354,10 +401,12 @@ async def run(stack: Stack, clients: int, seconds: float) -> tuple[str, dict[str
         out = Results()
         deadline = time.monotonic() + seconds
         tasks = [
-            student(http, course, headers, deadline, i, out) for i, headers in enumerate(course.students)
+            student(http, course, headers, deadline, deadline + drain, i, out)
+            for i, headers in enumerate(course.students)
         ]
         await asyncio.gather(*tasks, outsider(http, course, deadline, out))
-        text, figures = summarise(out, course, seconds)
+        jobs = await wait_jobs(http, course.teacher, course.scratch, out.upload_jobs, timeout=600)
+        text, figures = summarise(out, course, seconds, jobs)
         return text, figures, out
 
 
@@ -368,17 +417,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
+    parser.add_argument(
+        "--drain", type=float, default=240, help="seconds a streamed question running at the end may finish"
+    )
     parser.add_argument("--workdir", type=Path, default=None, help="data dir (default: a temporary one)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="studyai-load-") as scratch:
         data_dir = args.workdir or Path(scratch) / "data"
         with studyai_up(data_dir, model=args.model) as stack:
-            text, figures, out = asyncio.run(run(stack, args.clients, args.seconds))
+            text, figures, out = asyncio.run(run(stack, args.clients, args.seconds, args.drain))
     REPORTS.mkdir(exist_ok=True)
     header = (
         f"# Load: {args.clients} clients for {args.seconds:.0f} s, `studyai up` ({args.model})\n\n"
         f"{datetime.now().isoformat(timespec='seconds')}; `python benchmarks/load.py --clients {args.clients}"
-        f" --seconds {args.seconds:.0f} --model {args.model}`\n\n"
+        f" --seconds {args.seconds:.0f} --drain {args.drain:.0f} --model {args.model}`\n\n"
     )
     (REPORTS / "load.md").write_text(header + text + "\n")
     (REPORTS / "load.json").write_text(json.dumps(figures, indent=2, default=str) + "\n")

@@ -95,10 +95,13 @@ class Stack:
         pending = [self.process.pid]
         while pending:
             parent = pending.pop()
-            try:
-                kids = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
-            except OSError:
-                continue
+            kids = []
+            # Per thread: a supervisor restarts children from its own threads.
+            for task in Path(f"/proc/{parent}/task").glob("*"):
+                try:
+                    kids += (task / "children").read_text().split()
+                except OSError:
+                    continue
             for kid in map(int, kids):
                 try:
                     command = Path(f"/proc/{kid}/cmdline").read_bytes().replace(b"\0", b" ").decode()

@@ -29,6 +29,9 @@ def make_chat_model(settings: Settings, *, base_url: str | None = None) -> ChatO
         # A server that is down or unreachable fails within seconds (the API answers 503); a slow
         # answer still has the whole llm_timeout_s.
         timeout=httpx.Timeout(settings.llm_timeout_s, connect=settings.llm_connect_timeout_s),
+        # langchain-openai's own 120 s limit between streamed chunks would cut a long prefill on a busy
+        # machine (seen under load: the first chunk of an admitted answer came after > 120 s).
+        stream_chunk_timeout=settings.llm_timeout_s,
         max_retries=1,
         stream_usage=True,
         **limit,  # type: ignore[arg-type]

@@ -191,18 +191,30 @@ async def _stream(
         except Exception as error:  # the response has started: the client can only be told in the stream
             log_failure(audit.request_id, error, route="qa_stream")
             yield _event("error", _stream_failure(error))
-            await audit.record_failure(access, error, agent="qa", question=body.question, ctx=ctx)
+            await _record_failure_quietly(audit, access, error, body, ctx)
             return
     if not sent_tokens:  # a clarification or a gate's "not found": the whole text as one token
         yield _event("token", {"text": result.get("answer", "")})
     try:
         response = await _record(db, access, ctx, body, result, thread_id, audit)
-    except psycopg.OperationalError as error:  # the answer streamed, but the database went away
+    except Exception as error:  # the answer streamed, but it could not be stored: say so, never cut
         log_failure(audit.request_id, error, route="qa_stream")
-        yield _event("error", {"detail": "The answer could not be saved: the database is unavailable."})
+        reason = "the database is unavailable" if isinstance(error, psycopg.OperationalError) else "an error"
+        yield _event("error", {"detail": f"The answer could not be saved: {reason}."})
         return
     yield _event("citations", [c.model_dump(mode="json") for c in response.citations])
     yield _event("done", response.model_dump(mode="json"))
+
+
+async def _record_failure_quietly(
+    audit: Audit, access: ProjectAccess, error: Exception, body: QARequest, ctx: AgentContext
+) -> None:
+    """The failure's history row, when the database can take it: a stream that already told its
+    client about the failure must end cleanly, not be cut by a second one."""
+    try:
+        await audit.record_failure(access, error, agent="qa", question=body.question, ctx=ctx)
+    except Exception as second:
+        log_failure(audit.request_id, second, route="qa_stream_record")
 
 
 def _stream_failure(error: Exception) -> dict[str, Any]:

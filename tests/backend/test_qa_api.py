@@ -208,6 +208,18 @@ async def test_a_document_the_user_names_narrows_retrieval(
     assert body["outcome"] == "declined" and body["citations"] == []
 
 
+async def test_an_answer_citing_no_shown_excerpt_is_unsupported_not_an_error(
+    client: httpx.AsyncClient, project: RustProject
+) -> None:
+    question = "What happens to a String when its owner goes out of scope?"
+    invented = reply(answer="It is dropped.", has_answer=True, used_chunk_ids=[999_999_999])
+    with chat_model(client, FakeMessagesListChatModel(responses=[plan(question), invented])):
+        response = await ask(client, project, question=question)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["outcome"] == "unsupported" and body["has_answer"] is False and body["citations"] == []
+
+
 async def test_clarification_is_returned_and_nothing_is_retrieved(
     client: httpx.AsyncClient, project: RustProject
 ) -> None:
