@@ -44,7 +44,7 @@ class QAResponse(BaseModel):
     answer: str
     has_answer: bool
     citations: list[Citation]
-    thread_id: UUID
+    thread_id: UUID | None  # None when conversations are not kept (QA_THREAD_RETENTION_DAYS=0)
     clarification: str | None = None
     outcome: Literal["answered", "not_found", "declined", "clarification"]
     language: str
@@ -87,7 +87,7 @@ def _retrieved(candidate: Candidate) -> RetrievedChunk:
 def to_response(
     result: dict[str, Any],
     *,
-    thread_id: UUID,
+    thread_id: UUID | None,
     request_id: str,
     timings_ms: dict[str, float],
     tokens: dict[str, dict[str, int]],
