@@ -34,9 +34,12 @@ log = logging.getLogger(__name__)
 
 
 def sample_rate(project: dict[str, Any], settings: Settings) -> float:
-    """The project's own rate when it set one, else GROUNDEDNESS_SAMPLE_RATE."""
+    """The project's own rate when it set one, else GROUNDEDNESS_SAMPLE_RATE. A project's own rate is
+    held to GROUNDEDNESS_SAMPLE_RATE_MAX (one stored before the cap, or before it was lowered)."""
     own = project.get("groundedness_sample_rate")
-    return settings.groundedness_sample_rate if own is None else float(own)
+    if own is None:
+        return settings.groundedness_sample_rate
+    return min(float(own), settings.groundedness_sample_rate_max)
 
 
 def sampled(rate: float, rng: random.Random) -> bool:
@@ -99,9 +102,14 @@ class Audit:
                     request_id=self.request_id,
                     run_id=self.run_id,
                 )
-        # Judging reads the stored answer: with no row (retention 0) there is nothing to judge.
+        # Judging reads the stored answer: with no row (retention 0) there is nothing to judge; with
+        # EVALUATION_RETENTION_DAYS 0 no evaluation (a copy of the student's text) may be kept.
+        keeps_evaluations = self.settings.evaluation_retention_days > 0
         judged = bool(
-            judge and query_id and sampled(sample_rate(access.project, self.settings), self.sampler)
+            judge
+            and query_id
+            and keeps_evaluations
+            and sampled(sample_rate(access.project, self.settings), self.sampler)
         )
         if judged:
             judged = await self._enqueue_judgement(access, query_id)

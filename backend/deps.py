@@ -10,6 +10,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from psycopg_pool import AsyncConnectionPool
 
 from agents.common.context import AgentContext
+from backend.rate_limits import RateLimited, RateLimiter, note
 from core.llm import structured_mode
 from core.retrieval import Retriever
 from core.settings import Settings
@@ -47,12 +48,26 @@ QueueDep = Annotated[ArqRedis, Depends(get_queue)]
 class CurrentUser:
     id: UUID
     email: str
+    key_id: UUID | None = None  # the API key this request came with
+
+
+def get_rate_limiter(request: Request) -> RateLimiter | None:
+    return getattr(request.app.state, "rate_limiter", None)  # None: RATE_LIMIT_ENABLED=false
 
 
 async def get_current_user(
-    db: DbDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+    request: Request,
+    db: DbDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    limiter: Annotated[RateLimiter | None, Depends(get_rate_limiter)],
 ) -> CurrentUser:
+    """The key's user, checked in SQL on every request (a revoked or expired key fails at once), then
+    the user's rate-limit budget for this route (backend/rate_limits.py)."""
+    if limiter is not None and (blocked := await limiter.auth_blocked(request.scope)):
+        note(request.scope, blocked)
+        raise RateLimited(blocked, "Too many failed authentications from this address; retry later.")
     if credentials is None or credentials.scheme.lower() != "bearer":
+        # Not a guess: only wrong keys spend the failure budget (requests without one, the address's).
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
             "Missing API key: send 'Authorization: Bearer <key>'.",
@@ -61,12 +76,22 @@ async def get_current_user(
     async with db.connection() as conn:
         user = await users.user_for_key(conn, credentials.credentials)
     if user is None:
+        await _failed(limiter, request)
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
-            "Invalid or revoked API key.",
+            "Invalid, revoked or expired API key.",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return CurrentUser(id=user["id"], email=user["email"])
+    if limiter is not None:
+        verdict = await limiter.limit_user(request.scope, user["id"])
+        if verdict is not None and not verdict.allowed:
+            raise RateLimited(verdict, "Rate limit reached for this kind of request; retry later.")
+    return CurrentUser(id=user["id"], email=user["email"], key_id=user["key_id"])
+
+
+async def _failed(limiter: RateLimiter | None, request: Request) -> None:
+    if limiter is not None:
+        await limiter.auth_failed(request.scope)
 
 
 UserDep = Annotated[CurrentUser, Depends(get_current_user)]

@@ -1,7 +1,8 @@
-"""Pydantic models of the audit API: query history (owners) and groundedness evaluations (members)."""
+"""Pydantic models of the audit API: query history (owners) and groundedness evaluations (members: the
+aggregates; the items to owners, and to each student their own)."""
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel
@@ -15,6 +16,7 @@ class ClaimOut(BaseModel):
 
 class EvaluationOut(BaseModel):
     id: UUID
+    user_id: UUID | None  # the asker; NULL once they left the project or erased their history
     query_id: UUID | None  # NULL once the query left the history's retention window
     run_id: UUID | None
     question: str
@@ -84,5 +86,7 @@ class EvaluationSummary(BaseModel):
 class EvaluationsOut(BaseModel):
     since: datetime | None
     until: datetime | None
+    # "project": every member's evaluations (owners); "own": only the caller's (any other member)
+    scope: Literal["project", "own"]
     summary: EvaluationSummary  # over the whole window, not only this page
     evaluations: list[EvaluationOut]

@@ -10,9 +10,24 @@ from fastapi import FastAPI
 
 from backend import health as health_routes
 from backend.admission import add_model_error_handlers
+from backend.body_limit import BodyLimitMiddleware
 from backend.errors import add_database_error_handlers
+from backend.input_errors import add_input_error_handlers
 from backend.observability import RequestContextMiddleware
-from backend.routes import documents, history, jobs, plans, projects, qa, questions, search
+from backend.rate_limits import RateLimited, RateLimiter, RateLimitMiddleware, rate_limited_handler
+from backend.routes import (
+    documents,
+    history,
+    jobs,
+    me,
+    members,
+    plans,
+    project_audit,
+    projects,
+    qa,
+    questions,
+    search,
+)
 from core.admission import LlmAdmission
 from core.db import open_pool
 from core.embeddings import make_embeddings
@@ -35,6 +50,8 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
         # One fair queue in front of the chat model, shared through Redis with the other API processes
         # and the workers (core/admission.py).
         app.state.admission = LlmAdmission.from_settings(app.state.queue, settings)
+        # Rate limits shared through the same Redis (None when RATE_LIMIT_ENABLED is false).
+        app.state.rate_limiter = RateLimiter.from_settings(settings, urls.redis_url)
         embeddings = await asyncio.to_thread(make_embeddings, settings)
         app.state.retriever = Retriever(
             app.state.pool, embeddings, make_reranker(settings), RetrievalConfig.from_settings(settings)
@@ -49,6 +66,8 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
         finally:
             if app.state.tracing is not None:
                 app.state.tracing.flush()
+            if app.state.rate_limiter is not None:
+                await app.state.rate_limiter.aclose()
             await app.state.queue.aclose()
             await app.state.pool.close()
 
@@ -58,9 +77,20 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
         description="Per-project RAG backend for a multi-agent study assistant.",
         lifespan=lifespan,
     )
+    # The last one added is the outermost: the per-address limit runs inside the request-id middleware (a
+    # 429 carries the id and its log line) and before any body is read or key checked.
+    app.add_middleware(RateLimitMiddleware)
+    # A body over its route's cap (uploads MAX_UPLOAD_BYTES, else MAX_JSON_BODY_BYTES): 413 before
+    # routing, parsing or authentication, chunked bodies cut off at the cap (backend/body_limit.py).
+    # Only the request-id middleware (ids and the access log, no body) is outside it, so a 413 is logged.
+    app.add_middleware(
+        BodyLimitMiddleware, upload_bytes=settings.max_upload_bytes, json_bytes=settings.max_json_body_bytes
+    )
     app.add_middleware(RequestContextMiddleware)
     add_database_error_handlers(app)  # pool exhausted or database down: 503 + Retry-After, not 500
     add_model_error_handlers(app)  # model queue full: 429; model or queue unreachable: 503
+    app.add_exception_handler(RateLimited, rate_limited_handler)  # a user's budget spent: 429
+    add_input_error_handlers(app)  # a lone surrogate, a NUL, an offset past bigint: 422, never 500
 
     @app.get("/health", tags=["health"])
     async def health() -> dict[str, str]:
@@ -71,6 +101,9 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
     app.include_router(health_routes.router)
 
     app.include_router(projects.router)
+    app.include_router(members.router)
+    app.include_router(project_audit.router)
+    app.include_router(me.router)
     app.include_router(documents.router)
     app.include_router(jobs.router)
     app.include_router(search.router)

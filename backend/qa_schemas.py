@@ -45,7 +45,7 @@ class QAResponse(BaseModel):
     answer: str
     has_answer: bool
     citations: list[Citation]
-    thread_id: UUID
+    thread_id: UUID | None  # None when conversations are not kept (QA_THREAD_RETENTION_DAYS=0)
     clarification: str | None = None
     outcome: Outcome
     language: str
@@ -88,7 +88,7 @@ def _retrieved(candidate: Candidate) -> RetrievedChunk:
 def to_response(
     result: dict[str, Any],
     *,
-    thread_id: UUID,
+    thread_id: UUID | None,
     request_id: str,
     timings_ms: dict[str, float],
     tokens: dict[str, dict[str, int]],

@@ -2,7 +2,7 @@
 
 import hashlib
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, Field, field_validator
@@ -16,12 +16,15 @@ Difficulty = Literal["easy", "medium", "hard"]
 
 class GenerateRequest(BaseModel):
     document_id: UUID | None = None
-    section: list[str] = Field(
+    section: list[Annotated[str, Field(max_length=200)]] = Field(
         default=[], max_length=10, description="a section path prefix, e.g. ['Ownership']"
     )
     n: int = Field(default=5, ge=1, le=10, description="questions wanted (one model call each)")
     types: list[QuestionType] | None = Field(
-        default=None, min_length=1, description="assigned round-robin; default: all three types"
+        default=None,
+        min_length=1,
+        max_length=10,
+        description="assigned round-robin; default: all three types",
     )
 
     @field_validator("types")
@@ -95,8 +98,12 @@ class AttemptCreate(BaseModel):
 
 
 class AttemptOut(BaseModel):
+    """`reference_answer` and `explanation` are null until the question is done for its attempter (an
+    attempt was correct, or none are left under the project's limit); editors and owners always see them."""
+
     id: UUID
     question_id: UUID
+    user_id: UUID
     answer: str
     score: float
     verdict: Literal["correct", "partially_correct", "incorrect"]
@@ -105,12 +112,14 @@ class AttemptOut(BaseModel):
     citations: list[Citation]
     graded_by: Literal["model", "choice"]
     created_at: datetime
+    reference_answer: str | None = None
+    explanation: str | None = None
 
 
 class AttemptResult(AttemptOut):
-    """Right after grading, the reference answer is shown with the grade."""
+    """The grade, with the reference answer once the question is done for the student (see AttemptOut)."""
 
-    reference_answer: str
-    explanation: str
+    id: UUID | None  # type: ignore[assignment]  # None: not stored (ATTEMPT_RETENTION_DAYS=0)
+    attempts_left: int | None  # under the project's limit; None: unlimited (or attempts are not stored)
     timings_ms: dict[str, float]
     usage: dict[str, dict[str, int]]  # tokens per model; empty when graded without the model

@@ -31,6 +31,8 @@ class ProjectUpdate(BaseModel):
     description: str | None = Field(default=None, max_length=5000)
     language: Language | None = None
     groundedness_sample_rate: SampleRate = None  # an explicit null goes back to the setting
+    # Owners only (issue 11 part 5): graded attempts per member and question; an explicit null: unlimited.
+    max_attempts_per_question: int | None = Field(default=None, ge=1, le=1000)
 
 
 class ProjectOut(BaseModel):
@@ -39,6 +41,7 @@ class ProjectOut(BaseModel):
     description: str
     language: Language
     groundedness_sample_rate: float | None = None
+    max_attempts_per_question: int | None = None  # null: unlimited
     role: Role
     created_at: datetime
     updated_at: datetime
@@ -85,7 +88,8 @@ class DocumentAccepted(BaseModel):
 class DocumentTextUpdate(BaseModel):
     """PATCH with JSON: new Markdown/text content and/or a new title; either one reindexes."""
 
-    content: str | None = Field(default=None, min_length=1)
+    # Bounded by MAX_UPLOAD_BYTES (a setting, so checked in the route; the body is capped before that).
+    content: str | None = Field(default=None, min_length=1, description="at most MAX_UPLOAD_BYTES as UTF-8")
     title: str | None = Field(default=None, min_length=1, max_length=300)
 
 

@@ -1,6 +1,6 @@
 """Pydantic models of the search API."""
 
-from typing import Literal
+from typing import Annotated, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, Field, field_validator
@@ -8,6 +8,11 @@ from pydantic import BaseModel, Field, field_validator
 from core.retrieval import Candidate, Filters, RetrievalResult
 
 SECTION_SEPARATOR = " > "
+# A section path as stored: at most six heading levels of at most 200 characters (workers/chunking.py).
+SectionPart = Annotated[str, Field(max_length=200)]
+SectionPath = (
+    Annotated[str, Field(max_length=1300)] | Annotated[list[SectionPart], Field(max_length=10)] | None
+)
 
 
 def _section(value: str | list[str] | None) -> tuple[str, ...]:
@@ -19,7 +24,7 @@ def _section(value: str | list[str] | None) -> tuple[str, ...]:
 
 class SearchFilters(BaseModel):
     document_id: UUID | list[UUID] | None = None
-    section: str | list[str] | None = Field(
+    section: SectionPath = Field(
         default=None, description="A prefix of the section path, as a list or joined with ' > '."
     )
     source_type: Literal["pdf", "markdown", "text"] | None = None
@@ -47,7 +52,7 @@ class SearchRequest(BaseModel):
     top_k: int | None = Field(default=None, ge=1, le=100)
     profile: Literal["planner", "writer", "qa", "evaluator", "generator", "search"] = "search"
     filters: SearchFilters = Field(default_factory=SearchFilters)
-    prefer_section: str | list[str] | None = Field(default=None, description="writer profile: rank it first")
+    prefer_section: SectionPath = Field(default=None, description="writer profile: rank it first")
     debug: bool = False
 
     def preferred_section(self) -> tuple[str, ...]:

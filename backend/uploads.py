@@ -4,13 +4,16 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from fastapi import HTTPException, Request
+from fastapi import HTTPException
 from starlette.datastructures import UploadFile
 
+from backend.body_limit import upload_too_large_detail
 from core.filetypes import UnsupportedFileType, detect_source_type
 
 _READ_SIZE = 1024 * 1024
-_MULTIPART_OVERHEAD = 64 * 1024
+# Stored with the document and shown in listings; a longer name keeps its start and its extension.
+FILENAME_MAX_CHARS = 255
+_SUFFIX_MAX_CHARS = 16
 
 
 @dataclass(frozen=True)
@@ -26,14 +29,16 @@ class CheckedUpload:
 
 
 def too_large(limit: int) -> HTTPException:
-    return HTTPException(413, f"The file is larger than the limit of {limit // (1024 * 1024)} MB.")
+    # The whole request body was already held to the limit (backend/body_limit.py); this is the file's.
+    return HTTPException(413, upload_too_large_detail(limit))
 
 
-def reject_oversized_request(request: Request, limit: int) -> None:
-    """Refuse before reading the body when the client already says it is too big."""
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit + _MULTIPART_OVERHEAD:
-        raise too_large(limit)
+def bounded_filename(name: str) -> str:
+    if len(name) <= FILENAME_MAX_CHARS:
+        return name
+    suffix = PurePath(name).suffix
+    suffix = suffix if len(suffix) <= _SUFFIX_MAX_CHARS else ""
+    return name[: FILENAME_MAX_CHARS - len(suffix)] + suffix
 
 
 async def read_upload(file: UploadFile, limit: int) -> CheckedUpload:
@@ -44,7 +49,7 @@ async def read_upload(file: UploadFile, limit: int) -> CheckedUpload:
         if size > limit:
             raise too_large(limit)
         parts.append(block)
-    filename = PurePath(file.filename or "upload").name
+    filename = bounded_filename(PurePath(file.filename or "upload").name or "upload")
     return check_content(b"".join(parts), filename)
 
 

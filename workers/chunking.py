@@ -24,9 +24,13 @@ from dataclasses import dataclass
 from workers.chunking_blocks import SectionSplitter
 from workers.chunking_pack import Packer, Span
 from workers.parsing.pdf import page_of
-from workers.parsing.types import ParsedDocument, Section
+from workers.parsing.types import HEADING_MAX_CHARS, ParsedDocument, Section, bounded
 
 HEADER_SEPARATOR = " > "
+# Each title and heading is cut to HEADING_MAX_CHARS (parsing/types.py; the parsers cut them already,
+# this holds for any ParsedDocument) and the whole "title > section > ..." header to HEADER_MAX_CHARS.
+# Changing either changes chunk hashes.
+HEADER_MAX_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -59,14 +63,15 @@ class ChunkingConfig:
 
 def chunk_document(doc: ParsedDocument, config: ChunkingConfig = ChunkingConfig()) -> list[ChunkDraft]:
     drafts: list[ChunkDraft] = []
+    title = bounded(doc.title.strip(), HEADING_MAX_CHARS)
     for group in _group_sections(doc, config):
         spans = _split(doc, group[0], config) if len(group) == 1 else [_whole(group)]
-        path = _common_path(group)
+        path = tuple(bounded(part, HEADING_MAX_CHARS) for part in _common_path(group))
+        header = bounded(HEADER_SEPARATOR.join(part for part in (title, *path) if part), HEADER_MAX_CHARS)
         for span in spans:
             text = span.render(doc.text).replace("\x00", "")
             if not text.strip():
                 continue
-            header = HEADER_SEPARATOR.join(part for part in (doc.title.strip(), *path) if part)
             page_start, page_end = _pages(doc, group, span)
             drafts.append(
                 ChunkDraft(

@@ -14,7 +14,7 @@ from core.store import document_index, jobs
 from core.store.jobs import index_job_id
 from workers.chunking import ChunkDraft, ChunkingConfig, chunk_document
 from workers.embedding import embed_missing
-from workers.parsing import parse_document
+from workers.parsing.bounded import ParseLimits, parse_bounded
 from workers.parsing.types import ParsedDocument, ParseError
 from workers.quarantine import Quarantine
 
@@ -117,12 +117,14 @@ async def _index(
         overlap_chars=settings.chunk_overlap_chars,
         min_chars=settings.chunk_min_chars,
     )
-    parsed: ParsedDocument = await asyncio.to_thread(
-        parse_document,
+    # PDFs in a child process held to PDF_MAX_PAGES, PARSE_MAX_CHARS, PARSE_TIMEOUT_S and
+    # PARSE_MAX_MEMORY_MB; a bound passed is a ParseError (failed, with the reason), and the worker lives.
+    parsed: ParsedDocument = await parse_bounded(
         bytes(row["content"]),
         source_type=row["source_type"],
         filename=row["filename"],
         title=row["title"],
+        limits=ParseLimits.from_settings(settings),
     )
     async with pool.connection() as conn:
         await jobs.set_progress(conn, project_id=project_id, job_id=job_id, stage="chunking")

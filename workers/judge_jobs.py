@@ -1,6 +1,6 @@
 """arq jobs of the audit trail. judge_answer: the groundedness judge on one sampled QA answer, stored as
 a rag_evaluations row (and LangSmith feedback when tracing is configured). purge_query_history: the
-retention window, hourly and at worker start-up."""
+retention windows of every table holding a student's text, hourly and at worker start-up."""
 
 import asyncio
 import json
@@ -11,7 +11,7 @@ import openai
 
 from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answer
 from core.llm import structured_mode
-from core.store import evaluations, history
+from core.store import evaluations, history, privacy
 from core.structured import StructuredOutputError, TokenUsage, model_name
 from workers.admission import admitted_llm
 
@@ -36,6 +36,8 @@ async def judge_answer_job(
     llm = ctx.get("llm")
     if llm is None:
         return _skipped(query_id, "no chat model is configured for the worker")
+    if ctx["settings"].evaluation_retention_days == 0:  # an evaluation would copy the student's text
+        return _skipped(query_id, "EVALUATION_RETENTION_DAYS is 0: no evaluation is kept")
     scope = {"project_id": project_id, "user_id": user_id}
     async with ctx["pool"].connection() as conn:
         row = await history.query_to_judge(conn, **scope, query_id=query_id)
@@ -116,9 +118,23 @@ async def _feedback(ctx: dict[str, Any], row: dict[str, Any], judgement: Judgeme
 
 
 async def purge_query_history(ctx: dict[str, Any]) -> dict[str, Any]:
-    days = ctx["settings"].query_history_retention_days
+    """The retention purge of every table holding a student's text, each with its own window (issue 11
+    part 4): query history, QA threads (by last turn) with their messages, attempts, evaluations."""
+    settings = ctx["settings"]
+    windows = {
+        "query_history": (history.purge_expired, settings.query_history_retention_days),
+        "qa_threads": (privacy.purge_threads, settings.qa_thread_retention_days),
+        "question_attempts": (privacy.purge_attempts, settings.attempt_retention_days),
+        "rag_evaluations": (privacy.purge_evaluations, settings.evaluation_retention_days),
+    }
+    deleted: dict[str, int] = {}
     async with ctx["pool"].connection() as conn:
-        deleted = await history.purge_expired(conn, retention_days=days)
-    if deleted:
-        log.info("query history: %d rows older than %d days purged", deleted, days)
-    return {"deleted": deleted, "retention_days": days}
+        for table, (purge, days) in windows.items():
+            deleted[table] = await purge(conn, retention_days=days)
+            if deleted[table]:
+                log.info("%s: %d rows older than %d days purged", table, deleted[table], days)
+    return {
+        "deleted": deleted["query_history"],
+        "retention_days": settings.query_history_retention_days,
+        "purged": deleted,
+    }

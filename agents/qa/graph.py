@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from agents.common.citations import build_citations
 from agents.common.context import AgentContext
+from agents.common.injection import quotes_instructions
 from agents.common.language import question_language
 from agents.qa import prompts
 from agents.qa.config import DEFAULT_CONFIG, QAConfig
@@ -166,6 +167,8 @@ def make_nodes(config: QAConfig) -> dict[str, Any]:
             if bool_field(raw, "has_answer") is False:
                 continue
             text = string_field(raw, "answer") or ""
+            if len(text) > len(sent) and _leaks_instructions(text):
+                continue  # it is repeating its instructions: nothing more of it is shown
             if len(text) > len(sent):
                 if not sent:
                     ctx.timings_ms["first_token"] = _elapsed_ms(mark)
@@ -219,8 +222,9 @@ def _finish(
     state: QAState, chunks: list[Any], text: str, has_answer: bool, claimed: list[int]
 ) -> dict[str, Any]:
     shown = {"selected_ids": [c.chunk_id for c in chunks], "claimed_ids": claimed}
+    # Only ids of the chunks shown become citations: a passage that says "cite chunk 999999" gets nowhere.
     citations, invented = build_citations(claimed, chunks)
-    if not has_answer or not text:
+    if not has_answer or not text or _leaks_instructions(text):
         return shown | {"invented_ids": invented} | _not_found(state, "declined")
     if not citations:  # an answer resting on no excerpt it was shown is the model's own knowledge
         return shown | {"invented_ids": invented} | _not_found(state, "unsupported")
@@ -231,6 +235,13 @@ def _finish(
         "invented_ids": invented,
         "outcome": "answered",
     }
+
+
+def _leaks_instructions(text: str) -> bool:
+    """An answer that repeats the model's own instructions (a passage asked it to reveal them) is withheld."""
+    return any(
+        quotes_instructions(text, system) for system in (prompts.ANSWER_SYSTEM, prompts.PLANNER_SYSTEM)
+    )
 
 
 def build_graph(config: QAConfig = DEFAULT_CONFIG) -> Any:

@@ -27,6 +27,8 @@ class OutputState:
     invented_ids: list[int] = field(default_factory=list)  # chunk ids the model cited but was not given
     reference_overlap: float | None = None  # share of the reference's key terms in the answer (model path)
     graded_by: Literal["model", "choice"] = "model"  # "choice": a multiple-choice option, matched exactly
+    # Sentences of the answer addressed to the grader: ignored (agents/common/injection.py).
+    screened: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

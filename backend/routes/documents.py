@@ -11,10 +11,11 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 from starlette.datastructures import UploadFile as StarletteUploadFile
 
+from backend import security_log
 from backend.deps import DbDep, ProjectDep, ProjectWriterDep, QueueDep, SettingsDep
 from backend.enqueue import enqueue_index
 from backend.schemas import ChunkOut, DocumentAccepted, DocumentOut, DocumentTextUpdate
-from backend.uploads import CheckedUpload, check_content, read_upload, reject_oversized_request
+from backend.uploads import CheckedUpload, check_content, read_upload
 from core.store import chunks, documents
 from core.store.jobs import index_job_id
 
@@ -27,7 +28,6 @@ def _not_found() -> HTTPException:
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED)
 async def upload_document(
-    request: Request,
     file: UploadFile,
     access: ProjectWriterDep,
     db: DbDep,
@@ -35,8 +35,8 @@ async def upload_document(
     settings: SettingsDep,
     title: Annotated[str | None, Form(max_length=300)] = None,
 ) -> DocumentAccepted:
-    """Multipart upload of a PDF, Markdown or text file; answers at once with the indexing job."""
-    reject_oversized_request(request, settings.max_upload_bytes)
+    """Multipart upload of a PDF, Markdown or text file; answers at once with the indexing job. A body
+    over MAX_UPLOAD_BYTES was refused before this runs (backend/body_limit.py)."""
     upload = await read_upload(file, settings.max_upload_bytes)
     async with db.connection() as conn:
         document = await documents.create_document(
@@ -56,9 +56,17 @@ async def upload_document(
 
 
 @router.get("")
-async def list_documents(access: ProjectDep, db: DbDep) -> list[DocumentOut]:
+async def list_documents(
+    access: ProjectDep,
+    db: DbDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> list[DocumentOut]:
+    """The project's documents, oldest first, a page at a time."""
     async with db.connection() as conn:
-        rows = await documents.list_documents(conn, project_id=access.id, user_id=access.user.id)
+        rows = await documents.list_documents(
+            conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
+        )
     return [DocumentOut(**row) for row in rows]
 
 
@@ -102,8 +110,8 @@ async def update_document(
     settings: SettingsDep,
 ) -> DocumentAccepted:
     """New content as JSON `{content, title?}` (Markdown/text) or as a multipart `file`; reindexes.
-    The current version stays searchable until the new one is ready."""
-    reject_oversized_request(request, settings.max_upload_bytes)
+    The current version stays searchable until the new one is ready. Either body is held to
+    MAX_UPLOAD_BYTES (plus a little for the JSON or multipart around it) before this runs."""
     async with db.connection() as conn:
         current = await documents.get_document(
             conn, project_id=access.id, user_id=access.user.id, document_id=document_id
@@ -133,7 +141,7 @@ async def _new_content(
     request: Request, current: dict[str, Any], db: AsyncConnectionPool, access: ProjectWriterDep, limit: int
 ) -> tuple[CheckedUpload, str | None]:
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
-        form = await request.form()
+        form = await request.form(max_files=1, max_fields=1)  # `file` and `title`, nothing else
         file, title = form.get("file"), form.get("title")
         if not isinstance(file, StarletteUploadFile):
             raise HTTPException(422, "Send the new version as a multipart field named 'file'.")
@@ -160,13 +168,24 @@ async def _new_content(
 
 
 @router.delete("/{document_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_document(document_id: UUID, access: ProjectWriterDep, db: DbDep) -> Response:
-    async with db.connection() as conn:
+async def delete_document(
+    document_id: UUID, request: Request, access: ProjectWriterDep, db: DbDep
+) -> Response:
+    async with db.connection() as conn, conn.transaction():
         deleted = await documents.delete_document(
             conn, project_id=access.id, user_id=access.user.id, document_id=document_id
         )
-    if not deleted:
-        raise _not_found()
+        if deleted is None:
+            raise _not_found()
+        await security_log.record(
+            conn,
+            request,
+            action="document.deleted",
+            actor_user_id=access.user.id,
+            project_id=access.id,
+            target_id=document_id,
+            details={"title": deleted["title"][:200], "filename": deleted["filename"][:200]},
+        )
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 

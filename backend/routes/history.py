@@ -1,14 +1,16 @@
 """The audit trail: the project's query history (owners only: it shows every member's questions) and
-the sampled groundedness evaluations of its answers (any member), each over a time window."""
+the sampled groundedness evaluations of its answers (the aggregates for any member; the items, which
+copy a student's question and answer, for owners, and each member's own for them), over a time window.
+A member may erase their own history in the project."""
 
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query, Response, status
 
 from backend.deps import DbDep, ProjectDep, ProjectOwnerDep
 from backend.history_schemas import EvaluationOut, EvaluationsOut, EvaluationSummary, QueryOut
-from core.store import evaluations, history
+from core.store import evaluations, history, privacy
 from core.store.history import AGENTS
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])
@@ -63,8 +65,10 @@ async def list_evaluations(
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> EvaluationsOut:
-    """Groundedness evaluations of sampled answers, newest first, and a summary of the window:
-    how many, their mean groundedness and the share flagged (hallucination risk > 0.7)."""
+    """Groundedness evaluations of sampled answers, newest first, and a summary of the window over the
+    whole project: how many, their mean groundedness and the share flagged (hallucination risk > 0.7).
+    Owners get every member's items (`scope: project`); any other member only their own (`scope: own`):
+    another student's question and answer is never shown to them."""
     _check_window(since, until)
     scope = {"project_id": access.id, "user_id": access.user.id, "since": since, "until": until}
     async with db.connection() as conn:
@@ -73,6 +77,16 @@ async def list_evaluations(
     return EvaluationsOut(
         since=since,
         until=until,
+        scope="project" if access.role == "owner" else "own",
         summary=EvaluationSummary(**summary),
         evaluations=[EvaluationOut(**row) for row in rows],
     )
+
+
+@router.delete("/queries/mine", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_my_queries(access: ProjectDep, db: DbDep) -> Response:
+    """Erases the caller's own query history in this project; the evaluations of their answers lose
+    their question and answer text and their user, and stay only in the project's aggregates."""
+    async with db.connection() as conn:
+        await privacy.delete_own_history(conn, project_id=access.id, user_id=access.user.id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,10 +1,11 @@
 """Content Planner (outlines, answered at once) and Content Writer (notes, written by a worker job)."""
 
 import logging
+from typing import Annotated
 from uuid import UUID
 
 import openai
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter, HTTPException, Query, status
 
 from agents.planner.graph import graph as planner_graph
 from agents.planner.graph import planner_input
@@ -84,9 +85,17 @@ async def create_plan(
 
 
 @router.get("/plans")
-async def list_plans(access: ProjectDep, db: DbDep) -> list[PlanOut]:
+async def list_plans(
+    access: ProjectDep,
+    db: DbDep,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> list[PlanOut]:
+    """The project's plans, newest first, a page at a time."""
     async with db.connection() as conn:
-        rows = await plans.list_plans(conn, project_id=access.id, user_id=access.user.id)
+        rows = await plans.list_plans(
+            conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
+        )
     return [PlanOut.from_row(row) for row in rows]
 
 

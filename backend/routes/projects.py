@@ -1,17 +1,39 @@
-"""Projects and membership."""
+"""Projects (their members: backend/routes/members.py)."""
 
-from fastapi import APIRouter, HTTPException, Response, status
+from typing import Annotated
 
-from backend.deps import DbDep, ProjectDep, ProjectOwnerDep, ProjectWriterDep, UserDep
-from backend.schemas import MemberAdd, MemberOut, ProjectCreate, ProjectOut, ProjectUpdate
-from core.store import projects, users
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
+
+from backend import security_log
+from backend.deps import DbDep, ProjectDep, ProjectOwnerDep, ProjectWriterDep, SettingsDep, UserDep
+from backend.schemas import ProjectCreate, ProjectOut, ProjectUpdate
+from core.settings import Settings
+from core.store import projects
 
 router = APIRouter(prefix="/projects", tags=["projects"])
 
 
+# Project settings whose values go into the security log (names and descriptions only as "changed").
+_LOGGED_VALUES = ("language", "groundedness_sample_rate", "max_attempts_per_question")
+
+
+def check_sample_rate(rate: float | None, settings: Settings) -> None:
+    """A project's own judging rate stays within GROUNDEDNESS_SAMPLE_RATE_MAX, so no member can turn
+    every answer into a judge job; only the server's operator raises the cap."""
+    if rate is not None and rate > settings.groundedness_sample_rate_max:
+        raise HTTPException(
+            422,
+            f"groundedness_sample_rate may be at most {settings.groundedness_sample_rate_max}"
+            " (the server's GROUNDEDNESS_SAMPLE_RATE_MAX).",
+        )
+
+
 @router.post("", status_code=status.HTTP_201_CREATED)
-async def create_project(body: ProjectCreate, db: DbDep, user: UserDep) -> ProjectOut:
-    async with db.connection() as conn:
+async def create_project(
+    body: ProjectCreate, request: Request, db: DbDep, user: UserDep, settings: SettingsDep
+) -> ProjectOut:
+    check_sample_rate(body.groundedness_sample_rate, settings)
+    async with db.connection() as conn, conn.transaction():
         row = await projects.create_project(
             conn,
             user_id=user.id,
@@ -20,13 +42,22 @@ async def create_project(body: ProjectCreate, db: DbDep, user: UserDep) -> Proje
             language=body.language,
             groundedness_sample_rate=body.groundedness_sample_rate,
         )
+        await security_log.record(
+            conn, request, action="project.created", actor_user_id=user.id, project_id=row["id"]
+        )
     return ProjectOut(**row)
 
 
 @router.get("")
-async def list_projects(db: DbDep, user: UserDep) -> list[ProjectOut]:
+async def list_projects(
+    db: DbDep,
+    user: UserDep,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> list[ProjectOut]:
+    """The caller's projects, oldest first, a page at a time."""
     async with db.connection() as conn:
-        rows = await projects.list_projects(conn, user_id=user.id)
+        rows = await projects.list_projects(conn, user_id=user.id, limit=limit, offset=offset)
     return [ProjectOut(**row) for row in rows]
 
 
@@ -36,12 +67,35 @@ async def get_project(access: ProjectDep) -> ProjectOut:
 
 
 @router.patch("/{project_id}")
-async def update_project(body: ProjectUpdate, access: ProjectWriterDep, db: DbDep) -> ProjectOut:
+async def update_project(
+    body: ProjectUpdate, request: Request, access: ProjectWriterDep, db: DbDep, settings: SettingsDep
+) -> ProjectOut:
+    check_sample_rate(body.groundedness_sample_rate, settings)
     changes = body.model_dump(exclude_none=True)
     if "groundedness_sample_rate" in body.model_fields_set:  # null is a value here: back to the setting
         changes["groundedness_sample_rate"] = body.groundedness_sample_rate
+    if "max_attempts_per_question" in body.model_fields_set:  # null is a value here: unlimited
+        if access.role != "owner":
+            raise HTTPException(
+                status.HTTP_403_FORBIDDEN, "Only the project's owner can change attempt limits."
+            )
+        changes["max_attempts_per_question"] = body.max_attempts_per_question
     async with db.connection() as conn:
-        await projects.update_project(conn, project_id=access.id, user_id=access.user.id, changes=changes)
+        async with conn.transaction():
+            updated = await projects.update_project(
+                conn, project_id=access.id, user_id=access.user.id, changes=changes
+            )
+            if updated and changes:
+                values = {key: changes[key] for key in _LOGGED_VALUES if key in changes}
+                details = {"changed": sorted(changes), **values}
+                await security_log.record(
+                    conn,
+                    request,
+                    action="project.updated",
+                    actor_user_id=access.user.id,
+                    project_id=access.id,
+                    details=details,
+                )
         row = await projects.get_project(conn, project_id=access.id, user_id=access.user.id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
@@ -49,21 +103,16 @@ async def update_project(body: ProjectUpdate, access: ProjectWriterDep, db: DbDe
 
 
 @router.delete("/{project_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_project(access: ProjectOwnerDep, db: DbDep) -> Response:
-    async with db.connection() as conn:
-        await projects.delete_project(conn, project_id=access.id, user_id=access.user.id)
+async def delete_project(request: Request, access: ProjectOwnerDep, db: DbDep) -> Response:
+    async with db.connection() as conn, conn.transaction():
+        if await projects.delete_project(conn, project_id=access.id, user_id=access.user.id):
+            # Kept after the project (project_id is not a foreign key), for the operator.
+            await security_log.record(
+                conn,
+                request,
+                action="project.deleted",
+                actor_user_id=access.user.id,
+                project_id=access.id,
+                details={"name": access.project["name"]},
+            )
     return Response(status_code=status.HTTP_204_NO_CONTENT)
-
-
-@router.post("/{project_id}/members", status_code=status.HTTP_201_CREATED)
-async def add_member(body: MemberAdd, access: ProjectOwnerDep, db: DbDep) -> MemberOut:
-    async with db.connection() as conn:
-        member = await users.user_by_email(conn, email=body.email)
-        if member is None:
-            raise HTTPException(422, "No user has that email; create it with `studyai users create`.")
-        if member["id"] == access.user.id and body.role != "owner":
-            raise HTTPException(status.HTTP_409_CONFLICT, "An owner cannot demote themself.")
-        await projects.upsert_member(
-            conn, project_id=access.id, user_id=access.user.id, member_id=member["id"], role=body.role
-        )
-    return MemberOut(project_id=access.id, user_id=member["id"], email=member["email"], role=body.role)

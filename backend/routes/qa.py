@@ -6,12 +6,12 @@ streams (its retriever borrows its own), one at the end to store the turn."""
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 import openai
 import psycopg
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter, HTTPException, Query, Response, status
 from fastapi.responses import StreamingResponse
 from psycopg_pool import AsyncConnectionPool
 
@@ -28,11 +28,11 @@ from backend.admission import (
     with_keepalive,
 )
 from backend.audit import Audit, AuditDep
-from backend.deps import AgentContextDep, DbDep, ProjectAccess, ProjectDep
+from backend.deps import AgentContextDep, DbDep, ProjectAccess, ProjectDep, SettingsDep
 from backend.observability import log_failure
 from backend.qa_schemas import QARequest, QAResponse, ThreadDetail, ThreadOut, thread_message, to_response
 from core.admission import Ticket
-from core.store import documents, threads
+from core.store import documents, privacy, threads
 from core.structured import StructuredOutputError
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["qa"])
@@ -43,15 +43,22 @@ def _thread_not_found() -> HTTPException:
 
 
 async def _open_thread(
-    db: AsyncConnectionPool, access: ProjectAccess, body: QARequest
-) -> tuple[UUID, QAInput]:
-    """The thread (an existing one of the caller's, or a new one) and the graph's input."""
+    db: AsyncConnectionPool, access: ProjectAccess, body: QARequest, *, keep_threads: bool
+) -> tuple[UUID | None, QAInput]:
+    """The thread (an existing one of the caller's, or a new one; None when threads are not kept:
+    QA_THREAD_RETENTION_DAYS=0) and the graph's input."""
     scope = {"project_id": access.id, "user_id": access.user.id}
     history: list[Any] = []
+    thread_id: UUID | None = None
+    if not keep_threads and body.thread_id is not None:
+        raise HTTPException(
+            422,
+            "Conversations are not kept on this server (QA_THREAD_RETENTION_DAYS=0): ask without thread_id.",
+        )
     async with db.connection() as conn:
-        if body.thread_id is None:
+        if keep_threads and body.thread_id is None:
             thread_id = (await threads.create_thread(conn, **scope, title=body.question[:80]))["id"]
-        else:
+        elif body.thread_id is not None:
             if await threads.get_thread(conn, **scope, thread_id=body.thread_id) is None:
                 raise _thread_not_found()
             thread_id = body.thread_id
@@ -75,19 +82,20 @@ async def _record(
     ctx: AgentContext,
     body: QARequest,
     result: dict[str, Any],
-    thread_id: UUID,
+    thread_id: UUID | None,
     audit: Audit,
 ) -> QAResponse:
-    """Stores the turn and its history row (a sampled answer is queued for judging), logs one JSON
-    line for the request and builds the response."""
-    async with db.connection() as conn:
-        await threads.add_messages(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            thread_id=thread_id,
-            messages=turn_messages(body.question, result),
-        )
+    """Stores the turn (unless threads are not kept) and its history row (a sampled answer is queued
+    for judging), logs one JSON line for the request and builds the response."""
+    if thread_id is not None:
+        async with db.connection() as conn:
+            await threads.add_messages(
+                conn,
+                project_id=access.id,
+                user_id=access.user.id,
+                thread_id=thread_id,
+                messages=turn_messages(body.question, result),
+            )
     ctx.timings_ms["total"] = audit.elapsed_ms()
     await audit.record(
         access,
@@ -101,7 +109,7 @@ async def _record(
         tokens=ctx.usage.by_model,
         # Only answers are judged: "not found", declines and clarifications claim nothing to check.
         judge=result.get("outcome") == "answered",
-        thread_id=str(thread_id),
+        thread_id=str(thread_id) if thread_id else None,
         stream=body.stream,
     )
     return to_response(
@@ -122,6 +130,7 @@ async def ask(
     db: DbDep,
     audit: AuditDep,
     admission: AdmissionDep,
+    settings: SettingsDep,
 ) -> QAResponse | StreamingResponse:
     """Answers from this project's material only. With `stream: true` the reply is
     `text/event-stream`: `token` events ({"text"}), then `citations` ([...]), then `done` (the
@@ -130,7 +139,9 @@ async def ask(
     # A place in the model's queue first: a full queue is a plain 429, before anything is written.
     ticket = await admission.enqueue(user=str(access.user.id))
     try:
-        thread_id, inputs = await _open_thread(db, access, body)
+        thread_id, inputs = await _open_thread(
+            db, access, body, keep_threads=settings.qa_thread_retention_days > 0
+        )
     except BaseException:
         await ticket.release()
         raise
@@ -164,7 +175,7 @@ async def _stream(
     ctx: AgentContext,
     body: QARequest,
     inputs: QAInput,
-    thread_id: UUID,
+    thread_id: UUID | None,
     audit: Audit,
 ) -> AsyncIterator[str]:
     result: dict[str, Any] = {}
@@ -224,10 +235,17 @@ def _stream_failure(error: Exception) -> dict[str, Any]:
 
 
 @router.get("/qa/threads")
-async def list_threads(access: ProjectDep, db: DbDep) -> list[ThreadOut]:
-    """The caller's own QA threads in this project, most recent first."""
+async def list_threads(
+    access: ProjectDep,
+    db: DbDep,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> list[ThreadOut]:
+    """The caller's own QA threads in this project, most recent first, a page at a time."""
     async with db.connection() as conn:
-        rows = await threads.list_threads(conn, project_id=access.id, user_id=access.user.id)
+        rows = await threads.list_threads(
+            conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
+        )
     return [ThreadOut(**row) for row in rows]
 
 
@@ -240,3 +258,15 @@ async def get_thread(thread_id: UUID, access: ProjectDep, db: DbDep) -> ThreadDe
             raise _thread_not_found()
         messages = await threads.recent_messages(conn, **scope)
     return ThreadDetail(**row, messages=[thread_message(m) for m in messages])
+
+
+@router.delete("/qa/threads/{thread_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_thread(thread_id: UUID, access: ProjectDep, db: DbDep) -> Response:
+    """Deletes the caller's own thread and all its messages; anyone else's reads as missing (404)."""
+    async with db.connection() as conn:
+        deleted = await privacy.delete_own_thread(
+            conn, project_id=access.id, user_id=access.user.id, thread_id=thread_id
+        )
+    if not deleted:
+        raise _thread_not_found()
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,7 +1,15 @@
 """The question bank: generate (editors), list and read (members), review (editors), and attempts
-graded by the Question Evaluator (any member, each seeing only their own attempts)."""
+graded by the Question Evaluator (any member, each seeing only their own attempts; owners, the teacher,
+every member's).
+
+Students (members who are not editors or owners) never see a reference answer in the bank. It comes with
+their own attempts once the question is done for them: an attempt was correct, or the project's
+`max_attempts_per_question` is used up (with no limit: after any attempt). Until then an exactly graded
+wrong option is not told which option was right. Editors and owners curate the bank, see the answers
+and are not limited."""
 
 from contextlib import nullcontext
+from datetime import UTC, datetime
 from typing import Annotated
 from uuid import UUID
 
@@ -14,7 +22,15 @@ from agents.question_generator.graph import graph as generator
 from agents.question_generator.state import QUESTION_TYPES, QuestionType
 from backend.admission import AdmissionDep
 from backend.audit import AuditDep
-from backend.deps import AgentContextDep, DbDep, ProjectAccess, ProjectDep, ProjectWriterDep
+from backend.deps import (
+    AgentContextDep,
+    DbDep,
+    ProjectAccess,
+    ProjectDep,
+    ProjectOwnerDep,
+    ProjectWriterDep,
+    SettingsDep,
+)
 from backend.question_schemas import (
     AttemptCreate,
     AttemptOut,
@@ -169,6 +185,24 @@ async def update_question_status(
     return QuestionOut.from_row(row, with_answers=True)
 
 
+def _limit(access: ProjectAccess) -> int | None:
+    """Attempts allowed per question: the project's limit for students, none for editors and owners."""
+    return None if _is_editor(access) else access.project.get("max_attempts_per_question")
+
+
+def _done(access: ProjectAccess, *, attempts: int, correct: bool) -> bool:
+    """Whether the reference answer may be shown to this attempter (see the module's docstring)."""
+    limit = _limit(access)
+    return _is_editor(access) or correct or limit is None or attempts >= limit
+
+
+def _limit_reached(limit: int) -> HTTPException:
+    return HTTPException(
+        status.HTTP_409_CONFLICT,
+        f"You have used all {limit} attempts at this question allowed in this project.",
+    )
+
+
 @router.post("/questions/{question_id}/attempts", status_code=status.HTTP_201_CREATED)
 async def attempt_question(
     question_id: UUID,
@@ -178,10 +212,19 @@ async def attempt_question(
     ctx: AgentContextDep,
     audit: AuditDep,
     admission: AdmissionDep,
+    settings: SettingsDep,
 ) -> AttemptResult:
     """Grades the answer (exactly, when it names a multiple-choice option; otherwise with the model
-    against the reference answer and up to five chunks of the question's document) and stores it."""
+    against the reference answer and up to five chunks of the question's document) and stores it.
+    409 when the caller has used the project's attempts at this question (checked before grading, and
+    again atomically when storing)."""
     question = await _visible_question(db, access, question_id)
+    limit, stored = _limit(access), settings.attempt_retention_days > 0
+    scope = {"project_id": access.id, "user_id": access.user.id, "question_id": question_id}
+    async with db.connection() as conn:
+        before = await attempts.attempt_stats(conn, **scope)
+    if stored and limit is not None and before["count"] >= limit:
+        raise _limit_reached(limit)
     try:
         # An answer naming a multiple-choice option is graded exactly, without the model: no slot.
         needs_model = chosen_option(question, body.answer) is None
@@ -195,45 +238,63 @@ async def attempt_question(
         raise HTTPException(
             status.HTTP_502_BAD_GATEWAY, f"The model did not produce a grade: {error}"
         ) from error
-    async with db.connection() as conn:
-        row = await attempts.insert_attempt(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            question_id=question_id,
-            answer=body.answer,
-            score=grade["score"],
-            verdict=grade["verdict"],
-            feedback=grade["feedback"],
-            missing_points=grade["missing_points"],
-            citations=[c.model_dump() for c in grade["citations"]],
-            graded_by=grade["graded_by"],
-        )
-    if row is None:  # the question was deleted with its project meanwhile
-        raise _not_found()
+    correct = grade["verdict"] == "correct"
+    # Without stored attempts nothing can be counted: the reference is shown as with no limit.
+    done = not stored or _done(access, attempts=before["count"] + 1, correct=correct or before["correct"])
+    feedback, missing = grade["feedback"], grade["missing_points"]
+    if grade["graded_by"] == "choice" and not correct and not done:
+        feedback, missing = "Not quite: that is not the right option.", []  # the next try is not a given
+    fields = {
+        "answer": body.answer,
+        "score": grade["score"],
+        "verdict": grade["verdict"],
+        "feedback": feedback,
+        "missing_points": missing,
+        "citations": [c.model_dump() for c in grade["citations"]],
+        "graded_by": grade["graded_by"],
+    }
+    if stored:
+        async with db.connection() as conn:
+            row = await attempts.insert_attempt(conn, **scope, **fields, max_attempts=limit)
+            # None: another attempt was stored meanwhile and used the last one, or the question is gone.
+            used = (await attempts.attempt_stats(conn, **scope))["count"] if row is None else 0
+        if limit is not None and used >= limit:
+            raise _limit_reached(limit)
+        if row is None:  # the question was deleted with its project meanwhile
+            raise _not_found()
+    else:
+        now = datetime.now(UTC)
+        row = {**fields, "id": None, "question_id": question_id, "user_id": access.user.id, "created_at": now}
     # The student's answer is theirs (their attempts hold it); the audit row keeps the grade's feedback.
     cited = [c.chunk_id for c in grade["citations"]]
     await audit.record(
         access,
         agent="evaluator",
         question=question["question"],
-        answer=grade["feedback"],
+        answer=feedback,
         outcome=grade["verdict"],
         retrieved=[c.chunk_id for c in grade.get("retrieved", [])] or cited,
         cited=cited,
         timings_ms=ctx.timings_ms,
         tokens=ctx.usage.by_model,
         question_id=str(question_id),
-        attempt_id=str(row["id"]),
+        attempt_id=str(row["id"]) if row["id"] else None,
         graded_by=grade["graded_by"],
     )
+    left = None if not stored or limit is None else max(0, limit - before["count"] - 1)
     return AttemptResult(
-        **row,
-        reference_answer=question["answer"],
-        explanation=question["explanation"],
+        **{key: row[key] for key in AttemptOut.model_fields if key in row},
+        reference_answer=question["answer"] if done else None,
+        explanation=question["explanation"] if done else None,
+        attempts_left=left,
         timings_ms={k: round(v, 1) for k, v in ctx.timings_ms.items()},
         usage=ctx.usage.by_model,
     )
+
+
+def _attempts_out(rows: list[dict], *, with_reference: bool) -> list[AttemptOut]:
+    hidden = {} if with_reference else {"reference_answer": None, "explanation": None}
+    return [AttemptOut(**{**row, **hidden}) for row in rows]
 
 
 @router.get("/questions/{question_id}/attempts")
@@ -241,18 +302,45 @@ async def list_attempts(
     question_id: UUID,
     access: ProjectDep,
     db: DbDep,
+    user_id: Annotated[UUID | None, Query(description="owners: this member's attempts")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> list[AttemptOut]:
-    """The caller's own attempts, newest first."""
+    """The caller's own attempts, newest first, with the reference answer once the question is done for
+    them; an owner may name a member with `user_id` (others: 403)."""
+    if user_id is not None and user_id != access.user.id and access.role != "owner":
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Only the project's owner can read others' attempts.")
     await _visible_question(db, access, question_id)
+    scope = {"project_id": access.id, "user_id": access.user.id, "question_id": question_id}
+    async with db.connection() as conn:
+        rows = await attempts.list_attempts(
+            conn, **scope, member_id=user_id or access.user.id, limit=limit, offset=offset
+        )
+        mine = await attempts.attempt_stats(conn, **scope)
+    # Owners see the bank's answers anyway; anyone else only where they are done with the question.
+    shown = access.role == "owner" or _done(access, attempts=mine["count"], correct=mine["correct"])
+    return _attempts_out(rows, with_reference=shown)
+
+
+@router.get("/attempts")
+async def list_class_attempts(
+    access: ProjectOwnerDep,
+    db: DbDep,
+    question_id: UUID | None = None,
+    user_id: UUID | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> list[AttemptOut]:
+    """Owners (the teacher): every member's attempts in the project, newest first, optionally of one
+    question and/or one member."""
     async with db.connection() as conn:
         rows = await attempts.list_attempts(
             conn,
             project_id=access.id,
             user_id=access.user.id,
             question_id=question_id,
+            member_id=user_id,
             limit=limit,
             offset=offset,
         )
-    return [AttemptOut(**row) for row in rows]
+    return _attempts_out(rows, with_reference=True)

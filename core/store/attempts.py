@@ -1,4 +1,6 @@
-"""Graded answers to questions, per user: a caller only ever reads their own attempts."""
+"""Graded answers to questions, per user: a member reads only their own attempts, an owner (the
+teacher) every member's; the rule is in each statement's SQL. Inserting respects the project's limit of
+attempts per question atomically (one member's attempts at one question are serialised)."""
 
 from collections.abc import Sequence
 from typing import Any
@@ -6,7 +8,7 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 
-from core.store.access import member_of
+from core.store.access import member_of, owner_of
 
 _COLUMNS = (
     "a.id, a.project_id, a.question_id, a.user_id, a.answer, a.score, a.verdict, a.feedback,"
@@ -27,8 +29,34 @@ async def insert_attempt(
     missing_points: Sequence[str],
     citations: Sequence[dict[str, Any]],
     graded_by: str,
+    max_attempts: int | None = None,
 ) -> dict[str, Any] | None:
-    """None when the question is not in a project the caller belongs to."""
+    """None when the question is not in a project the caller belongs to, or the caller already made
+    `max_attempts` attempts at it (None: no limit); check `attempt_stats` to tell which."""
+    async with conn.transaction():
+        await conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('attempts:' || %s::text || ':' || %s::text, 0))",
+            (user_id, question_id),
+        )
+        return await _insert(
+            conn,
+            {
+                "project_id": project_id,
+                "user_id": user_id,
+                "question_id": question_id,
+                "answer": answer,
+                "score": score,
+                "verdict": verdict,
+                "feedback": feedback,
+                "missing_points": Jsonb(list(missing_points)),
+                "citations": Jsonb(list(citations)),
+                "graded_by": graded_by,
+                "max_attempts": max_attempts,
+            },
+        )
+
+
+async def _insert(conn: AsyncConnection, params: dict[str, Any]) -> dict[str, Any] | None:
     cur = await conn.execute(
         "INSERT INTO question_attempts (project_id, question_id, user_id, answer, score, verdict, feedback,"
         " missing_points, citations, graded_by)"
@@ -36,36 +64,56 @@ async def insert_attempt(
         " %(feedback)s::text, %(missing_points)s::jsonb, %(citations)s::jsonb, %(graded_by)s::text"
         " FROM questions q WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s"
         f" AND {member_of('q.project_id')}"
+        " AND (%(max_attempts)s::int IS NULL OR (SELECT count(*) FROM question_attempts x"
+        " WHERE x.project_id = q.project_id AND x.question_id = q.id AND x.user_id = %(user_id)s)"
+        " < %(max_attempts)s::int)"
         f" RETURNING {_COLUMNS.replace('a.', '')}",
-        {
-            "project_id": project_id,
-            "user_id": user_id,
-            "question_id": question_id,
-            "answer": answer,
-            "score": score,
-            "verdict": verdict,
-            "feedback": feedback,
-            "missing_points": Jsonb(list(missing_points)),
-            "citations": Jsonb(list(citations)),
-            "graded_by": graded_by,
-        },
+        params,
     )
     return await cur.fetchone()
 
 
-async def list_attempts(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, question_id: Any, limit: int, offset: int
-) -> list[dict[str, Any]]:
-    """The caller's own attempts at one question, newest first."""
+async def attempt_stats(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, question_id: Any
+) -> dict[str, Any]:
+    """{count, correct}: how many attempts the caller made at the question, and whether one was correct."""
     cur = await conn.execute(
-        f"SELECT {_COLUMNS} FROM question_attempts a"
-        " WHERE a.project_id = %(project_id)s AND a.question_id = %(question_id)s"
-        f" AND a.user_id = %(user_id)s AND {member_of('a.project_id')}"
+        "SELECT count(*) AS count, coalesce(bool_or(a.verdict = 'correct'), false) AS correct"
+        " FROM question_attempts a WHERE a.project_id = %(project_id)s AND a.question_id = %(question_id)s"
+        f" AND a.user_id = %(user_id)s AND {member_of('a.project_id')}",
+        {"project_id": project_id, "user_id": user_id, "question_id": question_id},
+    )
+    row = await cur.fetchone()
+    assert row is not None  # an aggregate always returns one row
+    return row
+
+
+async def list_attempts(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    user_id: Any,
+    question_id: Any = None,
+    member_id: Any = None,
+    limit: int,
+    offset: int,
+) -> list[dict[str, Any]]:
+    """Attempts of `member_id` (None: of every member) at `question_id` (None: at any question), newest
+    first, each with its question's reference answer and explanation. Whatever is asked, the SQL
+    returns only the caller's own attempts unless the caller owns the project."""
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS}, q.answer AS reference_answer, q.explanation FROM question_attempts a"
+        " JOIN questions q ON q.project_id = a.project_id AND q.id = a.question_id"
+        " WHERE a.project_id = %(project_id)s"
+        " AND (%(question_id)s::uuid IS NULL OR a.question_id = %(question_id)s)"
+        " AND (%(member_id)s::uuid IS NULL OR a.user_id = %(member_id)s)"
+        f" AND {member_of('a.project_id')} AND (a.user_id = %(user_id)s OR {owner_of('a.project_id')})"
         " ORDER BY a.created_at DESC, a.id LIMIT %(limit)s OFFSET %(offset)s",
         {
             "project_id": project_id,
             "user_id": user_id,
             "question_id": question_id,
+            "member_id": member_id,
             "limit": limit,
             "offset": offset,
         },

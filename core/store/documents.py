@@ -144,11 +144,15 @@ async def _add_version(
     )
 
 
-async def list_documents(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> list[dict[str, Any]]:
+async def list_documents(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int | None = None, offset: int = 0
+) -> list[dict[str, Any]]:
+    """Oldest first; `limit` None: all of them (the QA agent's document list, not an API page)."""
     cur = await conn.execute(
         f"SELECT {_COLUMNS} FROM documents d"
-        f" WHERE d.project_id = %(project_id)s AND {member_of('d.project_id')} ORDER BY d.created_at",
-        {"project_id": project_id, "user_id": user_id},
+        f" WHERE d.project_id = %(project_id)s AND {member_of('d.project_id')} ORDER BY d.created_at, d.id"
+        " LIMIT %(limit)s OFFSET %(offset)s",
+        {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset},
     )
     return await cur.fetchall()
 
@@ -164,14 +168,17 @@ async def get_document(
     return await cur.fetchone()
 
 
-async def delete_document(conn: AsyncConnection, *, project_id: Any, user_id: Any, document_id: Any) -> bool:
-    """Chunks and versions go with the row (ON DELETE CASCADE), in this one statement's transaction."""
+async def delete_document(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, document_id: Any
+) -> dict[str, Any] | None:
+    """Chunks and versions go with the row (ON DELETE CASCADE), in this one statement's transaction.
+    The deleted document's title and filename (for the security log), or None when nothing was deleted."""
     cur = await conn.execute(
         f"DELETE FROM documents d WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s"
-        f" AND {writer_of('d.project_id')}",
+        f" AND {writer_of('d.project_id')} RETURNING d.title, d.filename",
         {"project_id": project_id, "user_id": user_id, "document_id": document_id},
     )
-    return cur.rowcount == 1
+    return await cur.fetchone()
 
 
 async def latest_content(

@@ -1,5 +1,6 @@
 """Groundedness evaluations of sampled QA answers: written by the judge job for a query whose asker
-is still a member, read by members of the project; every statement scoped in its SQL."""
+is still a member. An evaluation copies a student's question and answer, so its items are read only by
+that student and the project's owners; every member reads the aggregates. All scoped in the SQL."""
 
 from collections.abc import Sequence
 from datetime import datetime
@@ -8,10 +9,10 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 
-from core.store.access import member_of
+from core.store.access import member_of, owner_of
 
 _COLUMNS = (
-    "e.id, e.project_id, e.query_id, e.run_id, e.question, e.answer, e.claims, e.groundedness,"
+    "e.id, e.project_id, e.user_id, e.query_id, e.run_id, e.question, e.answer, e.claims, e.groundedness,"
     " e.relevance, e.hallucination_risk, e.flagged, e.judge_model, e.created_at"
 )
 _WINDOW = (
@@ -49,9 +50,10 @@ async def insert_evaluation(
     """Copies question, answer and run id from the query. None when the query is gone, its asker is
     no longer a member, or it was already judged (a retried job writes nothing twice)."""
     cur = await conn.execute(
-        "INSERT INTO rag_evaluations (project_id, query_id, run_id, question, answer, claims, groundedness,"
-        " relevance, hallucination_risk, flagged, judge_model)"
-        " SELECT h.project_id, h.id, h.run_id, h.question, coalesce(h.answer, ''), %(claims)s::jsonb,"
+        "INSERT INTO rag_evaluations (project_id, user_id, query_id, run_id, question, answer, claims,"
+        " groundedness, relevance, hallucination_risk, flagged, judge_model)"
+        " SELECT h.project_id, h.user_id, h.id, h.run_id, h.question, coalesce(h.answer, ''),"
+        " %(claims)s::jsonb,"
         " %(groundedness)s::real, %(relevance)s::real, %(risk)s::real, %(flagged)s::boolean,"
         " %(judge_model)s::text"
         " FROM query_history h WHERE h.id = %(query_id)s AND h.project_id = %(project_id)s"
@@ -84,11 +86,12 @@ async def list_evaluations(
     limit: int = 50,
     offset: int = 0,
 ) -> list[dict[str, Any]]:
-    """Newest first, within [since, until)."""
+    """Newest first, within [since, until): every item for an owner, only the caller's own for any
+    other member (the rule is in the SQL, not left to the route)."""
     cur = await conn.execute(
         f"SELECT {_COLUMNS} FROM rag_evaluations e WHERE {_WINDOW}"
         " AND (%(flagged)s::boolean IS NULL OR e.flagged = %(flagged)s)"
-        f" AND {member_of('e.project_id')}"
+        f" AND {member_of('e.project_id')} AND (e.user_id = %(user_id)s OR {owner_of('e.project_id')})"
         " ORDER BY e.created_at DESC, e.id LIMIT %(limit)s OFFSET %(offset)s",
         {
             "project_id": project_id,

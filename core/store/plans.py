@@ -38,12 +38,13 @@ async def get_plan(
 
 
 async def list_plans(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int = 50
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int = 50, offset: int = 0
 ) -> list[dict[str, Any]]:
     cur = await conn.execute(
         f"SELECT {_COLUMNS} FROM plans pl WHERE pl.project_id = %(project_id)s"
-        f" AND {member_of('pl.project_id')} ORDER BY pl.created_at DESC LIMIT %(limit)s",
-        {"project_id": project_id, "user_id": user_id, "limit": limit},
+        f" AND {member_of('pl.project_id')} ORDER BY pl.created_at DESC, pl.id"
+        " LIMIT %(limit)s OFFSET %(offset)s",
+        {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset},
     )
     return await cur.fetchall()
 

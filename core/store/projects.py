@@ -1,4 +1,4 @@
-"""Projects and their members; every read and write is scoped to the caller's membership."""
+"""Projects; every read and write is scoped to the caller's membership (members: core/store/members.py)."""
 
 from typing import Any
 
@@ -6,8 +6,12 @@ from psycopg import AsyncConnection
 
 from core.store.access import member_of, owner_of, writer_of
 
-_COLUMNS = "p.id, p.name, p.description, p.language, p.groundedness_sample_rate, p.created_at, p.updated_at"
-_UPDATABLE = {"name", "description", "language", "groundedness_sample_rate"}
+_COLUMNS = (
+    "p.id, p.name, p.description, p.language, p.groundedness_sample_rate, p.max_attempts_per_question,"
+    " p.created_at, p.updated_at"
+)
+_UPDATABLE = {"name", "description", "language", "groundedness_sample_rate", "max_attempts_per_question"}
+_OWNER_ONLY = {"max_attempts_per_question"}
 _ROLE = "(SELECT m.role FROM project_members m WHERE m.project_id = p.id AND m.user_id = %(user_id)s) AS role"
 
 
@@ -42,10 +46,13 @@ async def create_project(
     return project
 
 
-async def list_projects(conn: AsyncConnection, *, user_id: Any) -> list[dict[str, Any]]:
+async def list_projects(
+    conn: AsyncConnection, *, user_id: Any, limit: int | None = None, offset: int = 0
+) -> list[dict[str, Any]]:
     cur = await conn.execute(
-        f"SELECT {_COLUMNS}, {_ROLE} FROM projects p WHERE {member_of('p.id')} ORDER BY p.created_at",
-        {"user_id": user_id},
+        f"SELECT {_COLUMNS}, {_ROLE} FROM projects p WHERE {member_of('p.id')} ORDER BY p.created_at, p.id"
+        " LIMIT %(limit)s OFFSET %(offset)s",
+        {"user_id": user_id, "limit": limit, "offset": offset},
     )
     return await cur.fetchall()
 
@@ -67,9 +74,11 @@ async def update_project(
     if not allowed:
         return True
     assignments = ", ".join(f"{key} = %({key})s" for key in allowed)
+    # Editors change the course's content settings; a student's attempt limit is the owner's.
+    allowed_role = owner_of("p.id") if _OWNER_ONLY & allowed.keys() else writer_of("p.id")
     cur = await conn.execute(
         f"UPDATE projects p SET {assignments}, updated_at = now()"
-        f" WHERE p.id = %(project_id)s AND {writer_of('p.id')}",
+        f" WHERE p.id = %(project_id)s AND {allowed_role}",
         {**allowed, "project_id": project_id, "user_id": user_id},
     )
     return cur.rowcount == 1
@@ -79,19 +88,5 @@ async def delete_project(conn: AsyncConnection, *, project_id: Any, user_id: Any
     cur = await conn.execute(
         f"DELETE FROM projects p WHERE p.id = %(project_id)s AND {owner_of('p.id')}",
         {"project_id": project_id, "user_id": user_id},
-    )
-    return cur.rowcount == 1
-
-
-async def upsert_member(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, member_id: Any, role: str
-) -> bool:
-    """Only an owner may add members or change roles; returns False when the caller is not one."""
-    cur = await conn.execute(
-        "INSERT INTO project_members (project_id, user_id, role)"
-        " SELECT p.id, %(member_id)s, %(role)s FROM projects p"
-        f" WHERE p.id = %(project_id)s AND {owner_of('p.id')}"
-        " ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role",
-        {"project_id": project_id, "user_id": user_id, "member_id": member_id, "role": role},
     )
     return cur.rowcount == 1

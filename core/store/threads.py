@@ -43,11 +43,12 @@ async def get_thread(
 
 
 async def list_threads(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int = 50
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int = 50, offset: int = 0
 ) -> list[dict[str, Any]]:
     cur = await conn.execute(
-        f"SELECT {_COLUMNS} FROM qa_threads t WHERE {_OWN} ORDER BY t.updated_at DESC LIMIT %(limit)s",
-        {"project_id": project_id, "user_id": user_id, "limit": limit},
+        f"SELECT {_COLUMNS} FROM qa_threads t WHERE {_OWN} ORDER BY t.updated_at DESC, t.id"
+        " LIMIT %(limit)s OFFSET %(offset)s",
+        {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset},
     )
     return await cur.fetchall()
 

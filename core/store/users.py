@@ -2,11 +2,16 @@
 
 import hashlib
 import secrets
+from datetime import datetime
 from typing import Any
 
 from psycopg import AsyncConnection
 
 KEY_PREFIX = "sk-studyai-"
+# Seconds between two writes of a key's last_used_at: a read-mostly check stays a read.
+LAST_USED_RESOLUTION_S = 60
+_KEY_COLUMNS = "id, name, key_prefix AS prefix, created_at, last_used_at, expires_at, revoked_at"
+_LIVE = "k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())"
 
 
 def hash_key(key: str) -> str:
@@ -22,24 +27,103 @@ async def create_user(conn: AsyncConnection, *, email: str) -> dict[str, Any]:
     return await cur.fetchone()  # type: ignore[return-value]
 
 
-async def create_api_key(conn: AsyncConnection, *, user_id: Any, name: str = "default") -> str:
-    key = KEY_PREFIX + secrets.token_urlsafe(32)
-    await conn.execute(
-        "INSERT INTO api_keys (user_id, key_hash, key_prefix, name)"
-        " VALUES (%(user_id)s, %(key_hash)s, %(prefix)s, %(name)s)",
-        {"user_id": user_id, "key_hash": hash_key(key), "prefix": key[:16], "name": name},
-    )
+async def create_api_key(
+    conn: AsyncConnection, *, user_id: Any, name: str = "default", expires_at: datetime | None = None
+) -> str:
+    key, _ = await create_api_key_row(conn, user_id=user_id, name=name, expires_at=expires_at)
     return key
 
 
-async def user_for_key(conn: AsyncConnection, key: str) -> dict[str, Any] | None:
+async def create_api_key_row(
+    conn: AsyncConnection, *, user_id: Any, name: str = "default", expires_at: datetime | None = None
+) -> tuple[str, dict[str, Any]]:
+    """A new key and its stored row (no hash in it). The key itself exists only in the return value."""
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
     cur = await conn.execute(
-        "UPDATE api_keys k SET last_used_at = now() FROM users u"
-        " WHERE k.key_hash = %(key_hash)s AND k.revoked_at IS NULL AND u.id = k.user_id"
-        " RETURNING u.id, u.email",
-        {"key_hash": hash_key(key)},
+        "INSERT INTO api_keys (user_id, key_hash, key_prefix, name, expires_at)"
+        " VALUES (%(user_id)s, %(key_hash)s, %(prefix)s, %(name)s, %(expires_at)s)"
+        f" RETURNING {_KEY_COLUMNS}, user_id",
+        {
+            "user_id": user_id,
+            "key_hash": hash_key(key),
+            "prefix": key[:16],
+            "name": name,
+            "expires_at": expires_at,
+        },
+    )
+    return key, await cur.fetchone()  # type: ignore[return-value]
+
+
+async def user_for_key(conn: AsyncConnection, key: str) -> dict[str, Any] | None:
+    """The user of a live key (not revoked, not expired) with the key's id, else None. Checked in SQL on
+    every request, so a revocation or an expiry takes effect on the next one. last_used_at is bumped in
+    the same statement, at most once per LAST_USED_RESOLUTION_S."""
+    cur = await conn.execute(
+        f"WITH k AS (SELECT k.id, k.user_id, k.last_used_at FROM api_keys k"
+        f"  WHERE k.key_hash = %(key_hash)s AND {_LIVE}),"
+        " touched AS (UPDATE api_keys a SET last_used_at = now() FROM k WHERE a.id = k.id"
+        "  AND (k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => %(resolution)s)))"
+        " SELECT u.id, u.email, k.id AS key_id FROM k JOIN users u ON u.id = k.user_id",
+        {"key_hash": hash_key(key), "resolution": LAST_USED_RESOLUTION_S},
     )
     return await cur.fetchone()
+
+
+async def list_keys(conn: AsyncConnection, *, user_id: Any) -> list[dict[str, Any]]:
+    """A user's keys, newest first, revoked and expired ones included; never the hash."""
+    cur = await conn.execute(
+        f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE user_id = %(user_id)s ORDER BY created_at DESC, id",
+        {"user_id": user_id},
+    )
+    return await cur.fetchall()
+
+
+async def count_live_keys(conn: AsyncConnection, *, user_id: Any) -> int:
+    cur = await conn.execute(
+        f"SELECT count(*) AS n FROM api_keys k WHERE k.user_id = %(user_id)s AND {_LIVE}",
+        {"user_id": user_id},
+    )
+    return (await cur.fetchone())["n"]  # type: ignore[index]
+
+
+async def revoke_key(conn: AsyncConnection, *, user_id: Any, key_id: Any) -> dict[str, Any] | None:
+    """Revokes one of the user's own live keys; the row, or None when the user has no such unrevoked key
+    (another user's key id is indistinguishable from a missing one)."""
+    cur = await conn.execute(
+        "UPDATE api_keys SET revoked_at = now()"
+        " WHERE id = %(key_id)s AND user_id = %(user_id)s AND revoked_at IS NULL"
+        f" RETURNING {_KEY_COLUMNS}, user_id",
+        {"key_id": key_id, "user_id": user_id},
+    )
+    return await cur.fetchone()
+
+
+async def has_key(conn: AsyncConnection, *, user_id: Any, key_id: Any) -> bool:
+    cur = await conn.execute("SELECT 1 FROM api_keys WHERE id = %s AND user_id = %s", (key_id, user_id))
+    return await cur.fetchone() is not None
+
+
+async def keys_matching(conn: AsyncConnection, *, id_or_prefix: str) -> list[dict[str, Any]]:
+    """Operator look-up (CLI): the key with this id, this whole key, or a stored prefix that starts with
+    this (at least one character past "sk-studyai-")."""
+    cur = await conn.execute(
+        f"SELECT {_KEY_COLUMNS}, user_id FROM api_keys"
+        " WHERE id::text = %(value)s OR key_hash = %(hash)s"
+        "  OR (length(%(value)s) > %(fixed)s AND left(key_prefix, length(%(value)s)) = %(value)s)"
+        " ORDER BY created_at",
+        {"value": id_or_prefix, "hash": hash_key(id_or_prefix), "fixed": len(KEY_PREFIX)},
+    )
+    return await cur.fetchall()
+
+
+async def revoke_all_keys(conn: AsyncConnection, *, user_id: Any) -> list[dict[str, Any]]:
+    """Revokes every live key of the user; the rows revoked now."""
+    cur = await conn.execute(
+        f"UPDATE api_keys SET revoked_at = now() WHERE user_id = %(user_id)s AND revoked_at IS NULL"
+        f" RETURNING {_KEY_COLUMNS}, user_id",
+        {"user_id": user_id},
+    )
+    return await cur.fetchall()
 
 
 async def user_by_email(conn: AsyncConnection, *, email: str) -> dict[str, Any] | None:

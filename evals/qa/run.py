@@ -14,6 +14,7 @@ import httpx
 from psycopg_pool import AsyncConnectionPool
 
 from evals.qa.datasets import Corpus, QACase
+from evals.retrieval.ingest import list_documents
 
 Log = Callable[[str], None]
 
@@ -62,7 +63,7 @@ async def load_project(
         project_id = str(response.json()["id"])
         state[corpus.name] = project_id
         state_path.write_text(json.dumps(state, indent=1))
-    listing = (await http.get(f"/projects/{project_id}/documents", headers=headers)).json()
+    listing = await list_documents(http, headers, project_id)
     have = {row["filename"] for row in listing if row["status"] != "failed"}
     for name, text in corpus.files.items():
         if name not in have:
@@ -74,7 +75,7 @@ async def load_project(
             response.raise_for_status()
     deadline = time.monotonic() + timeout_s
     while True:
-        rows = (await http.get(f"/projects/{project_id}/documents", headers=headers)).json()
+        rows = await list_documents(http, headers, project_id)
         pending = [r for r in rows if r["status"] not in ("ready", "failed")]
         failed = [r for r in rows if r["status"] == "failed"]
         if failed:

@@ -51,10 +51,23 @@ async def project_exists(http: httpx.AsyncClient, headers: dict[str, str], proje
     return True
 
 
+DOCUMENTS_PAGE = 1000  # the API's largest page of documents
+
+
 async def list_documents(http: httpx.AsyncClient, headers: dict[str, str], project_id: str) -> list[dict]:
-    response = await http.get(f"/projects/{project_id}/documents", headers=headers)
-    response.raise_for_status()
-    return response.json()
+    """Every document of the project, a page at a time (an eval corpus holds thousands)."""
+    rows: list[dict] = []
+    while True:
+        response = await http.get(
+            f"/projects/{project_id}/documents",
+            params={"limit": DOCUMENTS_PAGE, "offset": len(rows)},
+            headers=headers,
+        )
+        response.raise_for_status()
+        page = response.json()
+        rows.extend(page)
+        if len(page) < DOCUMENTS_PAGE:
+            return rows
 
 
 async def load_corpus(

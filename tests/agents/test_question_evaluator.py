@@ -134,7 +134,7 @@ async def test_model_grades_against_chunks_of_the_questions_own_document(
     assert all(project.chunks[i]["document_id"] == project.documents["ownership.md"] for i in shown)
     assert (
         f"Reference answer: {MOVE_ANSWER}" in prompt
-        and "Student answer: The value is moved and the first" in prompt
+        and "Student answer:\n<student_answer>\nThe value is moved and the first" in prompt
     )
     assert out["score"] == 0.9 and out["verdict"] == "correct" and out["graded_by"] == "model"
     assert [c.chunk_id for c in out["citations"]] == [shown[0]]

@@ -1,5 +1,6 @@
-"""GET /projects/{id}/evaluations (members): the listed evaluations and their summary over a time
-window; the groundedness sampler's rate; the worker's audit jobs and cron."""
+"""GET /projects/{id}/evaluations (the summary for members, the items for owners and each asker): the
+listed evaluations and their summary over a time window; the groundedness sampler's rate; the worker's
+audit jobs and cron."""
 
 import random
 from typing import Any
@@ -78,9 +79,10 @@ async def test_evaluations_summary_over_a_window(
     ).status_code == 422
     empty = (await client.get(url, params={"until": "2000-01-01T00:00:00Z"}, headers=owner)).json()
     assert empty["summary"] == {"count": 0, "mean_groundedness": None, "flagged_share": None}
-    # Members read evaluations (not only owners); other users do not see the project.
+    # Other members read the summary but not the owner's questions and answers (tests/backend/
+    # test_privacy.py); other users do not see the project.
     as_viewer = (await client.get(url, headers=viewer)).json()
-    assert as_viewer["summary"]["count"] == 3 and len(as_viewer["evaluations"]) == 3
+    assert as_viewer["summary"]["count"] == 3 and as_viewer["evaluations"] == []
     assert (await client.get(url, headers=outsider)).status_code == 404
     paged = (await client.get(url, params={"limit": 1, "offset": 1}, headers=owner)).json()
     assert paged["summary"]["count"] == 3 and [e["groundedness"] for e in paged["evaluations"]] == [

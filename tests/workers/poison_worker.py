@@ -12,15 +12,15 @@ from core.settings import Settings
 from workers.main import run
 
 POISON_MARKER = b"studyai-test-poison-pill"
-_parse_document = workers.jobs.parse_document
+_parse_bounded = workers.jobs.parse_bounded
 
 
-def parse_or_die(content: bytes, **kwargs: Any) -> Any:
+async def parse_or_die(content: bytes, **kwargs: Any) -> Any:
     if POISON_MARKER in content:
         os._exit(137)  # no cleanup, no finally blocks: a hard death mid-job
-    return _parse_document(content, **kwargs)
+    return await _parse_bounded(content, **kwargs)
 
 
 if __name__ == "__main__":
-    workers.jobs.parse_document = parse_or_die  # type: ignore[assignment]
+    workers.jobs.parse_bounded = parse_or_die  # type: ignore[assignment]
     sys.exit(run(Settings(), "index"))

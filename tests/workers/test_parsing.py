@@ -1,5 +1,7 @@
 """Parsing real documents (Think Python PDF, Rust book, Pense em Python) and hostile inputs."""
 
+import dataclasses
+import os
 import re
 import time
 from pathlib import Path
@@ -7,9 +9,13 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from tests.workers.pdf_bombs import glyph_bomb_pdf, many_pages_pdf, offpage_bomb_pdf
+from workers.chunking import HEADER_MAX_CHARS, chunk_document
 from workers.parsing import ParsedDocument, ParseError, parse_document
+from workers.parsing.bounded import ParseLimits, parse_bounded
 from workers.parsing.markdown import parse_markdown, parse_text
 from workers.parsing.pdf import parse_pdf
+from workers.parsing.types import HEADING_MAX_CHARS
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 THINK_PYTHON = DATA / "thinkpython2" / "thinkpython2.pdf"
@@ -266,3 +272,82 @@ def test_deep_and_huge_markdown_parse(name: str) -> None:
     doc = parse_document((BAD / name).read_bytes(), source_type="markdown", filename=name)
     assert doc.sections
     assert_offsets_consistent(doc)
+
+
+# Bounds (issue 11, part 1): what the worker parses, through workers/parsing/bounded.py --------------
+
+LIMITS = ParseLimits(max_pages=2000, max_chars=20_000_000, timeout_s=120, max_memory_mb=2048)
+BOMB_MEMORY_MB = 384
+
+
+def parse_children() -> list[int]:
+    """Pids of this process's parsing children still alive (or not yet reaped)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and b"workers.parsing.child import main" in cmdline:
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+async def parse_pdf_bounded(data: bytes, limits: ParseLimits, filename: str = "file.pdf") -> ParsedDocument:
+    return await parse_bounded(data, source_type="pdf", filename=filename, title=None, limits=limits)
+
+
+async def test_pdf_parsed_in_a_child_is_the_same_document(think_python: ParsedDocument) -> None:
+    assert await parse_pdf_bounded(THINK_PYTHON.read_bytes(), LIMITS, THINK_PYTHON.name) == think_python
+
+
+async def test_pdf_over_the_page_bound_fails_with_the_reason() -> None:
+    limits = dataclasses.replace(LIMITS, max_pages=20)
+    with pytest.raises(ParseError, match="30 pages, more than the 20 pages allowed"):
+        await parse_pdf_bounded(many_pages_pdf(30), limits)
+    assert (await parse_pdf_bounded(many_pages_pdf(20), limits)).page_count == 20
+
+
+@pytest.mark.parametrize(("name", "source_type"), [("thinkpython2.pdf", "pdf"), ("huge-line.md", "markdown")])
+async def test_text_over_the_char_bound_fails_with_the_reason(name: str, source_type: str) -> None:
+    data = (THINK_PYTHON if source_type == "pdf" else BAD / name).read_bytes()
+    limits = dataclasses.replace(LIMITS, max_chars=100_000)
+    with pytest.raises(ParseError, match="more than 100,000 characters"):
+        await parse_bounded(data, source_type=source_type, filename=name, title=None, limits=limits)
+
+
+async def test_pdf_memory_bomb_fails_with_the_reason_and_the_next_file_parses() -> None:
+    limits = dataclasses.replace(LIMITS, max_memory_mb=BOMB_MEMORY_MB)
+    bomb = glyph_bomb_pdf()
+    assert len(bomb) < 1024 * 1024  # small on disk: the cost is in parsing it
+    with pytest.raises(
+        ParseError, match=re.escape(f"needs more memory than allowed to parse ({BOMB_MEMORY_MB} MB)")
+    ):
+        await parse_pdf_bounded(bomb, limits)
+    assert not parse_children()
+    # The same bound leaves room for an ordinary book.
+    parsed = await parse_pdf_bounded(THINK_PYTHON.read_bytes(), limits)
+    assert parsed.page_count and parsed.page_count > 200
+
+
+async def test_pdf_parse_timeout_kills_the_child() -> None:
+    started = time.monotonic()
+    with pytest.raises(ParseError, match=re.escape("parsing took longer than 1.5 s and was stopped")):
+        await parse_pdf_bounded(offpage_bomb_pdf(), dataclasses.replace(LIMITS, timeout_s=1.5))
+    assert time.monotonic() - started < 60  # generous: the child is killed at the bound, not at its end
+    assert not parse_children()
+
+
+def test_a_1mb_heading_is_not_copied_into_every_chunk() -> None:
+    heading = "Ownership " * 100_000
+    text = f"# {heading}\n\n## Moves\n\n" + "A value moves to its new owner. " * 500
+    doc = parse_markdown(text.encode(), filename="huge-heading.md")
+    assert all(len(part) <= HEADING_MAX_CHARS for section in doc.sections for part in section.path)
+    assert len(doc.title) <= HEADING_MAX_CHARS
+    chunks = chunk_document(doc)
+    assert len(chunks) > 100
+    assert all(len(chunk.context_header) <= HEADER_MAX_CHARS for chunk in chunks)
+    assert all(len(part) <= HEADING_MAX_CHARS for chunk in chunks for part in chunk.section_path)
+    assert sum(len(chunk.text) for chunk in chunks) >= len(heading)  # the text keeps the heading itself
+    assert sum(len(chunk.embed_text) for chunk in chunks) < 2 * len(text)  # not len(heading) per chunk

@@ -13,7 +13,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from workers.parsing.text import decode_text, line_starts, trim_span
-from workers.parsing.types import ParsedDocument, Section
+from workers.parsing.types import HEADING_MAX_CHARS, ParsedDocument, Section, bounded
 
 _SPACES = re.compile(r"\s+")
 
@@ -29,8 +29,10 @@ def markdown_parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table")
 
 
-def parse_markdown(data: bytes, *, filename: str, title: str | None = None) -> ParsedDocument:
-    text, warnings = decode_text(data)
+def parse_markdown(
+    data: bytes, *, filename: str, title: str | None = None, max_chars: int | None = None
+) -> ParsedDocument:
+    text, warnings = decode_text(data, max_chars)
     tokens = markdown_parser().parse(text)
     starts = line_starts(text)
 
@@ -66,9 +68,11 @@ def parse_markdown(data: bytes, *, filename: str, title: str | None = None) -> P
     )
 
 
-def parse_text(data: bytes, *, filename: str, title: str | None = None) -> ParsedDocument:
+def parse_text(
+    data: bytes, *, filename: str, title: str | None = None, max_chars: int | None = None
+) -> ParsedDocument:
     """Plain text has no headings: one section with path ()."""
-    text, warnings = decode_text(data)
+    text, warnings = decode_text(data, max_chars)
     sections: list[Section] = []
     _add_section(sections, text, (), 0, len(text))
     return ParsedDocument(
@@ -91,12 +95,13 @@ def _heading_title(inline: Token | None) -> str:
     readers see and search for)."""
     if inline is None or inline.type != "inline":
         return ""
-    return _SPACES.sub(" ", inline.content).strip()
+    # Only the start is kept (see bounded): collapsing the whole of a 1 MB heading is wasted work.
+    return bounded(_SPACES.sub(" ", inline.content[: 4 * HEADING_MAX_CHARS]).strip())
 
 
 def _pick_title(given: str | None, first_h1: str | None, filename: str) -> str:
     if given and given.strip():
-        return given.strip()
+        return bounded(given.strip())
     if first_h1:
         return first_h1
-    return PurePath(filename).stem or filename
+    return bounded(PurePath(filename).stem or filename)

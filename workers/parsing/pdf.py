@@ -13,7 +13,15 @@ import pymupdf
 
 from workers.parsing.pdf_headings import OutlineEntry, font_size_outline, heading_positions
 from workers.parsing.text import trim_span
-from workers.parsing.types import ParsedDocument, ParseError, Section
+from workers.parsing.types import (
+    OutOfMemory,
+    ParsedDocument,
+    ParseError,
+    Section,
+    bounded,
+    is_out_of_memory,
+    too_many_chars,
+)
 
 PAGE_SEPARATOR = "\n\n"
 # Ligatures expanded ("ﬁ" -> "fi") and words hyphenated across lines joined: both matter for search.
@@ -28,11 +36,22 @@ NO_PAGES = "The PDF has no pages."
 NO_TEXT = "No extractable text was found in this PDF; it looks like a scan or images and would need OCR."
 
 
-def parse_pdf(data: bytes, *, filename: str, title: str | None = None) -> ParsedDocument:
+def parse_pdf(
+    data: bytes,
+    *,
+    filename: str,
+    title: str | None = None,
+    max_pages: int | None = None,
+    max_chars: int | None = None,
+) -> ParsedDocument:
+    """Raises ParseError (with the reason) past `max_pages` pages or `max_chars` characters of text, and
+    OutOfMemory when MuPDF cannot allocate (workers/parsing/bounded.py runs this under a memory limit)."""
     doc = _open(data)
     try:
         page_count = _page_count(doc)
-        page_texts, unreadable = _extract_pages(doc, page_count)
+        if max_pages is not None and page_count > max_pages:
+            raise ParseError(f"The PDF has {page_count:,} pages, more than the {max_pages:,} pages allowed.")
+        page_texts, unreadable = _extract_pages(doc, page_count, max_chars)
         if not any(page_texts):
             raise ParseError(DAMAGED if unreadable else NO_TEXT)
         text, page_offsets = _join_pages(page_texts)
@@ -40,13 +59,14 @@ def parse_pdf(data: bytes, *, filename: str, title: str | None = None) -> Parsed
         if not outline:
             readable = [number for number, page in enumerate(page_texts, start=1) if page]
             outline = font_size_outline(doc, readable)
-        headings = heading_positions(text, page_offsets, outline)
+        headings = [(position, tuple(bounded(part) for part in path)) for position, path in
+                    heading_positions(text, page_offsets, outline)]  # fmt: skip
         metadata_title = _metadata_title(doc)
     finally:
         doc.close()
     warnings = [_unreadable_warning(unreadable)] if unreadable else []
     return ParsedDocument(
-        title=(title or "").strip() or metadata_title or PurePath(filename).stem or filename,
+        title=bounded((title or "").strip() or metadata_title or PurePath(filename).stem or filename),
         text=text,
         sections=_sections(text, page_offsets, headings),
         page_count=page_count,
@@ -86,16 +106,24 @@ def _page_count(doc: pymupdf.Document) -> int:
     return count
 
 
-def _extract_pages(doc: pymupdf.Document, page_count: int) -> tuple[list[str], list[int]]:
+def _extract_pages(
+    doc: pymupdf.Document, page_count: int, max_chars: int | None = None
+) -> tuple[list[str], list[int]]:
     texts: list[str] = []
     unreadable: list[int] = []
+    total = 0
     for index in range(page_count):
         try:
             raw = doc.load_page(index).get_text("text", flags=_TEXT_FLAGS)
-        except Exception:  # a broken page must not sink the document; it is reported in warnings
+        except Exception as error:  # a broken page must not sink the document; it is reported in warnings
+            if is_out_of_memory(error):  # but a page that needs more memory than allowed is no broken page
+                raise OutOfMemory(str(error)) from None
             unreadable.append(index + 1)
             raw = ""
         texts.append(_clean_page(raw))
+        total += len(texts[-1])
+        if max_chars is not None and total > max_chars:  # stop extracting here, not after the last page
+            raise too_many_chars(max_chars)
     return texts, unreadable
 
 

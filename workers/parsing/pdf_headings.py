@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import pymupdf
 
+from workers.parsing.types import OutOfMemory, is_out_of_memory
+
 OutlineEntry = tuple[int, str, int]  # (level >= 1, title, 1-based page)
 
 _NUMBER_PREFIX = re.compile(r"\s*(?:\d+|[A-Z])(?:\.\d+)*\.?\s")  # "1.1. ", "A.2 ", "12 "
@@ -163,7 +165,9 @@ def font_size_outline(doc: pymupdf.Document, pages: list[int]) -> list[OutlineEn
     for page in pages:
         try:
             blocks = doc.load_page(page - 1).get_text("dict", flags=pymupdf.TEXT_MEDIABOX_CLIP)["blocks"]
-        except Exception:  # a page the text pass could read but the layout pass cannot: no headings there
+        except Exception as error:  # a page the text pass could read but the layout pass cannot: no headings
+            if is_out_of_memory(error):
+                raise OutOfMemory(str(error)) from None
             continue
         for block_number, block in enumerate(blocks):
             for line in block.get("lines", []):

@@ -6,7 +6,7 @@ clean-up happens once, before any offset is taken.
 
 import re
 
-from workers.parsing.types import ParseError
+from workers.parsing.types import ParseError, too_many_chars
 
 NOT_UTF8 = "The file is not valid UTF-8 text. Save it as UTF-8 and upload again."
 NOT_TEXT = "The file is not text (it contains binary data); upload a Markdown or plain-text file."
@@ -19,8 +19,9 @@ _CONTROL = re.compile(r"[\x01-\x08\x0e-\x1f\x7f\ufffd]")
 _BINARY_RATIO = 0.3
 
 
-def decode_text(data: bytes) -> tuple[str, list[str]]:
-    """Strict UTF-8 (BOM allowed) with NULs removed and newlines as "\\n"; returns (text, warnings)."""
+def decode_text(data: bytes, max_chars: int | None = None) -> tuple[str, list[str]]:
+    """Strict UTF-8 (BOM allowed) with NULs removed and newlines as "\\n"; returns (text, warnings).
+    More than `max_chars` characters is a ParseError, before any parsing."""
     if _looks_binary(data):
         raise ParseError(NOT_TEXT)
     try:
@@ -38,6 +39,8 @@ def decode_text(data: bytes) -> tuple[str, list[str]]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise ParseError(NO_TEXT)
+    if max_chars is not None and len(text) > max_chars:
+        raise too_many_chars(max_chars)
     return text, warnings
 
 

@@ -2,9 +2,38 @@
 
 from dataclasses import dataclass, field
 
+# A title or heading is copied into every chunk of its section (header, path, embedding text), so each
+# is cut to this many characters: a 1 MB `#` line stays one chunk's text instead of multiplying.
+HEADING_MAX_CHARS = 200
+_ELLIPSIS = "…"
+
+
+def bounded(text: str, limit: int = HEADING_MAX_CHARS) -> str:
+    """`text` cut to at most `limit` characters, marked with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - len(_ELLIPSIS)].rstrip() + _ELLIPSIS
+
 
 class ParseError(Exception):
     """The file cannot be indexed; the message is shown to the user as the job's reason."""
+
+
+class OutOfMemory(Exception):
+    """Parsing ran out of the memory it is allowed (the child's RLIMIT_AS, workers/parsing/bounded.py)."""
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """A MemoryError, or MuPDF's failed allocation (FzErrorSystem "malloc (N bytes) failed"), which
+    pymupdf raises as another exception type: a page that fails this way is no "unreadable page"."""
+    if isinstance(error, MemoryError | OutOfMemory):
+        return True
+    message = str(error).lower()
+    return "out of memory" in message or ("alloc" in message and "failed" in message)
+
+
+def too_many_chars(max_chars: int) -> ParseError:
+    return ParseError(
+        f"The document has more than {max_chars:,} characters of text; split it into smaller files."
+    )
 
 
 @dataclass(frozen=True)

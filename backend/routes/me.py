@@ -1,0 +1,88 @@
+"""The caller's own API keys and account events."""
+
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
+
+from backend import security_log
+from backend.account_schemas import KeyCreate, KeyCreated, KeyOut, SecurityEventOut
+from backend.deps import DbDep, SettingsDep, UserDep
+from core.store import security_events, users
+
+router = APIRouter(prefix="/me", tags=["account"])
+
+Limit = Annotated[int, Query(ge=1, le=200)]
+Offset = Annotated[int, Query(ge=0, le=1_000_000)]
+
+
+@router.get("/keys")
+async def list_keys(db: DbDep, user: UserDep) -> list[KeyOut]:
+    """Every key of the caller, newest first, revoked and expired ones included."""
+    async with db.connection() as conn:
+        rows = await users.list_keys(conn, user_id=user.id)
+    return [KeyOut(**row) for row in rows]
+
+
+@router.post("/keys", status_code=status.HTTP_201_CREATED)
+async def create_key(
+    body: KeyCreate, request: Request, db: DbDep, user: UserDep, settings: SettingsDep
+) -> KeyCreated:
+    """A new key, returned once in `key`. At most API_KEYS_MAX_PER_USER live keys per user (409)."""
+    expires_at = body.expiry()
+    async with db.connection() as conn, conn.transaction():
+        # Serialises a user's key creations, so concurrent requests cannot pass the cap together.
+        await conn.execute("SELECT 1 FROM users WHERE id = %s FOR NO KEY UPDATE", (user.id,))
+        if await users.count_live_keys(conn, user_id=user.id) >= settings.api_keys_max_per_user:
+            raise HTTPException(
+                status.HTTP_409_CONFLICT,
+                f"You already have {settings.api_keys_max_per_user} live keys; revoke one first.",
+            )
+        key, row = await users.create_api_key_row(
+            conn, user_id=user.id, name=body.name, expires_at=expires_at
+        )
+        await security_log.record(
+            conn,
+            request,
+            action="key.created",
+            actor_user_id=user.id,
+            target_user_id=user.id,
+            target_id=row["id"],
+            details={
+                "name": row["name"],
+                "prefix": row["prefix"],
+                "expires_at": expires_at.isoformat() if expires_at else None,
+            },
+        )
+    return KeyCreated(**row, key=key)
+
+
+@router.delete("/keys/{key_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def revoke_key(key_id: UUID, request: Request, db: DbDep, user: UserDep) -> Response:
+    """Revokes one of the caller's keys (the one in use too): it fails on the next request, everywhere."""
+    async with db.connection() as conn, conn.transaction():
+        row = await users.revoke_key(conn, user_id=user.id, key_id=key_id)
+        if row is None:
+            if await users.has_key(conn, user_id=user.id, key_id=key_id):  # revoked before: nothing to do
+                return Response(status_code=status.HTTP_204_NO_CONTENT)
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "Key not found.")
+        await security_log.record(
+            conn,
+            request,
+            action="key.revoked",
+            actor_user_id=user.id,
+            target_user_id=user.id,
+            target_id=row["id"],
+            details={"name": row["name"], "prefix": row["prefix"], "own_key": row["id"] == user.key_id},
+        )
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/audit")
+async def my_events(
+    db: DbDep, user: UserDep, limit: Limit = 50, offset: Offset = 0
+) -> list[SecurityEventOut]:
+    """The caller's account events (keys created and revoked, by them or by the operator), newest first."""
+    async with db.connection() as conn:
+        rows = await security_events.user_events(conn, user_id=user.id, limit=limit, offset=offset)
+    return [SecurityEventOut(**row) for row in rows]

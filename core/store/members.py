@@ -1,0 +1,116 @@
+"""A project's members: who sees whom, role changes and removals, with the last owner protected.
+
+Every change runs in one transaction that first locks the project row (FOR NO KEY UPDATE: it does not
+block inserts that reference the project), so two owners demoting each other at once cannot leave a
+project with none. The caller's own role is checked in the same SQL, not only by the route."""
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from psycopg import AsyncConnection
+
+from core.store.access import member_of, writer_of
+
+Outcome = Literal["added", "changed", "unchanged", "removed", "not_found", "last_owner", "forbidden"]
+_ROLE_ORDER = "CASE pm.role WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END"
+
+
+@dataclass(frozen=True)
+class MemberChange:
+    outcome: Outcome
+    old_role: str | None = None
+
+
+async def list_members(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """(members, counts per role). Owners and editors see every member with their email; a viewer (a
+    student) sees the owners and editors (the teaching staff) and themself, never other viewers, but
+    the counts are the whole project's."""
+    # The outer alias is `pm`: access.py's subquery calls its own row `m`, which would shadow ours.
+    params = {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset}
+    cur = await conn.execute(
+        "SELECT pm.user_id, u.email, pm.role, pm.created_at FROM project_members pm"
+        " JOIN users u ON u.id = pm.user_id"
+        f" WHERE pm.project_id = %(project_id)s AND {member_of('pm.project_id')}"
+        f"  AND (pm.role IN ('owner', 'editor') OR pm.user_id = %(user_id)s OR {writer_of('pm.project_id')})"
+        f" ORDER BY {_ROLE_ORDER}, u.email LIMIT %(limit)s OFFSET %(offset)s",
+        params,
+    )
+    members = await cur.fetchall()
+    cur = await conn.execute(
+        "SELECT pm.role, count(*) AS n FROM project_members pm"
+        f" WHERE pm.project_id = %(project_id)s AND {member_of('pm.project_id')} GROUP BY pm.role",
+        params,
+    )
+    counts = {"owner": 0, "editor": 0, "viewer": 0} | {row["role"]: row["n"] for row in await cur.fetchall()}
+    return members, counts
+
+
+async def _lock_as(conn: AsyncConnection, project_id: Any, actor_id: Any) -> str | None:
+    """Locks the project row; the actor's role in it (None: not a member, or no such project)."""
+    cur = await conn.execute(
+        "SELECT m.role FROM projects p JOIN project_members m ON m.project_id = p.id"
+        " AND m.user_id = %(actor_id)s WHERE p.id = %(project_id)s FOR NO KEY UPDATE OF p",
+        {"project_id": project_id, "actor_id": actor_id},
+    )
+    row = await cur.fetchone()
+    return row["role"] if row else None
+
+
+async def _role_of(conn: AsyncConnection, project_id: Any, member_id: Any) -> str | None:
+    cur = await conn.execute(
+        "SELECT role FROM project_members WHERE project_id = %s AND user_id = %s", (project_id, member_id)
+    )
+    row = await cur.fetchone()
+    return row["role"] if row else None
+
+
+async def _owners(conn: AsyncConnection, project_id: Any) -> int:
+    cur = await conn.execute(
+        "SELECT count(*) AS n FROM project_members WHERE project_id = %s AND role = 'owner'", (project_id,)
+    )
+    return (await cur.fetchone())["n"]  # type: ignore[index]
+
+
+async def set_role(
+    conn: AsyncConnection, *, project_id: Any, actor_id: Any, member_id: Any, role: str, add: bool
+) -> MemberChange:
+    """The owner `actor_id` gives `member_id` this role: adds them when `add` (else a non-member is
+    not_found). Demoting the last owner is refused (last_owner)."""
+    async with conn.transaction():
+        if await _lock_as(conn, project_id, actor_id) != "owner":
+            return MemberChange("forbidden")
+        old = await _role_of(conn, project_id, member_id)
+        if old is None and not add:
+            return MemberChange("not_found")
+        if old == role:
+            return MemberChange("unchanged", old)
+        if old == "owner" and await _owners(conn, project_id) <= 1:
+            return MemberChange("last_owner", old)
+        await conn.execute(
+            "INSERT INTO project_members (project_id, user_id, role) VALUES (%s, %s, %s)"
+            " ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role",
+            (project_id, member_id, role),
+        )
+    return MemberChange("added" if old is None else "changed", old)
+
+
+async def remove(conn: AsyncConnection, *, project_id: Any, actor_id: Any, member_id: Any) -> MemberChange:
+    """An owner removes a member, or a member removes themself (leaves). The last owner can do neither
+    to themself, nor be removed (last_owner). A non-owner removing someone else is forbidden."""
+    async with conn.transaction():
+        actor_role = await _lock_as(conn, project_id, actor_id)
+        if actor_role is None:
+            return MemberChange("not_found")
+        if actor_role != "owner" and member_id != actor_id:
+            return MemberChange("forbidden")
+        old = await _role_of(conn, project_id, member_id)
+        if old is None:
+            return MemberChange("not_found")
+        if old == "owner" and await _owners(conn, project_id) <= 1:
+            return MemberChange("last_owner", old)
+        await conn.execute(
+            "DELETE FROM project_members WHERE project_id = %s AND user_id = %s", (project_id, member_id)
+        )
+    return MemberChange("removed", old)

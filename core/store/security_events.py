@@ -1,0 +1,89 @@
+"""The security event log (table security_events, migration 0011): key, membership, document and
+project-settings actions, with who did them and the request id. Details are small JSON objects of ids
+and settings values, never key material, document text or a student's question."""
+
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.types.json import Jsonb
+
+from core.store.access import owner_of
+
+ACTIONS = (
+    "key.created",
+    "key.revoked",
+    "member.added",
+    "member.role_changed",
+    "member.removed",
+    "member.left",
+    "document.deleted",
+    "project.created",
+    "project.updated",
+    "project.deleted",
+)
+_COLUMNS = (
+    "e.id, e.project_id, e.action, e.actor_user_id, a.email AS actor_email, e.target_user_id,"
+    " t.email AS target_email, e.target_id, e.details, e.request_id, e.created_at"
+)
+_FROM = (
+    "FROM security_events e LEFT JOIN users a ON a.id = e.actor_user_id"
+    " LEFT JOIN users t ON t.id = e.target_user_id"
+)
+
+
+async def insert_event(
+    conn: AsyncConnection,
+    *,
+    action: str,
+    actor_user_id: Any,
+    project_id: Any = None,
+    target_user_id: Any = None,
+    target_id: Any = None,
+    details: dict[str, Any] | None = None,
+    request_id: str | None = None,
+    retention_days: int,
+) -> None:
+    """Writes one event, and drops the events older than `retention_days` (events are rare: this keeps
+    the table bounded without a job of its own)."""
+    await conn.execute(
+        "INSERT INTO security_events"
+        " (project_id, actor_user_id, action, target_user_id, target_id, details, request_id)"
+        " VALUES (%(project_id)s, %(actor)s, %(action)s, %(target_user)s, %(target_id)s, %(details)s,"
+        " %(rid)s)",
+        {
+            "project_id": project_id,
+            "actor": actor_user_id,
+            "action": action,
+            "target_user": target_user_id,
+            "target_id": None if target_id is None else str(target_id),
+            "details": Jsonb(details or {}),
+            "rid": request_id,
+        },
+    )
+    await conn.execute(
+        "DELETE FROM security_events WHERE created_at < now() - make_interval(days => %s)", (retention_days,)
+    )
+
+
+async def project_events(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int, offset: int
+) -> list[dict[str, Any]]:
+    """A project's events, newest first, for its owners only (the SQL checks the caller is one)."""
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS} {_FROM} WHERE e.project_id = %(project_id)s AND {owner_of('e.project_id')}"
+        " ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
+        {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset},
+    )
+    return await cur.fetchall()
+
+
+async def user_events(
+    conn: AsyncConnection, *, user_id: Any, limit: int, offset: int
+) -> list[dict[str, Any]]:
+    """A user's own account events (keys created and revoked, by them or by the operator), newest first."""
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS} {_FROM} WHERE e.project_id IS NULL AND e.target_user_id = %(user_id)s"
+        " ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
+        {"user_id": user_id, "limit": limit, "offset": offset},
+    )
+    return await cur.fetchall()

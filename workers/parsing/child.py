@@ -1,0 +1,68 @@
+"""The child process that parses one PDF under a memory limit (started by workers/parsing/bounded.py).
+
+stdin: one JSON header line ({filename, title, max_pages, max_chars, max_memory_mb, max_cpu_s}), then
+the file's bytes. stdout: one JSON object, {"document": ...} or {"error": reason[, "out_of_memory": true]}.
+The limits are set before the file is read and cannot be raised again from here: RLIMIT_AS (the whole
+address space) and RLIMIT_CPU, a backstop to the parent's timeout should the parent itself die.
+JSON rather than pickle: this process opens hostile files, and what it answers must not be able to run
+code in the worker (workers/parsing/bounded.py reads it)."""
+
+import json
+import resource
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from workers.parsing.pdf import parse_pdf
+from workers.parsing.types import ParsedDocument, ParseError, is_out_of_memory
+
+HEADER_MAX_BYTES = 64 * 1024
+OUT_OF_MEMORY: dict[str, Any] = {"error": "out of memory", "out_of_memory": True}
+
+
+def encode(doc: ParsedDocument) -> dict[str, Any]:
+    """The document without each section's text: that is text[char_start:char_end], rebuilt by the
+    reader (it would double the answer)."""
+    fields = asdict(doc)
+    for section in fields["sections"]:
+        del section["text"]
+    return fields
+
+
+def answer_for(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
+    try:
+        doc = parse_pdf(
+            data,
+            filename=str(header["filename"]),
+            title=header.get("title"),
+            max_pages=int(header["max_pages"]),
+            max_chars=int(header["max_chars"]),
+        )
+        return {"document": encode(doc)}
+    except ParseError as error:
+        return {"error": str(error)}
+    except Exception as error:  # MemoryError, MuPDF's failed allocation, or a bug: the reason, never a trace
+        if is_out_of_memory(error):
+            return OUT_OF_MEMORY
+        return {"error": f"the file could not be processed ({type(error).__name__})"}
+
+
+def main() -> int:
+    header = json.loads(sys.stdin.buffer.readline(HEADER_MAX_BYTES))
+    memory = int(header["max_memory_mb"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    cpu = int(header["max_cpu_s"])
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+    try:
+        answer = answer_for(sys.stdin.buffer.read(), header)
+        # surrogatepass: a PDF's text can hold lone surrogates; the reader decodes the same way.
+        out = json.dumps(answer, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    except MemoryError:
+        out = json.dumps(OUT_OF_MEMORY).encode()
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
