@@ -3,7 +3,7 @@
 from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from core.retrieval import Candidate, Filters, RetrievalResult
 
@@ -23,19 +23,12 @@ def _section(value: str | list[str] | None) -> tuple[str, ...]:
 
 
 class SearchFilters(BaseModel):
-    document_id: UUID | list[UUID] | None = None
+    document_id: UUID | Annotated[list[UUID], Field(max_length=50)] | None = None
     section: SectionPath = Field(
         default=None, description="A prefix of the section path, as a list or joined with ' > '."
     )
     source_type: Literal["pdf", "markdown", "text"] | None = None
     kind: Literal["uploaded", "generated"] | None = None
-
-    @field_validator("document_id")
-    @classmethod
-    def _at_most_fifty(cls, value: UUID | list[UUID] | None) -> UUID | list[UUID] | None:
-        if isinstance(value, list) and len(value) > 50:
-            raise ValueError("at most 50 document ids")
-        return value
 
     def to_filters(self) -> Filters:
         ids = self.document_id if isinstance(self.document_id, list) else [self.document_id]

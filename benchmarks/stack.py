@@ -57,36 +57,26 @@ class Stack:
     process: subprocess.Popen[bytes]
     env: dict[str, str]
 
-    def cli(self, *args: str) -> str:
-        """A `studyai` command against this stack's data (e.g. users create); its last output line."""
+    def _python(self, args: list[str], timeout: float) -> str:
+        """A Python command against this stack's data; its output, or an error with its stderr."""
+        command = [sys.executable, *args]
         done = subprocess.run(
-            [sys.executable, "-m", "backend.cli", *args],
-            env=self.env,
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=180,
+            command, env=self.env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout
         )
         if done.returncode != 0:
-            raise RuntimeError(f"studyai {' '.join(args)} failed: {done.stderr[-2000:]}")
-        return done.stdout.strip().splitlines()[-1]
+            raise RuntimeError(f"{' '.join(args[:3])} failed: {done.stderr[-2000:]}")
+        return done.stdout
+
+    def cli(self, *args: str) -> str:
+        """A `studyai` command against this stack's data (e.g. users create); its last output line."""
+        return self._python(["-m", "backend.cli", *args], timeout=180).strip().splitlines()[-1]
 
     def new_user(self, email: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.cli('users', 'create', email)}"}
 
     def new_users(self, emails: list[str]) -> list[dict[str, str]]:
         """Many users in one process (one `studyai users create` each would take minutes for a class)."""
-        done = subprocess.run(
-            [sys.executable, "-c", _CREATE_USERS, *emails],
-            env=self.env,
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"creating users failed: {done.stderr[-2000:]}")
-        keys = done.stdout.split()
+        keys = self._python(["-c", _CREATE_USERS, *emails], timeout=300).split()
         return [{"Authorization": f"Bearer {key}"} for key in keys]
 
     def children(self) -> list[tuple[int, str]]:

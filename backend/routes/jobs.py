@@ -1,6 +1,8 @@
 """Job status: stage, progress and the reason when it failed."""
 
-from fastapi import APIRouter, HTTPException, status
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, status
 
 from backend.deps import DbDep, ProjectDep
 from backend.schemas import JobOut
@@ -10,7 +12,7 @@ router = APIRouter(prefix="/projects/{project_id}/jobs", tags=["jobs"])
 
 
 @router.get("/{job_id}")
-async def get_job(job_id: str, access: ProjectDep, db: DbDep) -> JobOut:
+async def get_job(job_id: Annotated[str, Path(max_length=200)], access: ProjectDep, db: DbDep) -> JobOut:
     async with db.connection() as conn:
         row = await jobs.get_job(conn, project_id=access.id, user_id=access.user.id, job_id=job_id)
     if row is None:

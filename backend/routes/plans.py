@@ -5,7 +5,7 @@ from typing import Annotated
 from uuid import UUID
 
 import openai
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import APIRouter, HTTPException, Path, Query, status
 
 from agents.planner.graph import graph as planner_graph
 from agents.planner.graph import planner_input
@@ -163,7 +163,9 @@ async def write_note(
 
 
 @router.get("/notes/{job_id}")
-async def get_note_job(job_id: str, access: ProjectDep, db: DbDep) -> NoteJobOut:
+async def get_note_job(
+    job_id: Annotated[str, Path(max_length=200)], access: ProjectDep, db: DbDep
+) -> NoteJobOut:
     async with db.connection() as conn:
         row = await notes.get_note_job(conn, project_id=access.id, user_id=access.user.id, job_id=job_id)
     if row is None:
