@@ -57,7 +57,7 @@ def up(
             raise typer.Exit(1) from None
         urls = replace(service_urls, llm_base_url=llm_base_url)
         if worker:
-            for spec in worker_specs(urls):
+            for spec in worker_specs(urls, settings):
                 supervisor.start(spec)
         api = create_app(settings, urls)
         api.state.supervisor = supervisor  # GET /health/ready reports each child's state
@@ -75,11 +75,18 @@ def _start_llm(settings: Settings, supervisor: Supervisor) -> str:
 WORKER_QUEUES = ("index", "agents")
 
 
-def worker_specs(urls: ServiceUrls) -> list[ChildSpec]:
+def worker_specs(urls: ServiceUrls, settings: Settings) -> list[ChildSpec]:
     """One worker process per queue, so a minutes-long note never delays an upload's indexing."""
     overrides = {"DATABASE_URL": urls.database_url, "REDIS_URL": urls.redis_url}
     if urls.llm_base_url:
         overrides["LLM_BASE_URL"] = urls.llm_base_url
+    if settings.llm_base_url is None and urls.llm_base_url:
+        # The model server started here: the workers see its URL as an external one, and would
+        # otherwise admit 4 calls at once and ask for function calling; they must share the API's
+        # single slot and the llama grammar the judge was measured with.
+        overrides["LLM_CONCURRENCY"] = str(settings.llm_concurrency or 1)
+        if settings.llm_structured_output == "auto":
+            overrides["LLM_STRUCTURED_OUTPUT"] = "llama-grammar"
     return [
         ChildSpec(
             name=f"worker-{queue}",

@@ -178,6 +178,10 @@ async def set_up(stack: Stack, http: httpx.AsyncClient, clients: int) -> Course:
         timeout=900,
     )
     question_ids = [(q["id"], q["answer"] or q["options"][0]) for q in generated.json().get("questions", [])]
+    # Students here drill the same two questions all run long: lift the per-question attempt limit
+    # (default 3), which would otherwise answer their fourth try 409 by design.
+    unlimited = {"max_attempts_per_question": None}
+    (await http.patch(f"/projects/{project}", json=unlimited, headers=teacher)).raise_for_status()
     print(f"set-up: {len(question_ids)} quiz questions (generate answered {generated.status_code})")
     solo_answers = {}
     for question in QUESTIONS:

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +60,21 @@ def test_eval_help_lists_the_suites() -> None:
     text = " ".join(shown.stdout.split())
     assert "Suites: qa, retrieval, groundedness-judge" in text
     assert "unknown suite" not in shown.stdout + shown.stderr
+
+
+def test_workers_of_an_embedded_model_share_its_single_slot_and_grammar(monkeypatch: Any) -> None:
+    from backend.cli import worker_specs
+    from core.settings import Settings
+
+    monkeypatch.setenv("PORT", "9999")  # a hosting platform's variable: never handed to a child
+    urls = ServiceUrls("postgresql://db/studyai", "redis://cache:6379/0", "http://127.0.0.1:41000/v1")
+    embedded = worker_specs(urls, Settings(_env_file=None, llm_base_url=None))  # type: ignore[call-arg]
+    assert [spec.command[-1] for spec in embedded] == ["index", "agents"]
+    for spec in embedded:
+        assert spec.env["LLM_BASE_URL"] == "http://127.0.0.1:41000/v1"
+        assert spec.env["LLM_CONCURRENCY"] == "1" and spec.env["LLM_STRUCTURED_OUTPUT"] == "llama-grammar"
+        assert "PORT" not in spec.env
+
+    external = Settings(_env_file=None, llm_base_url="http://model:8080/v1")  # type: ignore[call-arg]
+    for spec in worker_specs(replace(urls, llm_base_url="http://model:8080/v1"), external):
+        assert "LLM_CONCURRENCY" not in spec.env and "LLM_STRUCTURED_OUTPUT" not in spec.env
