@@ -22,6 +22,7 @@ COPY workers workers
 COPY agents agents
 COPY evals evals
 COPY migrations migrations
+COPY frontend frontend
 
 # Editable, so migrations/ is found next to core/. llama.cpp is compiled for the build machine's CPU but
 # without AMX (as `make install` does): some VMs advertise AMX yet trap its instructions.

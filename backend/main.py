@@ -12,6 +12,7 @@ from backend import health as health_routes
 from backend.admission import add_model_error_handlers
 from backend.body_limit import BodyLimitMiddleware
 from backend.errors import add_database_error_handlers
+from backend.frontend import add_frontend
 from backend.input_errors import add_input_error_handlers
 from backend.observability import RequestContextMiddleware
 from backend.rate_limits import RateLimited, RateLimiter, RateLimitMiddleware, rate_limited_handler
@@ -111,4 +112,6 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
     app.include_router(plans.router)
     app.include_router(questions.router)
     app.include_router(history.router)
+    # The web app at /app: static files on the API's origin, using only the routes above (backend/frontend.py).
+    add_frontend(app)
     return app

@@ -1,0 +1,64 @@
+"""A fake OpenAI-compatible chat server that answers QA questions from the first excerpt it is shown,
+streamed a few characters at a time at a steady pace, for the browser tests (tests/e2e) and the web
+budget (benchmarks/web_budget.py): answers are quick and deterministic, citations are real (the chunk
+ids come from the prompt, as a model that cites would give them), and every other agent (planner,
+question generator, evaluator) gets a valid object of its schema from SchemaChatServer.
+
+It notes the wall-clock time at which it sends the first piece of each streamed answer's text, so a
+benchmark can compare it with the moment the text appears in the page."""
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from benchmarks.fake_model import SchemaChatServer, _chunk, _completion
+
+ANSWER = (
+    "Each value in Rust has an **owner**, and there can only be one owner at a time. "
+    "When the owner goes out of scope, the value is dropped."
+)
+_EXCERPT_ID = re.compile(r"\[(\d+)\]")
+
+
+class CitingChatServer(SchemaChatServer):
+    """`with CitingChatServer() as server:` serves `server.url`; `first_text_at` lists, per streamed
+    answer, the time.time() at which its first answer characters were sent."""
+
+    def __init__(self, answer: str = ANSWER, piece_chars: int = 6, delay_s: float = 0.03) -> None:
+        super().__init__()
+        self.answer, self.piece_chars, self.delay_s = answer, piece_chars, delay_s
+        self.first_text_at: list[float] = []
+
+    async def _complete(self, request: Request) -> Response:
+        body = await request.json()
+        fmt = body.get("response_format") or {}
+        schema = fmt.get("schema") or (fmt.get("json_schema") or {}).get("schema") or {}
+        if "has_answer" not in schema.get("properties", {}):
+            return await super()._complete(request)
+        self.requests += 1
+        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        cited = [int(m) for m in _EXCERPT_ID.findall(prompt)[:1]]
+        content = json.dumps({"has_answer": True, "answer": self.answer, "used_chunk_ids": cited})
+        if not body.get("stream"):
+            return JSONResponse(_completion(content))
+        return StreamingResponse(self._pieces(content), media_type="text/event-stream")
+
+    async def _pieces(self, content: str) -> AsyncIterator[str]:
+        text_starts = content.index(self.answer[:10])
+        noted = False
+        for i in range(0, len(content), self.piece_chars):
+            await asyncio.sleep(self.delay_s)
+            if not noted and i + self.piece_chars > text_starts:
+                self.first_text_at.append(time.time())
+                noted = True
+            yield _chunk({"role": "assistant", "content": content[i : i + self.piece_chars]}, None)
+        yield _chunk({}, "stop")
+        usage: dict[str, Any] = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+        yield _chunk({}, None, usage=usage)
+        yield "data: [DONE]\n\n"

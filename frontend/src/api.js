@@ -1,0 +1,218 @@
+// The one API client of the app. Every request goes through ROUTES: each entry names the method and the
+// path template exactly as in the API's OpenAPI spec (/openapi.json), and the query parameters it may
+// send. tests/backend/test_frontend_api.py checks each entry against the app's spec, so a renamed or
+// removed route fails the tests, not the students.
+//
+// Routes marked `optional` belong to features the server may not have yet (the study loop, issue 12):
+// the app reads /openapi.json (public, unauthenticated) after sign-in and shows those screens only when
+// their routes are there (`api.has(name)`).
+
+import { readEvents } from './sse.js';
+
+const P = '/projects/{project_id}';
+
+export const ROUTES = {
+  // projects and members
+  listProjects: ['GET', '/projects', { query: ['limit', 'offset'] }],
+  createProject: ['POST', '/projects'],
+  getProject: ['GET', `${P}`],
+  updateProject: ['PATCH', `${P}`],
+  deleteProject: ['DELETE', `${P}`],
+  listMembers: ['GET', `${P}/members`, { query: ['limit', 'offset'] }],
+  addMember: ['POST', `${P}/members`],
+  changeRole: ['PATCH', `${P}/members/{user_id}`],
+  removeMember: ['DELETE', `${P}/members/{user_id}`],
+  listKeys: ['GET', '/me/keys'],
+  // documents and jobs
+  listDocuments: ['GET', `${P}/documents`, { query: ['limit', 'offset'] }],
+  uploadDocument: ['POST', `${P}/documents`],
+  getDocument: ['GET', `${P}/documents/{document_id}`],
+  newVersion: ['PATCH', `${P}/documents/{document_id}`],
+  deleteDocument: ['DELETE', `${P}/documents/{document_id}`],
+  reindexDocument: ['POST', `${P}/documents/{document_id}/reindex`],
+  listChunks: ['GET', `${P}/documents/{document_id}/chunks`, { query: ['limit', 'offset'] }],
+  getJob: ['GET', `${P}/jobs/{job_id}`],
+  // questions answered from the material
+  ask: ['POST', `${P}/qa`],
+  listThreads: ['GET', `${P}/qa/threads`, { query: ['limit', 'offset'] }],
+  getThread: ['GET', `${P}/qa/threads/{thread_id}`],
+  deleteThread: ['DELETE', `${P}/qa/threads/{thread_id}`],
+  // plans and notes
+  createPlan: ['POST', `${P}/plans`],
+  listPlans: ['GET', `${P}/plans`, { query: ['limit', 'offset'] }],
+  getPlan: ['GET', `${P}/plans/{plan_id}`],
+  writeNote: ['POST', `${P}/notes`],
+  getNoteJob: ['GET', `${P}/notes/{job_id}`],
+  noteMarkdown: ['GET', `${P}/notes/{job_id}/markdown`, { optional: true }],
+  // questions, attempts
+  generateQuestions: ['POST', `${P}/questions/generate`],
+  listQuestions: ['GET', `${P}/questions`, { query: ['status', 'type', 'limit', 'offset'] }],
+  // the same route with the study loop's review filters (`needs`: present only once the server has them)
+  reviewQueue: ['GET', `${P}/questions`, { query: ['review_state', 'flagged', 'limit'], needs: 'review_state' }],
+  getQuestion: ['GET', `${P}/questions/{question_id}`],
+  updateQuestion: ['PATCH', `${P}/questions/{question_id}`],
+  reviewQuestion: ['POST', `${P}/questions/{question_id}/review`, { optional: true }],
+  attempt: ['POST', `${P}/questions/{question_id}/attempts`],
+  listAttempts: ['GET', `${P}/questions/{question_id}/attempts`, { query: ['limit'] }],
+  // the study loop (issue 12)
+  studyQueue: ['GET', `${P}/study/queue`, { query: ['limit'], optional: true }],
+  review: ['POST', `${P}/study/reviews`, { optional: true }],
+  studySettings: ['GET', `${P}/study/settings`, { optional: true }],
+  putStudySettings: ['PUT', `${P}/study/settings`, { optional: true }],
+  mastery: ['GET', `${P}/mastery`, { optional: true }],
+  classMastery: ['GET', `${P}/mastery/class`, { optional: true }],
+  // the teacher's view of answers
+  evaluations: ['GET', `${P}/evaluations`, { query: ['flagged', 'since', 'limit', 'offset'] }],
+};
+
+export class ApiError extends Error {
+  constructor(status, detail, retryAfter) {
+    super(typeof detail === 'string' ? detail : describe(detail) || `HTTP ${status}`);
+    this.status = status;
+    this.detail = detail;
+    this.retryAfter = retryAfter;
+  }
+}
+
+// FastAPI's 422 detail is a list of {loc, msg}: one readable line.
+function describe(detail) {
+  if (!Array.isArray(detail)) return detail ? JSON.stringify(detail) : '';
+  return detail.map((e) => `${(e.loc || []).filter((p) => p !== 'body').join('.')}: ${e.msg}`).join('; ');
+}
+
+function fill(template, params) {
+  return template.replace(/\{(\w+)\}/g, (_, name) => {
+    if (params[name] === undefined || params[name] === null) throw new Error(`missing path parameter ${name}`);
+    return encodeURIComponent(params[name]);
+  });
+}
+
+export class Api {
+  constructor(key, { base = '', onUnauthorized = () => {} } = {}) {
+    this.key = key;
+    this.base = base;
+    this.onUnauthorized = onUnauthorized;
+    this.spec = null; // the server's OpenAPI document, once loaded: which optional routes it has
+  }
+
+  async loadSpec() {
+    try {
+      const response = await fetch(`${this.base}/openapi.json`);
+      this.spec = response.ok ? await response.json() : { paths: {} };
+    } catch {
+      this.spec = { paths: {} };
+    }
+    return this;
+  }
+
+  // Whether the server documents this route (and, with `field`, its JSON body accepts that field).
+  has(name, field) {
+    const [method, path, options = {}] = ROUTES[name];
+    const operation = this.spec?.paths?.[path]?.[method.toLowerCase()];
+    if (!operation) return false;
+    if (options.needs && !(operation.parameters || []).some((p) => p.name === options.needs)) return false;
+    if (!field) return true;
+    const schema = operation.requestBody?.content?.['application/json']?.schema;
+    return Boolean(this.resolve(schema)?.properties?.[field]);
+  }
+
+  resolve(schema) {
+    const ref = schema?.$ref;
+    if (!ref) return schema;
+    return ref.replace(/^#\//, '').split('/').reduce((node, part) => node?.[part], this.spec);
+  }
+
+  url(name, params = {}, query = {}) {
+    const [, template, options = {}] = ROUTES[name];
+    const allowed = options.query || [];
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) {
+      if (!allowed.includes(key)) throw new Error(`${name} takes no query parameter ${key}`);
+      if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
+    }
+    const qs = search.toString();
+    return `${this.base}${fill(template, params)}${qs ? `?${qs}` : ''}`;
+  }
+
+  headers(extra = {}) {
+    return { Authorization: `Bearer ${this.key}`, ...extra };
+  }
+
+  async fail(response) {
+    let detail = response.statusText;
+    try {
+      detail = (await response.json()).detail ?? detail;
+    } catch {
+      /* not JSON */
+    }
+    if (response.status === 401) this.onUnauthorized();
+    return new ApiError(response.status, detail, Number(response.headers.get('Retry-After')) || null);
+  }
+
+  // One request: `json` or `form` body; answers the parsed JSON (null for 204).
+  async call(name, params = {}, { json, form, query, signal } = {}) {
+    const [method] = ROUTES[name];
+    const init = { method, headers: this.headers(), signal };
+    if (json !== undefined) {
+      init.body = JSON.stringify(json);
+      init.headers['Content-Type'] = 'application/json';
+    } else if (form !== undefined) {
+      init.body = form;
+    }
+    const response = await fetch(this.url(name, params, query), init);
+    if (!response.ok) throw await this.fail(response);
+    if (response.status === 204) return null;
+    const type = response.headers.get('Content-Type') || '';
+    return type.includes('json') ? response.json() : response.text();
+  }
+
+  // Multipart upload with byte progress (fetch has none for request bodies): XMLHttpRequest.
+  upload(name, params, form, onProgress) {
+    const [method] = ROUTES[name];
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open(method, this.url(name, params));
+      xhr.setRequestHeader('Authorization', `Bearer ${this.key}`);
+      xhr.upload.onprogress = (e) => e.lengthComputable && onProgress?.(e.loaded / e.total);
+      xhr.onerror = () => reject(new ApiError(0, 'network error'));
+      xhr.onload = () => {
+        let body = null;
+        try {
+          body = JSON.parse(xhr.responseText);
+        } catch {
+          /* empty */
+        }
+        if (xhr.status >= 200 && xhr.status < 300) resolve(body);
+        else {
+          if (xhr.status === 401) this.onUnauthorized();
+          const retry = Number(xhr.getResponseHeader('Retry-After')) || null;
+          reject(new ApiError(xhr.status, body?.detail ?? xhr.statusText, retry));
+        }
+      };
+      xhr.send(form);
+    });
+  }
+
+  // POST /qa with stream: calls onEvent(name, data) for queued, token, citations, done, error.
+  async askStream(params, body, onEvent, signal) {
+    const response = await fetch(this.url('ask', params), {
+      method: 'POST',
+      headers: this.headers({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }),
+      body: JSON.stringify({ ...body, stream: true }),
+      signal,
+    });
+    if (!response.ok) throw await this.fail(response);
+    await readEvents(response.body, onEvent);
+  }
+
+  // Every page of a paged collection (limit/offset), up to `max` rows.
+  async all(name, params, { pageSize = 200, max = 2000, query = {} } = {}) {
+    const rows = [];
+    for (let offset = 0; offset < max; offset += pageSize) {
+      const page = await this.call(name, params, { query: { ...query, limit: pageSize, offset } });
+      rows.push(...page);
+      if (page.length < pageSize) break;
+    }
+    return rows;
+  }
+}

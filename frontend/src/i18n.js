@@ -1,0 +1,155 @@
+// UI strings in English and Portuguese. Inside a project its language picks (`auto`: the browser's);
+// elsewhere the browser's. tests/backend/test_frontend_api.py checks that both tables have every key the
+// screens use.
+
+const en = {
+  skip: 'Skip to content', loading: 'Loading…', close: 'Close', signOut: 'Sign out',
+  signInTitle: 'Sign in to studyAI', signInHelp: 'Paste your API key. An administrator creates one with “studyai users create EMAIL”.',
+  apiKey: 'API key', keyKept: 'Kept in this tab only, until you close it.', badKey: 'This key was not accepted.',
+  checking: 'Checking…', signIn: 'Sign in', retryAfter: 'Try again in {s} s.',
+  projects: 'Projects', noProjects: 'No projects yet: create one.', newProject: 'New project', name: 'Name',
+  language: 'Language', description: 'Description', create: 'Create', backToProjects: 'Back to projects',
+  'lang.auto': 'Automatic', 'lang.pt': 'Português', 'lang.en': 'English',
+  'role.owner': 'Owner', 'role.editor': 'Editor', 'role.viewer': 'Viewer',
+  projectSections: 'Project sections',
+  'tab.documents': 'Documents', 'tab.ask': 'Ask', 'tab.plans': 'Plans & notes', 'tab.study': 'Study',
+  'tab.teacher': 'Teacher', 'tab.members': 'Members',
+  // documents
+  dropHere: 'Drop PDF or Markdown files here', chooseFiles: 'Choose files', uploadHint: 'PDF, Markdown or text, up to 50 MB each.',
+  uploads: 'Uploads', sending: 'Sending', dismiss: 'Dismiss', noDocuments: 'No documents yet.',
+  document: 'Document', status: 'Status', version: 'Version', chunks: 'chunks', actions: 'Actions', generated: 'generated',
+  reason: 'Reason', indexed: 'indexed', viewChunks: 'Chunks', newVersion: 'New version', retry: 'Retry', delete: 'Delete',
+  confirmDelete: 'Delete “{title}” and its chunks?', noChunks: 'No chunks (yet).', noSection: '(no section)',
+  chars: 'characters', more: 'Show more', pagesCount: 'pages', page: 'p. {a}', pages: 'pp. {a}–{b}',
+  'status.queued': 'Queued', 'status.processing': 'Processing', 'status.ready': 'Ready', 'status.failed': 'Failed',
+  'stage.queued': 'Queued', 'stage.parsing': 'Parsing', 'stage.chunking': 'Chunking', 'stage.embedding': 'Embedding',
+  'stage.writing': 'Writing', 'stage.planning': 'Planning', 'stage.loading': 'Loading the plan', 'stage.saving': 'Saving',
+  'stage.done': 'Done', 'source.pdf': 'PDF', 'source.markdown': 'Markdown', 'source.text': 'Text',
+  // ask
+  threads: 'Conversations', newChat: 'New conversation', noThreads: 'No conversations yet.',
+  confirmDeleteThread: 'Delete this conversation?', conversation: 'Conversation', you: 'You',
+  askHelp: 'Ask a question about this project’s material. Answers cite their sources.',
+  yourQuestion: 'Your question', ask: 'Ask', answering: 'Answering…', thinking: 'Looking in the material…',
+  queued: 'Waiting for the model: position {n}.', sources: 'Sources',
+  'outcome.not_found': 'Not found in the material', 'outcome.clarification': 'Clarifying question',
+  'outcome.declined': 'Declined', 'outcome.unsupported': 'Not supported by the material',
+  // plans and notes
+  plans: 'Plans', notes: 'Notes', noPlans: 'No plans yet.', noNotes: 'No notes yet.', wholeProject: 'The whole project',
+  sections: 'sections', gaps: 'Gaps', newPlan: 'New plan', topic: 'Topic', topicHint: 'Empty: the whole project',
+  maxSections: 'Sections at most', makePlan: 'Make a plan', planning: 'Planning…', coverage: 'Coverage',
+  retrievedChunks: '{n} passages retrieved', supportingChunks: '{n} supporting passages', writeNote: 'Write a note from this plan',
+  note: 'Note', noteIndexing: 'The note is still being indexed.', notePassages: 'Passages of this note',
+  // study
+  studyMode: 'What to study', studyToday: 'Today', quiz: 'Quiz', mastery: 'Mastery', noQuestions: 'No questions yet.',
+  questionOf: 'Question {i} of {n}', previous: 'Previous', next: 'Next', generateQuestions: 'Generate questions',
+  howMany: 'How many', types: 'Types', generating: 'Generating… (about 10 s a question)', generate: 'Generate',
+  generated: '{saved} new ({review} to review), {rejected} skipped as duplicates.',
+  'qtype.multiple_choice': 'Multiple choice', 'qtype.short_answer': 'Short answer', 'qtype.application': 'Application',
+  'qtype.flashcard': 'Flashcard', 'difficulty.easy': 'easy', 'difficulty.medium': 'medium', 'difficulty.hard': 'hard',
+  chooseOne: 'Choose one', yourAnswer: 'Your answer', grading: 'Grading…', tryAgain: 'Answer again', submitAnswer: 'Submit answer',
+  'verdict.correct': 'Correct', 'verdict.partially_correct': 'Partly correct', 'verdict.incorrect': 'Not correct',
+  score: 'Score', missingPoints: 'Missing points', referenceAnswer: 'Reference answer', attemptsLeft: '{n} attempts left',
+  dueCounts: '{due} due, {fresh} new', queueDone: 'Nothing due right now. Well done!', reloadQueue: 'Check again',
+  newCard: 'New', 'cardState.new': 'New', 'cardState.learning': 'Learning', 'cardState.review': 'Review',
+  'cardState.relearning': 'Relearning', rateRecall: 'How well did you remember?', showAnswer: 'Show answer',
+  'rating.1': 'Again', 'rating.2': 'Hard', 'rating.3': 'Good', 'rating.4': 'Easy',
+  examDate: 'My exam date', projectExamDate: 'The course’s exam: {d}', predictedRetention: 'Predicted recall on exam day: {p}%',
+  save: 'Save', saved: 'Saved.', noMastery: 'Nothing studied yet.', masteryByTopic: 'Mastery per topic',
+  studiedOf: '{s} of {n} studied',
+  // teacher
+  reviewQueue: 'Review queue', reviewHelpPending: 'Generated items wait here until a teacher approves them.',
+  reviewHelpLow: 'Generated questions with low confidence wait here.', reviewEmpty: 'Nothing to review.',
+  confidence: 'confidence', 'flag.source_changed': 'source changed', question: 'Question', explanation: 'Explanation',
+  distractors: 'Distractors', approve: 'Approve', edit: 'Edit', reject: 'Reject', cancel: 'Cancel',
+  classMastery: 'Class mastery', studentsCount: '{n} students', meanMastery: 'Mean mastery per topic',
+  studentsStudied: '{n} studied', mostFailed: 'Most failed questions', groundedness: 'Groundedness',
+  evalSummary: '{n} answers judged · mean groundedness {mean} · flagged {flagged}', noEvaluations: 'No evaluations yet.',
+  groundednessOverTime: 'Groundedness of answers over time', mean: 'mean', data: 'Data',
+  flaggedAnswers: 'Flagged answers', noFlagged: 'No flagged answers.', risk: 'risk', supported: 'supported', unsupported: 'not supported',
+  // members
+  roleOf: 'Role of {email}', remove: 'Remove', confirmRemove: 'Remove {email} from the project?', addMember: 'Add a member',
+  email: 'Email', role: 'Role', add: 'Add', projectSettings: 'Project settings', maxAttempts: 'Attempts per question',
+  maxAttemptsHint: 'Empty: unlimited.', projectExam: 'Exam date (whole class)', deleteProject: 'Delete project',
+  confirmDeleteProject: 'Delete “{name}” with all its documents and history?',
+};
+
+const pt = {
+  skip: 'Ir para o conteúdo', loading: 'Carregando…', close: 'Fechar', signOut: 'Sair',
+  signInTitle: 'Entrar no studyAI', signInHelp: 'Cole sua chave de API. Um administrador cria uma com “studyai users create EMAIL”.',
+  apiKey: 'Chave de API', keyKept: 'Guardada só nesta aba, até você fechá-la.', badKey: 'Esta chave não foi aceita.',
+  checking: 'Verificando…', signIn: 'Entrar', retryAfter: 'Tente de novo em {s} s.',
+  projects: 'Projetos', noProjects: 'Nenhum projeto ainda: crie um.', newProject: 'Novo projeto', name: 'Nome',
+  language: 'Idioma', description: 'Descrição', create: 'Criar', backToProjects: 'Voltar aos projetos',
+  'lang.auto': 'Automático', 'lang.pt': 'Português', 'lang.en': 'English',
+  'role.owner': 'Dono', 'role.editor': 'Editor', 'role.viewer': 'Leitor',
+  projectSections: 'Seções do projeto',
+  'tab.documents': 'Documentos', 'tab.ask': 'Perguntar', 'tab.plans': 'Planos e notas', 'tab.study': 'Estudar',
+  'tab.teacher': 'Professor', 'tab.members': 'Membros',
+  dropHere: 'Solte arquivos PDF ou Markdown aqui', chooseFiles: 'Escolher arquivos', uploadHint: 'PDF, Markdown ou texto, até 50 MB cada.',
+  uploads: 'Envios', sending: 'Enviando', dismiss: 'Dispensar', noDocuments: 'Nenhum documento ainda.',
+  document: 'Documento', status: 'Estado', version: 'Versão', chunks: 'trechos', actions: 'Ações', generated: 'gerado',
+  reason: 'Motivo', indexed: 'indexada', viewChunks: 'Trechos', newVersion: 'Nova versão', retry: 'Tentar de novo', delete: 'Excluir',
+  confirmDelete: 'Excluir “{title}” e seus trechos?', noChunks: 'Nenhum trecho (ainda).', noSection: '(sem seção)',
+  chars: 'caracteres', more: 'Mostrar mais', pagesCount: 'páginas', page: 'p. {a}', pages: 'pp. {a}–{b}',
+  'status.queued': 'Na fila', 'status.processing': 'Processando', 'status.ready': 'Pronto', 'status.failed': 'Falhou',
+  'stage.queued': 'Na fila', 'stage.parsing': 'Lendo', 'stage.chunking': 'Dividindo em trechos', 'stage.embedding': 'Vetorizando',
+  'stage.writing': 'Escrevendo', 'stage.planning': 'Planejando', 'stage.loading': 'Carregando o plano', 'stage.saving': 'Salvando',
+  'stage.done': 'Concluído', 'source.pdf': 'PDF', 'source.markdown': 'Markdown', 'source.text': 'Texto',
+  threads: 'Conversas', newChat: 'Nova conversa', noThreads: 'Nenhuma conversa ainda.',
+  confirmDeleteThread: 'Excluir esta conversa?', conversation: 'Conversa', you: 'Você',
+  askHelp: 'Pergunte sobre o material deste projeto. As respostas citam suas fontes.',
+  yourQuestion: 'Sua pergunta', ask: 'Perguntar', answering: 'Respondendo…', thinking: 'Procurando no material…',
+  queued: 'Aguardando o modelo: posição {n}.', sources: 'Fontes',
+  'outcome.not_found': 'Não encontrado no material', 'outcome.clarification': 'Pergunta de esclarecimento',
+  'outcome.declined': 'Recusada', 'outcome.unsupported': 'Sem apoio no material',
+  plans: 'Planos', notes: 'Notas', noPlans: 'Nenhum plano ainda.', noNotes: 'Nenhuma nota ainda.', wholeProject: 'O projeto inteiro',
+  sections: 'seções', gaps: 'Lacunas', newPlan: 'Novo plano', topic: 'Tema', topicHint: 'Vazio: o projeto inteiro',
+  maxSections: 'No máximo de seções', makePlan: 'Fazer um plano', planning: 'Planejando…', coverage: 'Cobertura',
+  retrievedChunks: '{n} trechos recuperados', supportingChunks: '{n} trechos de apoio', writeNote: 'Escrever uma nota a partir deste plano',
+  note: 'Nota', noteIndexing: 'A nota ainda está sendo indexada.', notePassages: 'Trechos desta nota',
+  studyMode: 'O que estudar', studyToday: 'Hoje', quiz: 'Quiz', mastery: 'Domínio', noQuestions: 'Nenhuma questão ainda.',
+  questionOf: 'Questão {i} de {n}', previous: 'Anterior', next: 'Próxima', generateQuestions: 'Gerar questões',
+  howMany: 'Quantas', types: 'Tipos', generating: 'Gerando… (cerca de 10 s por questão)', generate: 'Gerar',
+  generated: '{saved} novas ({review} para revisar), {rejected} ignoradas por duplicadas.',
+  'qtype.multiple_choice': 'Múltipla escolha', 'qtype.short_answer': 'Resposta curta', 'qtype.application': 'Aplicação',
+  'qtype.flashcard': 'Flashcard', 'difficulty.easy': 'fácil', 'difficulty.medium': 'média', 'difficulty.hard': 'difícil',
+  chooseOne: 'Escolha uma', yourAnswer: 'Sua resposta', grading: 'Corrigindo…', tryAgain: 'Responder de novo', submitAnswer: 'Enviar resposta',
+  'verdict.correct': 'Correta', 'verdict.partially_correct': 'Parcialmente correta', 'verdict.incorrect': 'Incorreta',
+  score: 'Nota', missingPoints: 'Pontos que faltaram', referenceAnswer: 'Resposta de referência', attemptsLeft: '{n} tentativas restantes',
+  dueCounts: '{due} para revisar, {fresh} novos', queueDone: 'Nada para revisar agora. Muito bem!', reloadQueue: 'Verificar de novo',
+  newCard: 'Novo', 'cardState.new': 'Novo', 'cardState.learning': 'Aprendendo', 'cardState.review': 'Revisão',
+  'cardState.relearning': 'Reaprendendo', rateRecall: 'Quão bem você lembrou?', showAnswer: 'Mostrar resposta',
+  'rating.1': 'De novo', 'rating.2': 'Difícil', 'rating.3': 'Bom', 'rating.4': 'Fácil',
+  examDate: 'Data da minha prova', projectExamDate: 'Prova da turma: {d}', predictedRetention: 'Lembrança prevista no dia da prova: {p}%',
+  save: 'Salvar', saved: 'Salvo.', noMastery: 'Nada estudado ainda.', masteryByTopic: 'Domínio por tema',
+  studiedOf: '{s} de {n} estudados',
+  reviewQueue: 'Fila de revisão', reviewHelpPending: 'Os itens gerados esperam aqui até um professor aprová-los.',
+  reviewHelpLow: 'Questões geradas com baixa confiança esperam aqui.', reviewEmpty: 'Nada para revisar.',
+  confidence: 'confiança', 'flag.source_changed': 'fonte alterada', question: 'Questão', explanation: 'Explicação',
+  distractors: 'Distratores', approve: 'Aprovar', edit: 'Editar', reject: 'Rejeitar', cancel: 'Cancelar',
+  classMastery: 'Domínio da turma', studentsCount: '{n} estudantes', meanMastery: 'Domínio médio por tema',
+  studentsStudied: '{n} estudaram', mostFailed: 'Questões mais erradas', groundedness: 'Fundamentação',
+  evalSummary: '{n} respostas avaliadas · fundamentação média {mean} · sinalizadas {flagged}', noEvaluations: 'Nenhuma avaliação ainda.',
+  groundednessOverTime: 'Fundamentação das respostas ao longo do tempo', mean: 'média', data: 'Dados',
+  flaggedAnswers: 'Respostas sinalizadas', noFlagged: 'Nenhuma resposta sinalizada.', risk: 'risco', supported: 'com apoio', unsupported: 'sem apoio',
+  roleOf: 'Papel de {email}', remove: 'Remover', confirmRemove: 'Remover {email} do projeto?', addMember: 'Adicionar membro',
+  email: 'E-mail', role: 'Papel', add: 'Adicionar', projectSettings: 'Configurações do projeto', maxAttempts: 'Tentativas por questão',
+  maxAttemptsHint: 'Vazio: ilimitadas.', projectExam: 'Data da prova (turma toda)', deleteProject: 'Excluir projeto',
+  confirmDeleteProject: 'Excluir “{name}” com todos os documentos e o histórico?',
+};
+
+export const STRINGS = { en, pt };
+
+export function browserLanguage() {
+  return (navigator.language || 'en').toLowerCase().startsWith('pt') ? 'pt' : 'en';
+}
+
+// t(key, vars, fallback): the string in `lang`, {name} filled from vars; unknown keys fall back to English,
+// then to `fallback` (e.g. a stage name the server added later), then to the key.
+export function translator(lang) {
+  const table = STRINGS[lang] || en;
+  return (key, vars = {}, fallback) => {
+    const text = table[key] ?? en[key] ?? fallback ?? key;
+    return text.replace(/\{(\w+)\}/g, (_, name) => String(vars[name] ?? ''));
+  };
+}

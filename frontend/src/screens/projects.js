@@ -1,0 +1,67 @@
+// The caller's projects, and a new one (name, language).
+import { html, useState } from '../lib.js';
+import { useApp } from '../context.js';
+import { href, go } from '../router.js';
+import { Busy, Empty, ErrorNote, useAsync } from '../ui.js';
+
+export function Projects() {
+  const { api, t } = useApp();
+  const projects = useAsync(() => api.all('listProjects', {}, { pageSize: 500 }), []);
+  return html`<section>
+    <h1>${t('projects')}</h1>
+    <div class="grid two">
+      <div>
+        ${projects.loading && !projects.data && html`<${Busy} />`}
+        <${ErrorNote} error=${projects.error} />
+        ${projects.data && !projects.data.length && html`<${Empty}>${t('noProjects')}<//>`}
+        <ul class="list projects">
+          ${(projects.data || []).map(
+            (p) => html`<li key=${p.id}>
+              <a href=${href('p', p.id, 'documents')}><strong>${p.name}</strong></a>
+              <span class="meta">${t(`role.${p.role}`)} · ${t(`lang.${p.language}`)}</span>
+              ${p.description && html`<p class="meta">${p.description}</p>`}
+            </li>`,
+          )}
+        </ul>
+      </div>
+      <${NewProject} />
+    </div>
+  </section>`;
+}
+
+function NewProject() {
+  const { api, t } = useApp();
+  const [name, setName] = useState('');
+  const [language, setLanguage] = useState('auto');
+  const [description, setDescription] = useState('');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const project = await api.call('createProject', {}, { json: { name: name.trim(), language, description } });
+      go('p', project.id, 'documents');
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+  return html`<form class="card" onSubmit=${submit} aria-labelledby="new-project">
+    <h2 id="new-project">${t('newProject')}</h2>
+    <label for="project-name">${t('name')}</label>
+    <input id="project-name" required maxlength="200" value=${name} onInput=${(e) => setName(e.target.value)} />
+    <label for="project-language">${t('language')}</label>
+    <select id="project-language" value=${language} onChange=${(e) => setLanguage(e.target.value)}>
+      <option value="auto">${t('lang.auto')}</option>
+      <option value="pt">${t('lang.pt')}</option>
+      <option value="en">${t('lang.en')}</option>
+    </select>
+    <label for="project-description">${t('description')}</label>
+    <textarea id="project-description" maxlength="5000" rows="2" value=${description}
+      onInput=${(e) => setDescription(e.target.value)}></textarea>
+    <${ErrorNote} error=${error} />
+    <button type="submit" class="primary" disabled=${busy}>${t('create')}</button>
+  </form>`;
+}

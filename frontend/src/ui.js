@@ -1,0 +1,158 @@
+// Small shared pieces: loading state, errors, progress, dates, citation chips and the passage panel.
+import { html, useCallback, useEffect, useRef, useState } from './lib.js';
+import { useApp } from './context.js';
+
+// Runs `load` (an async function of the api) when `deps` change; `reload` runs it again.
+export function useAsync(load, deps) {
+  const [state, setState] = useState({ data: undefined, error: null, loading: true });
+  const serial = useRef(0);
+  const run = useCallback(async () => {
+    const mine = ++serial.current;
+    setState((s) => ({ ...s, loading: true, error: null }));
+    try {
+      const data = await load();
+      if (mine === serial.current) setState({ data, error: null, loading: false });
+    } catch (error) {
+      if (mine === serial.current) setState((s) => ({ ...s, error, loading: false }));
+    }
+  }, deps);
+  useEffect(() => {
+    run();
+  }, [run]);
+  return { ...state, reload: run, setData: (data) => setState((s) => ({ ...s, data })) };
+}
+
+export function ErrorNote({ error }) {
+  const { t } = useApp();
+  if (!error) return null;
+  const retry = error.retryAfter ? ` ${t('retryAfter', { s: error.retryAfter })}` : '';
+  return html`<p class="error" role="alert">${error.message || String(error)}${retry}</p>`;
+}
+
+export function Busy({ label }) {
+  const { t } = useApp();
+  return html`<p class="busy" role="status"><span class="spinner" aria-hidden="true"></span>${label || t('loading')}</p>`;
+}
+
+export function Empty({ children }) {
+  return html`<p class="empty">${children}</p>`;
+}
+
+export function Bar({ value, label }) {
+  const percent = Math.round(Math.max(0, Math.min(1, value || 0)) * 100);
+  return html`<span class="bar" role="img" aria-label=${`${label ? `${label}: ` : ''}${percent}%`}>
+    <span class="bar-fill" style=${{ width: `${percent}%` }}></span>
+  </span>`;
+}
+
+export function formatDate(value, lang) {
+  if (!value) return '';
+  return new Date(value).toLocaleString(lang === 'pt' ? 'pt-BR' : 'en-GB', { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+export function pagesLabel(t, start, end) {
+  if (start === null || start === undefined) return '';
+  return end && end !== start ? t('pages', { a: start, b: end }) : t('page', { a: start });
+}
+
+export function sectionLabel(path) {
+  return (path || []).join(' › ');
+}
+
+export function CitationChips({ citations, onOpen, label }) {
+  const { t } = useApp();
+  if (!citations?.length) return null;
+  return html`<ul class="chips" aria-label=${label || t('sources')}>
+    ${citations.map(
+      (c, i) => html`<li key=${`${c.chunk_id}-${i}`}>
+        <button type="button" class="chip" onClick=${() => onOpen(c)} title=${c.excerpt || ''}>
+          <span class="chip-n">${i + 1}</span> ${c.document_title}${c.section_path?.length ? ` · ${c.section_path.at(-1)}` : ''}${c.page_start ? ` · ${pagesLabel(t, c.page_start, c.page_end)}` : ''}
+        </button>
+      </li>`,
+    )}
+  </ul>`;
+}
+
+const chunkCache = new Map(); // document id -> Promise of its chunks (this tab only)
+
+export function documentChunks(api, projectId, documentId) {
+  const key = `${projectId}/${documentId}`;
+  if (!chunkCache.has(key)) {
+    const loading = api.all('listChunks', { project_id: projectId, document_id: documentId }, { pageSize: 1000 });
+    loading.catch(() => chunkCache.delete(key));
+    chunkCache.set(key, loading);
+  }
+  return chunkCache.get(key);
+}
+
+// The cited passage beside the answer: document, section, pages, and the chunk's whole text.
+export function PassagePanel({ citation, onClose }) {
+  const { api, t, projectId } = useApp();
+  const heading = useRef(null);
+  const [chunk, setChunk] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    heading.current?.focus();
+    setChunk(null);
+    setError(null);
+    documentChunks(api, projectId, citation.document_id)
+      .then((rows) => setChunk(rows.find((row) => row.id === citation.chunk_id) || null))
+      .catch(setError);
+  }, [citation]);
+  const onKey = (e) => e.key === 'Escape' && onClose();
+  return html`<aside class="passage" aria-labelledby="passage-title" onKeyDown=${onKey}>
+    <div class="passage-head">
+      <h2 id="passage-title" tabindex="-1" ref=${heading}>${citation.document_title}</h2>
+      <button type="button" class="icon" onClick=${onClose} aria-label=${t('close')}>×</button>
+    </div>
+    <p class="meta">
+      ${sectionLabel(citation.section_path) || t('noSection')}
+      ${citation.page_start ? html` · ${pagesLabel(t, citation.page_start, citation.page_end)}` : ''}
+    </p>
+    <${ErrorNote} error=${error} />
+    <blockquote class="passage-text">${chunk ? chunk.text : citation.excerpt}</blockquote>
+  </aside>`;
+}
+
+// Polls a job until it ends; answers its latest state as it goes.
+export function useJob(name, params, { interval = 500, onEnd } = {}) {
+  const { api } = useApp();
+  const [job, setJob] = useState(null);
+  const [error, setError] = useState(null);
+  const key = JSON.stringify(params);
+  useEffect(() => {
+    if (!params) return undefined;
+    let stopped = false;
+    let timer;
+    const tick = async () => {
+      try {
+        const state = await api.call(name, params);
+        if (stopped) return;
+        setJob(state);
+        if (state.status === 'succeeded' || state.status === 'failed') onEnd?.(state);
+        else timer = setTimeout(tick, interval);
+      } catch (e) {
+        if (!stopped) setError(e);
+      }
+    };
+    tick();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [key]);
+  return { job, error };
+}
+
+export function JobProgress({ job }) {
+  const { t } = useApp();
+  if (!job) return null;
+  const counted = job.total > 0;
+  const text = `${t(`stage.${job.stage}`, {}, job.stage)}${counted ? ` ${job.done}/${job.total}` : ''}`;
+  return html`<div class="job" role="status" aria-live="polite">
+    <span class="job-stage">${text}</span>
+    ${job.status === 'failed'
+      ? html`<span class="error">${job.error}</span>`
+      : html`<progress max=${counted ? job.total : undefined} value=${counted ? job.done : undefined} aria-label=${text}></progress>`}
+  </div>`;
+}

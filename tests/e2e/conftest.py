@@ -1,0 +1,113 @@
+"""The web app in a real browser: Debian's Chromium (/usr/bin/chromium, driven by Playwright; never a
+browser download) against a real stack: the session's embedded Postgres and Redis, a real worker
+subprocess, the API served by uvicorn on a free port with the app at /app, and a fake chat model that
+streams cited answers (benchmarks/fake_answers.py). The embedding model is the real one.
+
+Screenshots go to $STUDYAI_SCREENSHOTS (docs/screenshots to refresh the committed ones), else to the
+test's temporary folder."""
+
+import os
+import subprocess
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from playwright.async_api import Browser, Page, async_playwright
+
+from backend.main import create_app
+from benchmarks.fake_answers import CitingChatServer
+from benchmarks.fake_model import free_port
+from core.services import ServiceUrls
+from core.settings import Settings
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update"]
+AXE = Path(__file__).parent / "vendor" / "axe.min.js"
+
+
+@dataclass
+class WebStack:
+    base: str
+    fake: CitingChatServer
+
+
+class ApiServer:
+    """The app under uvicorn in a thread (its own event loop), as `studyai up` serves it."""
+
+    def __init__(self, settings: Settings, urls: ServiceUrls) -> None:
+        self.port = free_port()
+        config = uvicorn.Config(
+            create_app(settings, urls), host="127.0.0.1", port=self.port, log_level="warning"
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+
+    def __enter__(self) -> "ApiServer":
+        self._thread.start()
+        deadline = time.monotonic() + 180  # the lifespan loads the embedding model
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the API server did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(30)
+
+
+@pytest.fixture(scope="session")
+def web_stack(
+    settings: Settings, services: ServiceUrls, worker: subprocess.Popen[bytes]
+) -> Iterator[WebStack]:
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is missing: apt-get install -y chromium (.ci/run does)")
+    with CitingChatServer() as fake, ApiServer(settings, replace(services, llm_base_url=fake.url)) as api:
+        yield WebStack(base=f"http://127.0.0.1:{api.port}", fake=fake)
+
+
+@pytest.fixture(scope="session")
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        yield launched
+        await launched.close()
+
+
+@pytest.fixture(scope="session")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = Path(os.environ.get("STUDYAI_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+class PageProblems:
+    """Console errors, failed requests and CSP violations seen by a page; a test asserts there are none."""
+
+    def __init__(self, page: Page) -> None:
+        self.errors: list[str] = []
+        page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
+        page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+
+    def expected(self, *fragments: str) -> list[str]:
+        """The errors that contain none of the fragments (e.g. a deliberate 403 logged by the browser)."""
+        return [e for e in self.errors if not any(f in e for f in fragments)]
+
+
+async def axe_violations(page: Page) -> list[dict[str, Any]]:
+    """axe-core (vendored, tests only) on the page as it is: the serious and critical violations. It is
+    evaluated through the DevTools protocol, so the app's CSP (no inline script) stays as it is."""
+    if not await page.evaluate("() => typeof window.axe === 'object'"):
+        await page.evaluate(AXE.read_text())
+    result = await page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        ".map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(' '))}))"
+    )
+    return [v for v in result if v["impact"] in ("serious", "critical")]

@@ -1,0 +1,248 @@
+"""The web app end to end in Chromium: sign in, create a project, drop a Markdown file and watch it reach
+ready, ask a question and see the answer stream in with a citation that opens its passage, generate and
+answer a quiz question, and a viewer who is offered no upload. Every main screen passes axe-core with no
+serious or critical violation, and is photographed."""
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.async_api import Browser, BrowserContext, Page, expect
+
+from tests.conftest import Caller, UserFactory
+from tests.e2e.conftest import PageProblems, WebStack, axe_violations
+
+COURSE = """# Ownership
+
+## The rules
+
+Each value in Rust has an owner. There can only be one owner at a time. When the owner goes out of
+scope, the value will be dropped. These rules let Rust make memory safety guarantees without needing a
+garbage collector.
+
+## Moves
+
+Assigning a String to another variable moves it: the first variable is no longer valid, so the memory
+is freed exactly once when the second one goes out of scope.
+"""
+QUESTION = "What happens to a value when its owner goes out of scope?"
+
+
+@dataclass
+class Course:
+    owner: Caller
+    project_id: str
+    document_id: str
+
+
+async def new_context(browser: Browser, *, phone: bool = False) -> BrowserContext:
+    size = {"width": 390, "height": 844} if phone else {"width": 1280, "height": 860}
+    return await browser.new_context(viewport=size, locale="en-GB")
+
+
+async def sign_in(page: Page, base: str, caller: Caller) -> None:
+    await page.goto(f"{base}/app/")
+    await page.get_by_label("API key").fill(caller["Authorization"].removeprefix("Bearer "))
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+
+
+async def check(page: Page, shots: Path, name: str) -> None:
+    """No serious or critical accessibility violation on the screen as it is; and its screenshot."""
+    await page.wait_for_load_state("networkidle")
+    violations = await axe_violations(page)
+    assert violations == [], f"{name}: {violations}"
+    await page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture(scope="module")
+async def course(web_stack: WebStack, make_user: UserFactory) -> AsyncIterator[Course]:
+    """A project with the course indexed, made over the API as any client would."""
+    owner = await make_user("teacher")
+    async with httpx.AsyncClient(base_url=web_stack.base, headers=owner, timeout=120) as http:
+        project = (await http.post("/projects", json={"name": "Rust 101", "language": "en"})).json()
+        files = {"file": ("ownership.md", COURSE.encode(), "text/markdown")}
+        accepted = (await http.post(f"/projects/{project['id']}/documents", files=files)).json()
+        for _ in range(600):
+            job = (await http.get(f"/projects/{project['id']}/jobs/{accepted['job_id']}")).json()
+            if job["status"] in ("succeeded", "failed"):
+                break
+            await asyncio.sleep(0.2)
+        assert job["status"] == "succeeded", job
+    yield Course(owner, project["id"], accepted["document_id"])
+
+
+async def test_sign_in_create_project_and_upload(
+    web_stack: WebStack, browser: Browser, make_user: UserFactory, shots: Path
+) -> None:
+    user = await make_user("student")
+    context = await new_context(browser)
+    page = await context.new_page()
+    problems = PageProblems(page)
+    await page.goto(f"{web_stack.base}/app/")
+    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible()
+    await check(page, shots, "01-sign-in")
+    await page.get_by_label("API key").fill("sk-studyai-not-a-key")
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page.get_by_role("alert")).to_contain_text("not accepted")
+    await sign_in(page, web_stack.base, user)
+    # The key lives in this tab's sessionStorage only.
+    assert await page.evaluate("() => localStorage.length") == 0
+    assert await page.evaluate("() => sessionStorage.getItem('studyai.key')") is not None
+
+    await page.get_by_label("Name").fill("Systems programming")
+    await page.get_by_label("Language").select_option("en")
+    await page.get_by_role("button", name="Create").click()
+    await expect(page.get_by_role("heading", name="Systems programming")).to_be_visible()
+    await expect(page.get_by_text("Drop PDF or Markdown files here")).to_be_visible()
+
+    # A real drop event carrying the file, as a drag from the desktop delivers it.
+    transfer = await page.evaluate_handle(
+        """(text) => { const t = new DataTransfer();
+           t.items.add(new File([text], 'ownership.md', {type: 'text/markdown'})); return t; }""",
+        COURSE,
+    )
+    await page.dispatch_event("[data-testid=dropzone]", "drop", {"dataTransfer": transfer})
+    upload = page.locator("li.upload")
+    await expect(upload).to_contain_text("ownership.md")
+    row = page.locator("tr[data-document=ownership]")
+    await expect(row.locator(".badge")).to_have_text("Ready", timeout=120_000)
+    await expect(upload.locator(".badge")).to_have_text("Ready")
+    await check(page, shots, "03-documents")
+
+    await row.get_by_role("link", name="Chunks").click()
+    await expect(page.locator(".chunk").first).to_contain_text("Each value in Rust has an owner")
+    await expect(page.locator(".chunk").first).to_contain_text("Ownership › The rules")
+    await check(page, shots, "04-chunks")
+
+    await page.get_by_role("link", name="Projects").first.click()
+    await expect(page.get_by_role("link", name="Systems programming")).to_be_visible()
+    await check(page, shots, "02-projects")
+    assert problems.expected("status of 401") == []  # the wrong key, refused
+    await context.close()
+
+
+async def test_ask_streams_and_cites(web_stack: WebStack, browser: Browser, course: Course, shots: Path) -> None:
+    context = await new_context(browser)
+    page = await context.new_page()
+    problems = PageProblems(page)
+    await sign_in(page, web_stack.base, course.owner)
+    await page.goto(f"{web_stack.base}/app/#/p/{course.project_id}/ask")
+    await page.get_by_label("Your question").fill(QUESTION)
+    await page.get_by_role("button", name="Ask", exact=True).click()
+    # The answer is shown while it is written: partial text in the streaming element, then the whole.
+    streaming = page.locator("[data-streaming=true]")
+    await expect(streaming).to_contain_text("Each value", timeout=30_000)
+    partial = await streaming.text_content()
+    answer = page.locator(".msg.assistant .answer.markdown")
+    await expect(answer).to_contain_text("the value is dropped", timeout=30_000)
+    assert partial is not None and len(partial) < len(await answer.text_content() or "")
+    await expect(page.locator(".msg.assistant strong")).to_have_text("owner")  # Markdown, sanitised
+
+    chip = page.locator(".msg.assistant .chip").first
+    await expect(chip).to_contain_text("ownership")
+    await chip.click()
+    passage = page.get_by_role("complementary")
+    await expect(passage.get_by_role("heading", name="ownership")).to_be_focused()
+    await expect(passage).to_contain_text("Ownership › ")
+    await expect(passage.locator(".passage-text")).to_contain_text("owner")
+    await check(page, shots, "05-ask")
+    await page.keyboard.press("Escape")
+    await expect(passage).to_have_count(0)
+
+    # The conversation is kept: listed, and reopened from the list with its citations.
+    thread = page.locator(".threads li a").first
+    await expect(thread).to_have_text(QUESTION)
+    await page.goto(f"{web_stack.base}/app/#/p/{course.project_id}/ask")
+    await page.locator(".threads li a").first.click()
+    await expect(page.locator(".msg.user")).to_contain_text(QUESTION)
+    await expect(page.locator(".msg.assistant .chip")).to_have_count(1)
+
+    # On a phone-width screen the same answer and its passage.
+    phone = await new_context(browser, phone=True)
+    small = await phone.new_page()
+    await sign_in(small, web_stack.base, course.owner)
+    await small.goto(page.url)
+    await small.locator(".msg.assistant .chip").first.click()
+    await expect(small.get_by_role("complementary")).to_be_visible()
+    await check(small, shots, "06-ask-phone")
+    assert problems.errors == []
+    await phone.close()
+    await context.close()
+
+
+async def test_quiz_generate_and_answer(web_stack: WebStack, browser: Browser, course: Course, shots: Path) -> None:
+    context = await new_context(browser)
+    page = await context.new_page()
+    problems = PageProblems(page)
+    await sign_in(page, web_stack.base, course.owner)
+    await page.goto(f"{web_stack.base}/app/#/p/{course.project_id}/study")
+    await page.get_by_text("Generate questions").click()
+    await page.get_by_label("How many").fill("1")
+    for kind in ("Multiple choice", "Application"):
+        await page.get_by_label(kind).uncheck()
+    await page.get_by_role("button", name="Generate", exact=True).click()
+    await expect(page.get_by_role("status").filter(has_text="new")).to_contain_text("1 new", timeout=60_000)
+    card = page.locator("article.quiz")
+    await expect(card).to_be_visible()
+    await card.get_by_label("Your answer").fill("It is dropped when its owner goes out of scope.")
+    await card.get_by_role("button", name="Submit answer").click()
+    grade = card.locator(".grade")
+    await expect(grade).to_contain_text("Score", timeout=60_000)
+    await expect(grade.locator("strong").first).to_have_text("Correct")
+    await expect(grade.locator(".chip").first).to_contain_text("ownership")
+    await check(page, shots, "08-study-quiz")
+    assert problems.errors == []
+    await context.close()
+
+
+async def test_viewer_is_offered_no_upload(
+    web_stack: WebStack, browser: Browser, course: Course, make_user: UserFactory, shots: Path
+) -> None:
+    viewer = await make_user("viewer")
+    context = await new_context(browser)
+    page = await context.new_page()
+    problems = PageProblems(page)
+    # The owner adds the viewer in the Members screen.
+    await sign_in(page, web_stack.base, course.owner)
+    await page.goto(f"{web_stack.base}/app/#/p/{course.project_id}/members")
+    await page.get_by_label("Email").fill(viewer.email)
+    await page.get_by_label("Role", exact=True).select_option("viewer")
+    await page.get_by_role("button", name="Add", exact=True).click()
+    await expect(page.locator(".members")).to_contain_text(viewer.email)
+    await check(page, shots, "10-members")
+    await context.close()
+
+    context = await new_context(browser)
+    page = await context.new_page()
+    await sign_in(page, web_stack.base, viewer)
+    await page.get_by_role("link", name="Rust 101").click()
+    await expect(page.locator(".badge").first).to_have_text("Viewer")
+    await expect(page.locator("tr[data-document=ownership]")).to_be_visible()
+    await expect(page.locator("#upload-input")).to_have_count(0)
+    await expect(page.get_by_text("Drop PDF or Markdown files here")).to_have_count(0)
+    await expect(page.get_by_role("button", name="Delete: ownership")).to_have_count(0)
+    await expect(page.get_by_role("link", name="Teacher")).to_have_count(0)
+    assert problems.errors == []
+    await context.close()
+
+
+async def test_plans_and_teacher_screens(web_stack: WebStack, browser: Browser, course: Course, shots: Path) -> None:
+    context = await new_context(browser)
+    page = await context.new_page()
+    problems = PageProblems(page)
+    await sign_in(page, web_stack.base, course.owner)
+    await page.goto(f"{web_stack.base}/app/#/p/{course.project_id}/plans")
+    await page.get_by_label("Topic").fill("ownership")
+    await page.get_by_role("button", name="Make a plan").click()
+    await expect(page.get_by_text("Coverage").first).to_be_visible(timeout=60_000)
+    await check(page, shots, "07-plan")
+    await page.goto(f"{web_stack.base}/app/#/p/{course.project_id}/teacher")
+    await expect(page.get_by_role("heading", name="Review queue")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Groundedness")).to_be_visible()
+    await check(page, shots, "09-teacher")
+    assert problems.errors == []
+    await context.close()
