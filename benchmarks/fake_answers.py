@@ -17,13 +17,34 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from benchmarks.fake_model import SchemaChatServer, _chunk, _completion
+from benchmarks.fake_model import PLAIN_REPLY, SchemaChatServer, _chunk, _completion, instance
 
 ANSWER = (
     "Each value in Rust has an **owner**, and there can only be one owner at a time. "
     "When the owner goes out of scope, the value is dropped."
 )
 _EXCERPT_ID = re.compile(r"\[(\d+)\]")
+# Plausible text for the other agents' string fields (screenshots read better than a placeholder).
+FIELDS = {
+    "question": "What happens to a value when its owner goes out of scope?",
+    "answer": "The value is dropped: its memory is freed.",
+    "explanation": "Rust drops a value when its single owner goes out of scope.",
+    "title": "The ownership rules",
+    "goal": "Know who owns a value and when it is dropped.",
+}
+
+
+def _placeholder(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(PLAIN_REPLY)
+
+
+def _plausible(value: Any) -> Any:
+    """The schema's minimal object with FIELDS' text in place of the placeholder strings."""
+    if isinstance(value, dict):
+        return {k: FIELDS[k] if k in FIELDS and _placeholder(v) else _plausible(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plausible(v) for v in value]
+    return value
 
 
 class CitingChatServer(SchemaChatServer):
@@ -39,11 +60,21 @@ class CitingChatServer(SchemaChatServer):
         body = await request.json()
         fmt = body.get("response_format") or {}
         schema = fmt.get("schema") or (fmt.get("json_schema") or {}).get("schema") or {}
-        if "has_answer" not in schema.get("properties", {}):
-            return await super()._complete(request)
-        self.requests += 1
+        properties = schema.get("properties", {})
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
         cited = [int(m) for m in _EXCERPT_ID.findall(prompt)[:1]]
+        # A generated question and a grade cite the first excerpt by its chunk id (the planner's `sources`
+        # are topic numbers, which the schema's minimal [1] already is).
+        cites = [name for name in ("sources", "used") if name in properties]
+        if cites and ("question" in properties or "feedback" in properties):
+            self.requests += 1
+            reply = {**_plausible(instance(schema, schema, prompt)), **{name: cited for name in cites}}
+            return JSONResponse(_completion(json.dumps(reply)))
+        if "has_answer" not in properties:
+            if body.get("stream") or not properties:
+                return await super()._complete(request)
+            return JSONResponse(_completion(json.dumps(_plausible(instance(schema, schema, prompt)))))
+        self.requests += 1
         content = json.dumps({"has_answer": True, "answer": self.answer, "used_chunk_ids": cited})
         if not body.get("stream"):
             return JSONResponse(_completion(content))

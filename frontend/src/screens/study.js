@@ -83,7 +83,8 @@ function Generate({ onDone }) {
       </fieldset>
       <${ErrorNote} error=${error} />
       ${busy ? html`<${Busy} label=${t('generating')} />` : html`<button type="submit" class="primary" disabled=${!types.length}>${t('generate')}</button>`}
-      ${result && html`<p role="status">${t('generated', { saved: result.questions.length, review: result.review, rejected: result.rejected.length })}</p>`}
+      ${result && html`<p role="status">${t('generated', { saved: result.questions.length, review: result.review, rejected: result.rejected.length })}</p>
+        ${result.rejected.length > 0 && html`<ul class="meta">${result.rejected.map((r, i) => html`<li key=${i}>${t(`rejection.${r.reason}`, {}, r.reason)}: ${r.question || r.detail}</li>`)}</ul>`}`}
     </form>
   </details>`;
 }
