@@ -112,6 +112,6 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
     app.include_router(plans.router)
     app.include_router(questions.router)
     app.include_router(history.router)
-    # The web app at /app: static files on the API's origin, using only the routes above (backend/frontend.py).
+    # The web app at /app: static files on the API's origin, using only the routes above.
     add_frontend(app)
     return app
