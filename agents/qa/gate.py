@@ -72,7 +72,11 @@ def coverage(words: list[str], chunks: list[Candidate]) -> tuple[float, tuple[st
     return share, missing
 
 
-def judge(question: str, retrieved: list[Candidate], config: QAConfig) -> GateDecision:
+def judge(
+    question: str, retrieved: list[Candidate], config: QAConfig, *, choice: bool = False
+) -> GateDecision:
+    """`choice`: the question lists its options, so it is about the material unless nothing is even
+    near it (a stem such as "Which statement is true?" has no words of its own to cover)."""
     best = retrieved[: config.answer_chunks]
     words = content_words(question)
     best_dense = max((c.dense_similarity or 0.0 for c in retrieved), default=0.0)
@@ -83,6 +87,8 @@ def judge(question: str, retrieved: list[Candidate], config: QAConfig) -> GateDe
         passed, reason = True, f"best dense similarity {best_dense:.3f} >= {config.dense_strong}"
     elif best_dense < config.dense_min:
         passed, reason = False, f"best dense similarity {best_dense:.3f} < {config.dense_min}"
+    elif choice:
+        passed, reason = True, f"a question with options, best dense similarity {best_dense:.3f}"
     elif share >= config.coverage_min:
         passed, reason = True, f"{share:.0%} of the question's words are in the best chunks"
     else:
