@@ -1,10 +1,10 @@
-"""`studyai`: run the product, manage users, apply migrations."""
+"""`studyai`: run the product, manage users, apply migrations, calibrate the embedding model."""
 
 import asyncio
 import logging
 import signal
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
@@ -14,6 +14,8 @@ import uvicorn
 
 from backend.main import create_app
 from backend.search_format import format_result
+from core.calibrate import CalibrationError, calibrate_project
+from core.calibration import save_thresholds
 from core.child_env import child_environment
 from core.db import open_pool
 from core.embeddings import make_embeddings
@@ -156,6 +158,31 @@ async def _search(
         )
     finally:
         await pool.close()
+
+
+@app.command()
+def calibrate(
+    project: UUID = typer.Option(..., "--project", help="A project with a question bank (20+ questions)."),
+    save: bool = typer.Option(True, help="Write the values where the API and workers read them."),
+) -> None:
+    """Calibrate the embedding model's cosine thresholds on a project's questions (core/calibrate.py)."""
+    settings = Settings()
+    with EmbeddedServices(settings, redis=False) as urls:
+        apply_migrations(urls.database_url)
+        try:
+            fitted, thresholds = asyncio.run(calibrate_project(urls.database_url, settings, project))
+        except CalibrationError as error:
+            typer.echo(f"studyai calibrate: {error}", err=True)
+            raise typer.Exit(1) from None
+    typer.echo(
+        f"{settings.embedding_model}: y = {fitted.slope:.3f} x + {fitted.intercept:.3f} over {fitted.pairs}"
+        f" pairs (r = {fitted.correlation:.3f}); related mean {fitted.related_mean[1]:.3f},"
+        f" unrelated {fitted.unrelated_mean[1]:.3f}"
+    )
+    for name, value in asdict(thresholds).items():
+        typer.echo(f"  {name}: {value}")
+    if save:
+        typer.echo(f"saved to {save_thresholds(settings.data_dir, settings.embedding_model, thresholds)}")
 
 
 EVAL_SUITES = ("qa", "retrieval", "groundedness-judge")

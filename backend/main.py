@@ -29,6 +29,7 @@ from backend.routes import (
     search,
 )
 from core.admission import LlmAdmission
+from core.calibration import thresholds_for
 from core.db import open_pool
 from core.embeddings import make_embeddings
 from core.llm import make_chat_model
@@ -57,6 +58,8 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
             app.state.pool, embeddings, make_reranker(settings), RetrievalConfig.from_settings(settings)
         )
         # No chat model (llm_base_url None) leaves the agent routes answering 503 with the reason.
+        # The embedding model's cosine thresholds, or a warning that it has none (core/calibration.py).
+        app.state.thresholds = thresholds_for(settings.embedding_model, settings.data_dir)
         app.state.llm = make_chat_model(settings, base_url=urls.llm_base_url) if urls.llm_base_url else None
         app.state.tracing = Tracing.from_settings(settings)  # None unless LangSmith is configured
         # Which answers are judged for groundedness; a test may replace it with a seeded one.

@@ -146,6 +146,7 @@ async def _write(
         llm=llm,
         structured_mode=structured_mode(ctx["settings"]),
         language=project["language"],
+        thresholds=ctx["thresholds"],
     )
     if plan is None:
         planned = planner_input(topic, [], max_sections)

@@ -17,6 +17,7 @@ from arq.cron import cron
 from arq.worker import func
 
 from agents.planner.config import DEFAULT_SECTIONS
+from core.calibration import thresholds_for
 from core.db import open_pool
 from core.embeddings import make_embeddings
 from core.llm import make_chat_model
@@ -66,6 +67,7 @@ async def open_resources(
             "settings": settings,
             "pool": pool,
             "embeddings": await asyncio.to_thread(make_embeddings, settings),
+            "thresholds": thresholds_for(settings.embedding_model, settings.data_dir),
             # Agent jobs (notes, groundedness) need the chat model; indexing does not.
             "llm": make_chat_model(settings, base_url=urls.llm_base_url) if urls.llm_base_url else None,
             "tracing": tracing,

@@ -112,7 +112,7 @@ async def accepted_passage(
     passage = best_passage(claim, chunks, config.passage_chars)
     if passage is None:
         return None
-    if embedded is not None:
+    if embedded is not None and config.min_similarity is not None:
         close_enough = await embedded.best_similarity(claim) >= config.min_similarity
     else:
         close_enough = passage.coverage >= config.min_coverage

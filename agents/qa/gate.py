@@ -10,13 +10,15 @@ France, World Cup) but also 0.80-0.83 (photosynthesis, PyTorch, Kubernetes ingre
 0.87 (spawning a thread in Rust). The words separate what the cosine cannot: those absent topics
 had 0-33% of their content words in the best chunks, the present ones 50-100%. Hence: a chunk at
 >= dense_strong passes alone; between dense_min and dense_strong the words must be there too;
-below dense_min nothing passes. Near misses on the same subject (async Rust: 0.88, 75%) pass the
-gate and are left to the answer model's has_answer."""
+below dense_min nothing passes. Both are the embedding model's (core/calibration.py). Near misses
+on the same subject (async Rust: 0.88, 75%) pass the gate and are left to the answer model's
+has_answer."""
 
 import re
 from dataclasses import asdict, dataclass
 
 from agents.qa.config import QAConfig
+from core.calibration import Thresholds
 from core.retrieval import Candidate
 
 _WORD = re.compile(r"\w+")
@@ -73,7 +75,12 @@ def coverage(words: list[str], chunks: list[Candidate]) -> tuple[float, tuple[st
 
 
 def judge(
-    question: str, retrieved: list[Candidate], config: QAConfig, *, choice: bool = False
+    question: str,
+    retrieved: list[Candidate],
+    config: QAConfig,
+    thresholds: Thresholds,
+    *,
+    choice: bool = False,
 ) -> GateDecision:
     """`choice`: the question lists its options, so it is about the material unless nothing is even
     near it (a stem such as "Which statement is true?" has no words of its own to cover)."""
@@ -83,10 +90,10 @@ def judge(
     share, missing = coverage(words, best)
     if not retrieved:
         passed, reason = False, "nothing retrieved"
-    elif best_dense >= config.dense_strong:
-        passed, reason = True, f"best dense similarity {best_dense:.3f} >= {config.dense_strong}"
-    elif best_dense < config.dense_min:
-        passed, reason = False, f"best dense similarity {best_dense:.3f} < {config.dense_min}"
+    elif best_dense >= thresholds.gate_dense_strong:
+        passed, reason = True, f"best dense similarity {best_dense:.3f} >= {thresholds.gate_dense_strong}"
+    elif best_dense < thresholds.gate_dense_min:
+        passed, reason = False, f"best dense similarity {best_dense:.3f} < {thresholds.gate_dense_min}"
     elif choice:
         passed, reason = True, f"a question with options, best dense similarity {best_dense:.3f}"
     elif share >= config.coverage_min:

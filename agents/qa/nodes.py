@@ -103,7 +103,7 @@ async def retrieve(
     mark = time.perf_counter()
     planned = state["plan"]
     extra = [t for t in planned.get("terms", []) if t.lower() not in planned["question"].lower()]
-    query = " ".join([planned["question"], *extra])
+    query = " ".join([search_text(planned["question"]), *extra])
     document = state.get("document_filter")
     filters = Filters(document_ids=(UUID(document),)) if document else Filters()
     kwargs = {"project_id": ctx.project_id, "query": query, "profile": qa.profile}
@@ -115,10 +115,20 @@ async def retrieve(
     return {"retrieved": result.results, "document_filter": document}
 
 
-async def gate(state: QAState, *, qa: QAConfig = DEFAULT_CONFIG) -> dict[str, Any]:
+def search_text(question: str) -> str:
+    """What retrieval embeds and matches: a question with options loses the instruction after them
+    ("Which option is correct? Give its letter..."), whose words are in every quiz, not the material."""
+    choice = parse_choice(question)
+    return question if choice is None else "\n".join([choice.stem, *choice.options])
+
+
+async def gate(
+    state: QAState, runtime: Runtime[AgentContext], *, qa: QAConfig = DEFAULT_CONFIG
+) -> dict[str, Any]:
     question = state["plan"]["question"]
+    choice = parse_choice(question) is not None
     decision = judge(
-        question_stem(question), state["retrieved"], qa, choice=parse_choice(question) is not None
+        question_stem(question), state["retrieved"], qa, runtime.context.thresholds, choice=choice
     )
     update: dict[str, Any] = {"gate": decision.as_dict()}
     if not decision.passed:

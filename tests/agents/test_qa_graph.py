@@ -3,7 +3,7 @@
 import json
 import math
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -20,6 +20,7 @@ from agents.qa.gate import content_words, judge
 from agents.qa.options import question_stem
 from agents.qa.planning import named_document
 from agents.qa.prompts import NOT_FOUND, best_window
+from core.calibration import UNCALIBRATED, Thresholds
 from core.retrieval import Candidate
 from core.retrieval.types import RetrievalResult, StageTimings
 
@@ -404,14 +405,35 @@ async def test_streamed_answer_cut_off_keeps_what_was_shown() -> None:
     assert [c.chunk_id for c in out["citations"]] == [12] and out["invented_ids"] == [1]
 
 
+def gate_thresholds(strong: float, minimum: float) -> Thresholds:
+    return replace(UNCALIBRATED, gate_dense_strong=strong, gate_dense_min=minimum, source="test")
+
+
 def test_gate_thresholds() -> None:
-    config = QAConfig(dense_strong=0.9, dense_min=0.8, coverage_min=0.5)
+    config, limits = QAConfig(coverage_min=0.5), gate_thresholds(0.9, 0.8)
     related = [chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.83)]
-    assert judge("When is a value dropped by its owner?", related, config).passed
-    unrelated = judge("How do I configure a Kubernetes ingress?", related, config)
+    assert judge("When is a value dropped by its owner?", related, config, limits).passed
+    unrelated = judge("How do I configure a Kubernetes ingress?", related, config, limits)
     assert not unrelated.passed and set(unrelated.missing) == {"configure", "kubernetes", "ingress"}
-    assert judge("Kubernetes?", [chunk(11, "x", dense=0.9)], config).passed  # very close alone passes
-    assert not judge("owner value dropped", [chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.79)], config).passed
+    assert judge("Kubernetes?", [chunk(11, "x", dense=0.9)], config, limits).passed  # very close alone passes
+    low = [chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.79)]
+    assert not judge("owner value dropped", low, config, limits).passed
+    # An embedding model without calibrated values: the words alone decide, whatever the cosine.
+    assert judge("owner value dropped", low, config, UNCALIBRATED).passed
+    assert not judge("Kubernetes?", [chunk(11, "x", dense=0.99)], config, UNCALIBRATED).passed
+
+
+async def test_the_gate_uses_the_embedding_models_thresholds_from_the_context() -> None:
+    llm = FakeMessagesListChatModel(
+        responses=[reply(answer="Dropped.", has_answer=True, used_chunk_ids=[11])]
+    )
+    retriever = FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.80)])
+    ctx = context(llm, retriever)
+    assert (await ask(ctx, "When is a value dropped by its owner?"))["gate"]["passed"]
+    ctx = context(llm, retriever)
+    ctx.thresholds = gate_thresholds(0.95, 0.85)
+    out = await ask(ctx, "When is a value dropped by its owner?")
+    assert not out["gate"]["passed"] and out["outcome"] == "not_found"
     assert content_words("What is the String's capacity, and how does it work?") == ["string", "capacity"]
 
 
@@ -437,10 +459,11 @@ def test_quiz_options_are_left_out_of_the_gate_coverage() -> None:
     assert question_stem(QUIZ) == "Which statement best describes when a value is dropped?"
     assert question_stem("What does A) mean here?") == "What does A) mean here?"  # one line is no list
     # The wrong options' words (garbage, collector, semaphore...) are absent from the material by design.
-    config = QAConfig(dense_strong=0.95, dense_min=0.8, coverage_min=0.5)
+    config, limits = QAConfig(coverage_min=0.5), gate_thresholds(0.95, 0.8)
     related = [chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)]
-    assert not judge(QUIZ, related, config).passed
-    assert judge(question_stem(QUIZ), related, config).passed
+    assert not judge(QUIZ, related, config, limits).passed
+    assert judge(question_stem(QUIZ), related, config, limits).passed
+    assert judge("Which statement is true?", related, config, limits, choice=True).passed
 
 
 class OptionReader(FakeMessagesListChatModel):
