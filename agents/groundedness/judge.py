@@ -35,9 +35,9 @@ from agents.groundedness.config import JudgeConfig
 from agents.groundedness.contrast import ContrastCheck
 from agents.groundedness.evidence import Passage, best_passage, states_no_fact, windows
 from agents.groundedness.prompts import Entailment, answer_sentences, entailment_messages
-from agents.question_generator.checks import term_coverage
 from core.llm import StructuredMode
 from core.structured import TokenUsage, ask_structured
+from core.text import term_coverage
 
 RISK_FLAG_THRESHOLD = 0.7
 

@@ -20,6 +20,7 @@ from langchain_openai import ChatOpenAI
 
 from core.services import ServiceUrls
 from core.settings import Settings
+from core.text import split_sentences
 from tests.conftest import (
     SHARED_DATA,
     Caller,
@@ -273,7 +274,7 @@ async def test_plan_then_note_with_the_real_model(
         assert "## References" in note_text and "[^1]:" in note_text
         # A sentence the model wrote, searched for in the whole project, finds the note.
         prose = re.sub(r"^#.*$", "", chunks[0]["text"], flags=re.MULTILINE)
-        sentences = [s for s in re.split(r"(?<=[.!?])\s+", prose.strip()) if len(s.split()) >= 6]
+        sentences = [s for s in split_sentences(prose) if len(s.split()) >= 6]
         assert sentences, chunks[0]["text"]
         query = re.sub(r"\[\^\d+\]", "", sentences[0])
         found = await http.post(
