@@ -13,6 +13,7 @@ from agents.common.language import Language, language_name
 from agents.qa.choice import CHOICE_SYSTEM
 from agents.qa.state import Turn
 from core.retrieval import Candidate
+from core.text import content_words, covers, split_sentences, words
 
 NOT_FOUND = {
     "en": "I could not find this in the project's material.",
@@ -47,7 +48,6 @@ ANSWER_SYSTEM = (
 # What an answer must never repeat (agents/qa/nodes.py withholds one that does).
 SYSTEM_PROMPTS = (ANSWER_SYSTEM, PLANNER_SYSTEM, CHOICE_SYSTEM)
 
-_WORD = re.compile(r"\w+")
 
 
 def planner_messages(question: str, history: list[Turn], history_chars: int) -> list[BaseMessage]:
@@ -94,9 +94,9 @@ def best_window(text: str, question: str, chars: int) -> str:
     and every character shown costs prefill time before the first token."""
     if len(text) <= chars:
         return text.strip()
-    words = {w for w in _WORD.findall(question.lower()) if len(w) > 2}
+    wanted = content_words(question)
     units = _units(text)
-    scores = [len(words & set(_WORD.findall(unit.lower()))) for unit in units]
+    scores = [sum(covers(w, set(words(unit))) for w in wanted) for unit in units]
     best = max(range(len(units)), key=lambda i: (scores[i], -i))
     start = end = best
     size = len(units[best])
@@ -112,9 +112,6 @@ def best_window(text: str, question: str, chars: int) -> str:
     return _trim(_join(units[start : end + 1]), chars)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
-
-
 def _units(text: str) -> list[str]:
     """Paragraphs split into sentences; a fenced code block or a list stays one unit. A unit that ends
     its paragraph ends with a blank line, so joining units is concatenation."""
@@ -123,7 +120,7 @@ def _units(text: str) -> list[str]:
         if not paragraph:
             continue
         whole = paragraph.startswith(("```", "    ", "- ", "* ", "|")) or "\n```" in paragraph
-        pieces = [paragraph] if whole else [p.strip() for p in _SENTENCE_END.split(paragraph) if p.strip()]
+        pieces = [paragraph] if whole else split_sentences(" ".join(paragraph.split()))
         units.extend(piece + " " for piece in pieces[:-1])
         units.append(pieces[-1] + "\n\n")
     return units
