@@ -27,6 +27,7 @@ from backend.routes import (
     qa,
     questions,
     search,
+    study,
 )
 from core.admission import LlmAdmission
 from core.db import open_pool
@@ -111,4 +112,5 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
     app.include_router(plans.router)
     app.include_router(questions.router)
     app.include_router(history.router)
+    app.include_router(study.router)
     return app

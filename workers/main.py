@@ -26,6 +26,7 @@ from core.queue import (
     INDEX_DOCUMENT,
     INDEX_QUEUE,
     JUDGE_ANSWER,
+    OPTIMIZE_STUDY,
     PURGE_QUERY_HISTORY,
     WRITE_NOTE,
 )
@@ -38,6 +39,7 @@ from workers.jobs import index_document
 from workers.judge_jobs import judge_answer_job, purge_query_history
 from workers.leases import LeasedWorker
 from workers.quarantine import Quarantine
+from workers.study_jobs import optimize_study_parameters
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +99,9 @@ def build_worker(
                 name=INDEX_DOCUMENT,
                 max_tries=ARQ_MAX_TRIES,
                 timeout=settings.index_job_timeout_s + ARQ_TIMEOUT_MARGIN_S,
-            )
+            ),
+            # A student's FSRS fit: CPU seconds, not model-bound (workers/study_jobs.py).
+            func(optimize_study_parameters, name=OPTIMIZE_STUDY, max_tries=2),
         ]
         # The retention window, hourly and once when the worker starts; unique: one worker runs it.
         # Quick SQL, so it lives on the index queue, which every deployment runs.

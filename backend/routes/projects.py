@@ -80,6 +80,10 @@ async def update_project(
                 status.HTTP_403_FORBIDDEN, "Only the project's owner can change attempt limits."
             )
         changes["max_attempts_per_question"] = body.max_attempts_per_question
+    if "exam_date" in body.model_fields_set:  # null is a value here: no exam date
+        if access.role != "owner":
+            raise HTTPException(status.HTTP_403_FORBIDDEN, "Only the project's owner sets the exam date.")
+        changes["exam_date"] = body.exam_date
     async with db.connection() as conn:
         async with conn.transaction():
             updated = await projects.update_project(

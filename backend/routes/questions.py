@@ -22,6 +22,7 @@ from agents.question_generator.graph import graph as generator
 from agents.question_generator.state import QUESTION_TYPES, QuestionType
 from backend.admission import AdmissionDep
 from backend.audit import AuditDep
+from backend.clock import ClockDep
 from backend.deps import (
     AgentContextDep,
     DbDep,
@@ -29,6 +30,7 @@ from backend.deps import (
     ProjectDep,
     ProjectOwnerDep,
     ProjectWriterDep,
+    QueueDep,
     SettingsDep,
 )
 from backend.question_schemas import (
@@ -43,6 +45,7 @@ from backend.question_schemas import (
     RejectedOut,
     StatusUpdate,
 )
+from backend.routes import study
 from core.retrieval import ProfileError
 from core.store import attempts, documents, questions
 from core.structured import StructuredOutputError
@@ -213,6 +216,8 @@ async def attempt_question(
     audit: AuditDep,
     admission: AdmissionDep,
     settings: SettingsDep,
+    queue: QueueDep,
+    clock: ClockDep,
 ) -> AttemptResult:
     """Grades the answer (exactly, when it names a multiple-choice option; otherwise with the model
     against the reference answer and up to five chunks of the question's document) and stores it.
@@ -265,6 +270,17 @@ async def attempt_question(
     else:
         now = datetime.now(UTC)
         row = {**fields, "id": None, "question_id": question_id, "user_id": access.user.id, "created_at": now}
+    # The attempt also reviews the item in the caller's study queue (the rating rule: README, study loop).
+    await study.review_attempt(
+        db,
+        queue,
+        access,
+        question_id,
+        verdict=grade["verdict"],
+        score=grade["score"],
+        first_try=before["count"] == 0,
+        now=clock(),
+    )
     # The student's answer is theirs (their attempts hold it); the audit row keeps the grade's feedback.
     cited = [c.chunk_id for c in grade["citations"]]
     await audit.record(
