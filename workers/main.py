@@ -170,6 +170,7 @@ async def _requeue_unfinished(ctx: dict[str, Any], queue: Queue) -> None:
             request.get("plan_id"),
             request.get("topic"),
             request.get("max_sections", DEFAULT_SECTIONS),
+            kind=request.get("kind", "note"),  # the request as POST /notes stored it
             _job_id=job["id"],
             _queue_name=AGENT_QUEUE,
         )
