@@ -232,18 +232,3 @@ async def get_question(
         {"project_id": project_id, "user_id": user_id, "question_id": question_id},
     )
     return await cur.fetchone()
-
-
-async def set_status(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, question_id: Any, status: str
-) -> dict[str, Any] | None:
-    """Editors and owners only (checked in the statement); None when not found or not allowed."""
-    cur = await conn.execute(
-        "UPDATE questions q SET status = %(status)s, updated_at = now()"
-        f" WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s AND {writer_of('q.project_id')}"
-        " RETURNING q.id",
-        {"project_id": project_id, "user_id": user_id, "question_id": question_id, "status": status},
-    )
-    if await cur.fetchone() is None:
-        return None
-    return await get_question(conn, project_id=project_id, user_id=user_id, question_id=question_id)

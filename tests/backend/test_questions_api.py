@@ -463,3 +463,30 @@ async def test_real_model_grades_a_real_quiz_answer_above_a_wrong_one(
             print(f"\n{label}: {time.perf_counter() - started:.1f} s {brief(response.json())}")
     assert grades["right"]["score"] > grades["wrong"]["score"]
     assert grades["right"]["verdict"] == "correct" and grades["wrong"]["verdict"] == "incorrect"
+
+
+async def test_real_model_writes_grounded_flashcards(
+    api: Api, rust_course: Course, local_llm: BaseChatModel
+) -> None:
+    course, document = rust_course, rust_course.documents["ch04-01-what-is-ownership.md"]
+    chunks = (
+        await api.http.get(f"/projects/{course.id}/documents/{document}/chunks", headers=course.owner)
+    ).json()
+    with api.model(local_llm):
+        started = time.perf_counter()
+        response = await api.http.post(
+            url(course, "/generate"),
+            json={"document_id": document, "n": 2, "types": ["flashcard"]},
+            headers=course.owner,
+        )
+        elapsed = time.perf_counter() - started
+    assert response.status_code == 201, response.text
+    cards = response.json()["questions"]
+    print(f"\n{len(cards)} flashcards in {elapsed:.1f} s; rejected {response.json()['rejected']}")
+    for card in cards:
+        print(json.dumps({k: card[k] for k in ("question", "answer", "confidence", "support", "status")}))
+    assert cards, response.json()
+    for card in cards:
+        assert card["type"] == "flashcard" and card["review_state"] == "pending"
+        assert card["question"].strip() and card["answer"].strip() and card["distractors"] == []
+        assert set(card["source_chunk_ids"]) <= {c["id"] for c in chunks}
