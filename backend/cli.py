@@ -185,7 +185,7 @@ def calibrate(
         typer.echo(f"saved to {save_thresholds(settings.data_dir, settings.embedding_model, thresholds)}")
 
 
-EVAL_SUITES = ("qa", "retrieval", "groundedness-judge")
+EVAL_SUITES = ("qa", "retrieval", "groundedness-judge", "grading")
 
 
 # `studyai eval SUITE --help` goes to the suite, whose options are the ones worth reading; a bare
@@ -197,9 +197,9 @@ EVAL_SUITES = ("qa", "retrieval", "groundedness-judge")
 )
 def run_eval(
     ctx: typer.Context,
-    suite: str = typer.Argument(..., help="qa, retrieval or groundedness-judge."),
+    suite: str = typer.Argument(..., help="qa, retrieval, groundedness-judge or grading."),
 ) -> None:
-    """Run an eval suite of evals/ and write its report. Suites: qa, retrieval, groundedness-judge.
+    """Run an eval suite of evals/ and write its report. Suites: qa, retrieval, groundedness-judge, grading.
     The suite's own options follow, e.g. `studyai eval qa --groundedness`; see `studyai eval SUITE --help`."""
     if suite in ("--help", "-h"):
         typer.echo(ctx.get_help())
@@ -210,6 +210,8 @@ def run_eval(
         from evals.retrieval.__main__ import main as suite_main
     elif suite == "groundedness-judge":
         from evals.groundedness_judge import main as suite_main
+    elif suite == "grading":
+        from evals.grading.__main__ import main as suite_main
     else:
         raise typer.BadParameter(f"unknown suite {suite!r}; one of {', '.join(EVAL_SUITES)}")
     suite_main(list(ctx.args))

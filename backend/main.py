@@ -16,7 +16,9 @@ from backend.input_errors import add_input_error_handlers
 from backend.observability import RequestContextMiddleware
 from backend.rate_limits import RateLimited, RateLimiter, RateLimitMiddleware, rate_limited_handler
 from backend.routes import (
+    curation,
     documents,
+    exports,
     history,
     jobs,
     me,
@@ -27,6 +29,7 @@ from backend.routes import (
     qa,
     questions,
     search,
+    study,
 )
 from core.admission import LlmAdmission
 from core.calibration import thresholds_for
@@ -113,5 +116,8 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
     app.include_router(qa.router)
     app.include_router(plans.router)
     app.include_router(questions.router)
+    app.include_router(curation.router)
+    app.include_router(exports.router)
     app.include_router(history.router)
+    app.include_router(study.router)
     return app

@@ -149,6 +149,8 @@ async def check(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     explanation = str(reply["explanation"]).strip()
     if not (text and answer and explanation):
         return _rejected(state, pending, "empty_field", "question, answer and explanation must not be empty")
+    if pending.type == "flashcard" and fold(answer) == fold(text):
+        return _rejected(state, pending, "bad_flashcard", "the back repeats the front")
     distractors: list[str] = []
     if pending.type == "multiple_choice":
         distractors = [str(d).strip() for d in reply["distractors"]]  # type: ignore[attr-defined]

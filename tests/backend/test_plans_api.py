@@ -161,6 +161,7 @@ async def test_note_requests_are_checked(
     assert (await http.post(path, json={}, headers=owner)).status_code == 422
     both = {"topic": "x", "plan_id": "00000000-0000-0000-0000-000000000000"}
     assert (await http.post(path, json=both, headers=owner)).status_code == 422
+    assert (await http.post(path, json={"topic": "x", "kind": "essay"}, headers=owner)).status_code == 422
     missing = {"plan_id": "00000000-0000-0000-0000-000000000000"}
     assert (await http.post(path, json=missing, headers=owner)).status_code == 404
     assert (await http.get(f"{path}/note:nope", headers=owner)).status_code == 404
@@ -181,7 +182,8 @@ async def test_note_job_is_queued_and_a_worker_without_a_model_fails_it_clearly(
     assert job["status"] == "failed" and "No chat model" in job["error"]
     note = (await http.get(f"/projects/{project_id}/notes/{job_id}", headers=owner)).json()
     assert note["document_id"] is None
-    assert note["result"] == {"request": {"plan_id": None, "topic": "constants", "max_sections": 5}}
+    request = {"plan_id": None, "topic": "constants", "max_sections": 5, "kind": "note"}
+    assert note["result"] == {"request": request}
 
 
 # End to end with the real local model. The worker gets its own Redis, so the shared session worker
