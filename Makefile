@@ -1,7 +1,7 @@
 # llama.cpp is compiled for this CPU (-march=native) but without AMX: some VMs (Firecracker) advertise
 # AMX yet trap its instructions, killing the model server with SIGILL on its first request.
 NO_AMX := $(if $(filter x86_64,$(shell uname -m)),-mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
-EXTRAS := embedded,local-llm,cross-encoder,dev
+EXTRAS := embedded,local-llm,cross-encoder,study-optimizer,dev
 
 # Installs the tested versions: requirements.lock pins the whole tree (pip included) as constraints.
 install:

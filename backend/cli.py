@@ -1,10 +1,10 @@
-"""`studyai`: run the product, manage users, apply migrations."""
+"""`studyai`: run the product, manage users, apply migrations, calibrate the embedding model."""
 
 import asyncio
 import logging
 import signal
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
@@ -14,6 +14,8 @@ import uvicorn
 
 from backend.main import create_app
 from backend.search_format import format_result
+from core.calibrate import CalibrationError, calibrate_project
+from core.calibration import save_thresholds
 from core.child_env import child_environment
 from core.db import open_pool
 from core.embeddings import make_embeddings
@@ -158,7 +160,32 @@ async def _search(
         await pool.close()
 
 
-EVAL_SUITES = ("qa", "retrieval", "groundedness-judge")
+@app.command()
+def calibrate(
+    project: UUID = typer.Option(..., "--project", help="A project with a question bank (20+ questions)."),
+    save: bool = typer.Option(True, help="Write the values where the API and workers read them."),
+) -> None:
+    """Calibrate the embedding model's cosine thresholds on a project's questions (core/calibrate.py)."""
+    settings = Settings()
+    with EmbeddedServices(settings, redis=False) as urls:
+        apply_migrations(urls.database_url)
+        try:
+            fitted, thresholds = asyncio.run(calibrate_project(urls.database_url, settings, project))
+        except CalibrationError as error:
+            typer.echo(f"studyai calibrate: {error}", err=True)
+            raise typer.Exit(1) from None
+    typer.echo(
+        f"{settings.embedding_model}: y = {fitted.slope:.3f} x + {fitted.intercept:.3f} over {fitted.pairs}"
+        f" pairs (r = {fitted.correlation:.3f}); related mean {fitted.related_mean[1]:.3f},"
+        f" unrelated {fitted.unrelated_mean[1]:.3f}"
+    )
+    for name, value in asdict(thresholds).items():
+        typer.echo(f"  {name}: {value}")
+    if save:
+        typer.echo(f"saved to {save_thresholds(settings.data_dir, settings.embedding_model, thresholds)}")
+
+
+EVAL_SUITES = ("qa", "retrieval", "groundedness-judge", "grading")
 
 
 # `studyai eval SUITE --help` goes to the suite, whose options are the ones worth reading; a bare
@@ -170,9 +197,9 @@ EVAL_SUITES = ("qa", "retrieval", "groundedness-judge")
 )
 def run_eval(
     ctx: typer.Context,
-    suite: str = typer.Argument(..., help="qa, retrieval or groundedness-judge."),
+    suite: str = typer.Argument(..., help="qa, retrieval, groundedness-judge or grading."),
 ) -> None:
-    """Run an eval suite of evals/ and write its report. Suites: qa, retrieval, groundedness-judge.
+    """Run an eval suite of evals/ and write its report. Suites: qa, retrieval, groundedness-judge, grading.
     The suite's own options follow, e.g. `studyai eval qa --groundedness`; see `studyai eval SUITE --help`."""
     if suite in ("--help", "-h"):
         typer.echo(ctx.get_help())
@@ -183,6 +210,8 @@ def run_eval(
         from evals.retrieval.__main__ import main as suite_main
     elif suite == "groundedness-judge":
         from evals.groundedness_judge import main as suite_main
+    elif suite == "grading":
+        from evals.grading.__main__ import main as suite_main
     else:
         raise typer.BadParameter(f"unknown suite {suite!r}; one of {', '.join(EVAL_SUITES)}")
     suite_main(list(ctx.args))

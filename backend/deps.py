@@ -154,6 +154,7 @@ async def get_agent_context(
         retriever=request.app.state.retriever,
         llm=llm,
         structured_mode=structured_mode(settings),
+        thresholds=request.app.state.thresholds,
     )
 
 

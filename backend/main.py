@@ -17,7 +17,9 @@ from backend.input_errors import add_input_error_handlers
 from backend.observability import RequestContextMiddleware
 from backend.rate_limits import RateLimited, RateLimiter, RateLimitMiddleware, rate_limited_handler
 from backend.routes import (
+    curation,
     documents,
+    exports,
     history,
     jobs,
     me,
@@ -28,8 +30,10 @@ from backend.routes import (
     qa,
     questions,
     search,
+    study,
 )
 from core.admission import LlmAdmission
+from core.calibration import thresholds_for
 from core.db import open_pool
 from core.embeddings import make_embeddings
 from core.llm import make_chat_model
@@ -58,6 +62,8 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
             app.state.pool, embeddings, make_reranker(settings), RetrievalConfig.from_settings(settings)
         )
         # No chat model (llm_base_url None) leaves the agent routes answering 503 with the reason.
+        # The embedding model's cosine thresholds, or a warning that it has none (core/calibration.py).
+        app.state.thresholds = thresholds_for(settings.embedding_model, settings.data_dir)
         app.state.llm = make_chat_model(settings, base_url=urls.llm_base_url) if urls.llm_base_url else None
         app.state.tracing = Tracing.from_settings(settings)  # None unless LangSmith is configured
         # Which answers are judged for groundedness; a test may replace it with a seeded one.
@@ -111,7 +117,10 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
     app.include_router(qa.router)
     app.include_router(plans.router)
     app.include_router(questions.router)
+    app.include_router(curation.router)
+    app.include_router(exports.router)
     app.include_router(history.router)
+    app.include_router(study.router)
     # The web app at /app: static files on the API's origin, using only the routes above.
     add_frontend(app)
     return app

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from agents.planner.config import DEFAULT_SECTIONS, MAX_SECTIONS
 from agents.planner.state import PlanGap, PlanSection
+from agents.writer.kinds import Kind
 
 
 class PlanRequest(BaseModel):
@@ -54,6 +55,7 @@ class NoteRequest(BaseModel):
     max_sections: int = Field(
         default=DEFAULT_SECTIONS, ge=1, le=MAX_SECTIONS, description="with a topic: the plan's size"
     )
+    kind: Kind = Field(default="note", description="a study note, study guide, FAQ or glossary")
 
     @model_validator(mode="after")
     def _one_source(self) -> "NoteRequest":

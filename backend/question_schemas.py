@@ -1,6 +1,5 @@
 """Request and response models of the question bank and attempts routes."""
 
-import hashlib
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
@@ -9,8 +8,10 @@ from pydantic import BaseModel, Field, field_validator
 
 from agents.common.citations import Citation
 from agents.question_generator.state import QuestionType, Rejection
+from core.exports.bank import shuffled_options
 
 QuestionStatus = Literal["active", "review", "archived"]
+ReviewState = Literal["pending", "approved", "rejected"]
 Difficulty = Literal["easy", "medium", "hard"]
 
 
@@ -24,7 +25,7 @@ class GenerateRequest(BaseModel):
         default=None,
         min_length=1,
         max_length=10,
-        description="assigned round-robin; default: all three types",
+        description="assigned round-robin; default: the three question types and flashcard",
     )
 
     @field_validator("types")
@@ -34,8 +35,11 @@ class GenerateRequest(BaseModel):
 
 
 class QuestionOut(BaseModel):
-    """`answer`, `distractors` and `explanation` are shown to editors and owners only; everyone sees
-    `options` (a multiple-choice question's answer and distractors in a fixed shuffled order)."""
+    """`answer`, `distractors` and `explanation` are shown to editors and owners only, except that a
+    flashcard's back (`answer`, and its `explanation`) is part of the card: everyone studying it sees
+    it. Everyone sees `options` (a multiple-choice question's answer and distractors in a fixed
+    shuffled order). `review_state` is the teacher's decision, `flag` "source_changed" marks an item
+    whose source text changed on reindex (both in DATA_MODEL.md, "Study items")."""
 
     id: UUID
     project_id: UUID
@@ -52,18 +56,22 @@ class QuestionOut(BaseModel):
     model_confidence: float | None
     support: float | None
     status: QuestionStatus
+    review_state: ReviewState
+    flag: Literal["source_changed"] | None
+    reviewed_at: datetime | None
+    created_by_me: bool
     source_chunk_ids: list[int]
     created_at: datetime
 
     @classmethod
     def from_row(cls, row: dict[str, Any], *, with_answers: bool) -> "QuestionOut":
-        options: list[str] = []
-        if row["type"] == "multiple_choice":
-            options = sorted(
-                [row["answer"], *row["distractors"]],
-                key=lambda option: hashlib.sha256(f"{row['id']}:{option}".encode()).hexdigest(),
-            )
-        hidden = {} if with_answers else {"answer": None, "distractors": None, "explanation": None}
+        """`row` as core/store/questions.COLUMNS selects it (created_by_me included)."""
+        options = shuffled_options(row)
+        hidden: dict[str, None] = {}
+        if not with_answers:
+            hidden = {"distractors": None}
+            if row["type"] != "flashcard":
+                hidden |= {"answer": None, "explanation": None}
         return cls(**{**row, "options": options, **hidden})
 
 
@@ -89,8 +97,30 @@ class GenerateResponse(BaseModel):
     usage: dict[str, dict[str, int]]
 
 
-class StatusUpdate(BaseModel):
-    status: QuestionStatus
+class QuestionUpdate(BaseModel):
+    """PATCH: a teacher's edit of the item's text, and/or its status (`archived` takes it out of the
+    bank; `active`/`review` put it back; students study it once it is approved: POST .../review)."""
+
+    status: QuestionStatus | None = None
+    question: str | None = Field(default=None, min_length=1, max_length=2000)
+    answer: str | None = Field(default=None, min_length=1, max_length=2000)
+    distractors: list[Annotated[str, Field(min_length=1, max_length=500)]] | None = Field(
+        default=None, min_length=3, max_length=3, description="multiple choice only: 3 wrong options"
+    )
+    explanation: str | None = Field(default=None, max_length=2000)
+    difficulty: Difficulty | None = None
+
+    @field_validator("question", "answer")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be blank")
+        return None if value is None else value.strip()
+
+
+class ReviewRequest(BaseModel):
+    action: Literal["approve", "reject"]
+    note: str | None = Field(default=None, max_length=1000)
 
 
 class AttemptCreate(BaseModel):

@@ -1,6 +1,6 @@
 """Pydantic models at the API edge."""
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Annotated, Literal
 from uuid import UUID
 
@@ -33,6 +33,10 @@ class ProjectUpdate(BaseModel):
     groundedness_sample_rate: SampleRate = None  # an explicit null goes back to the setting
     # Owners only (issue 11 part 5): graded attempts per member and question; an explicit null: unlimited.
     max_attempts_per_question: int | None = Field(default=None, ge=1, le=1000)
+    # Owners only (issue 12): members may study (and generate) their own items before a teacher approves.
+    students_study_own_items: bool | None = None
+    # Owners only (issue 12): the class's exam date (the study queue's exam mode); null clears it.
+    exam_date: date | None = None
 
 
 class ProjectOut(BaseModel):
@@ -42,6 +46,8 @@ class ProjectOut(BaseModel):
     language: Language
     groundedness_sample_rate: float | None = None
     max_attempts_per_question: int | None = None  # null: unlimited
+    students_study_own_items: bool = False
+    exam_date: date | None = None
     role: Role
     created_at: datetime
     updated_at: datetime

@@ -190,7 +190,7 @@ async def make_party(app: FastAPI, http: httpx.AsyncClient, name: str) -> Party:
                 document_id=document, section_path=[], type=kind, question=text, answer=answer,
                 distractors=distractors, explanation="From the course text.", difficulty="easy",
                 confidence=1.0, model_confidence=1.0, support=1.0, status="active",
-                source_chunk_ids=[chunks[0]["id"]], embedding=vector,
+                review_state="approved", source_chunk_ids=[chunks[0]["id"]], embedding=vector,
             )  # fmt: skip
             await questions.insert_question(
                 conn, project_id=project, user_id=user["id"], question=draft, duplicate_similarity=0.99

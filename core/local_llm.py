@@ -98,6 +98,40 @@ def assemble(model: LocalModel, models_dir: Path) -> Path:
     return target
 
 
+SERVER_MODULE = "llama_cpp.server"  # run with `python -m`; its package comes with the local-llm extra
+
+
+def server_command(
+    model_path: Path,
+    *,
+    host: str,
+    port: int,
+    context_tokens: int,
+    threads: int | None,
+    flash_attn: bool = False,
+    alias: str | None = None,
+) -> list[str]:
+    """llama-cpp-python's OpenAI-compatible server for the weights, as the embedded server and the
+    docker-compose model service (core/model_server.py) both run it."""
+    command = [
+        sys.executable, "-m", SERVER_MODULE,
+        "--model", str(model_path),
+        "--host", host,
+        "--port", str(port),
+        "--n_ctx", str(context_tokens),
+        # By default the server cuts a streaming completion short as soon as another request waits;
+        # requests queue instead, and admission in front of the model keeps that queue fair.
+        "--interrupt_requests", "False",
+    ]  # fmt: skip
+    if alias:
+        command += ["--model_alias", alias]
+    if threads:  # prompt processing and generation alike (the server's default generates on half the cores)
+        command += ["--n_threads", str(threads), "--n_threads_batch", str(threads)]
+    if flash_attn:
+        command += ["--flash_attn", "True"]
+    return command
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -116,12 +150,14 @@ class LlamaServer:
         threads: int | None,
         log_path: Path,
         start_timeout_s: float = 180.0,
+        flash_attn: bool = False,
     ) -> None:
         self.model_path = model_path
         self.context_tokens = context_tokens
         self.threads = threads
         self.log_path = log_path
         self.start_timeout_s = start_timeout_s
+        self.flash_attn = flash_attn
         self.port = _free_port()  # fixed for this server's life: a restart comes back on the same URL
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -135,6 +171,7 @@ class LlamaServer:
             threads=settings.llm_threads,
             log_path=settings.data_dir / "logs" / "llm-server.log",
             start_timeout_s=settings.llm_start_timeout_s,
+            flash_attn=settings.llm_flash_attn,
         )
 
     @property
@@ -143,19 +180,14 @@ class LlamaServer:
 
     @property
     def command(self) -> list[str]:
-        command = [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(self.model_path),
-            "--host", "127.0.0.1",
-            "--port", str(self.port),
-            "--n_ctx", str(self.context_tokens),
-            # By default the server cuts a streaming completion short as soon as another request waits;
-            # requests queue instead, and admission in front of the model keeps that queue fair.
-            "--interrupt_requests", "False",
-        ]  # fmt: skip
-        if self.threads:
-            command += ["--n_threads", str(self.threads)]
-        return command
+        return server_command(
+            self.model_path,
+            host="127.0.0.1",
+            port=self.port,
+            context_tokens=self.context_tokens,
+            threads=self.threads,
+            flash_attn=self.flash_attn,
+        )
 
     @staticmethod
     def environment() -> dict[str, str]:

@@ -9,30 +9,9 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
+from core.local_llm import LOCAL_MODELS, LlamaServer, assemble, server_command
 from core.settings import Settings
-
-SERVER_MODULE = "llama_cpp.server"  # run with `python -m`; its package comes with the local-llm extra
-
-
-def server_command(
-    model_path: Path, *, host: str, port: int, context_tokens: int, threads: int | None, alias: str
-) -> list[str]:
-    command = [
-        sys.executable, "-m", SERVER_MODULE,
-        "--model", str(model_path),
-        "--model_alias", alias,
-        "--host", host,
-        "--port", str(port),
-        "--n_ctx", str(context_tokens),
-        # A waiting request must never cut a running completion short (the API admits requests itself).
-        "--interrupt_requests", "False",
-    ]  # fmt: skip
-    if threads:
-        command += ["--n_threads", str(threads)]
-    return command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +37,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         port=args.port,
         context_tokens=settings.llm_context_tokens,
         threads=settings.llm_threads,
+        flash_attn=settings.llm_flash_attn,
         alias=model.name,
     )
     print(f"serving {path.name} on http://{args.host}:{args.port}/v1", file=sys.stderr, flush=True)

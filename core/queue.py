@@ -8,4 +8,5 @@ QUEUE_NAME = INDEX_QUEUE  # kept for existing imports; new code names the queue 
 INDEX_DOCUMENT = "index_document"
 WRITE_NOTE = "write_note"  # a Content Writer note, by jobs id
 JUDGE_ANSWER = "judge_answer"  # a sampled QA answer's groundedness, by query_history id
+OPTIMIZE_STUDY = "optimize_study_parameters"  # a student's FSRS parameters from their reviews (index queue)
 PURGE_QUERY_HISTORY = "purge_query_history"  # hourly and at worker start-up: the retention window

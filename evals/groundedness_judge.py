@@ -48,6 +48,8 @@ Judge = Callable[["Case"], Awaitable[Judgement]]
 
 # The BEIR corpus joins an abstract's sentences with nothing between them, or with runs of spaces
 # (and a newline) before a structured abstract's section: split there, as the evidence indices count.
+# Not core.text's prose splitter: a ". " inside an abstract ("et al. ", "vs. ") is no break here, and
+# splitting there would point 263 of 957 evidence rows at the wrong sentence.
 _SENTENCE_BREAK = re.compile(r"\s{2,}|(?<=[.?!])(?=[A-Z])|(?<=[.?!][\"')\]])(?=[A-Z])")
 _WORD = re.compile(r"[a-z0-9]{3,}")
 

@@ -28,8 +28,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from core.child_env import settings_env_names
-from core.local_llm import LOCAL_MODELS
-from core.model_server import SERVER_MODULE
+from core.local_llm import LOCAL_MODELS, SERVER_MODULE
 from core.queue import AGENT_QUEUE, INDEX_QUEUE
 from core.services import ServiceUrls
 from tests.backend.test_external_redis import redis_answers

@@ -1,5 +1,6 @@
-"""arq jobs that run an agent. write_note: plan (when given a topic), write the note section by section,
-save it as a generated document and queue its indexing, so it becomes searchable like an upload."""
+"""arq jobs that run an agent. write_note: plan (when given a topic), write the note (or study guide,
+FAQ, glossary: its kind) section by section, save it as a generated document and queue its indexing,
+so it becomes searchable like an upload."""
 
 import asyncio
 import hashlib
@@ -17,6 +18,7 @@ from agents.planner.graph import graph as planner_graph
 from agents.planner.graph import planner_input
 from agents.planner.state import PlanGap, PlanSection, outline_document
 from agents.writer.graph import graph as writer_graph
+from agents.writer.kinds import SPECS, Kind
 from agents.writer.state import WriterInput
 from core.llm import structured_mode
 from core.queue import INDEX_DOCUMENT, INDEX_QUEUE
@@ -53,6 +55,7 @@ async def write_note(
     plan_id: str | None = None,
     topic: str | None = None,
     max_sections: int = DEFAULT_SECTIONS,
+    kind: Kind = "note",
 ) -> dict[str, Any]:
     """One attempt within NOTE_JOB_TIMEOUT_S; a job whose worker died under it before runs alone
     (workers/quarantine.py), and one that a graceful stop cancels goes back to `queued`."""
@@ -65,7 +68,7 @@ async def write_note(
     try:
         # The limit covers a suspect's wait too: arq's own timeout, later, would leave the row running.
         async with asyncio.timeout(settings.note_job_timeout_s), quarantine.hold(alone=suspect):
-            return await _attempt(ctx, project_id, user_id, note_job_id, plan_id, topic, max_sections)
+            return await _attempt(ctx, project_id, user_id, note_job_id, plan_id, topic, max_sections, kind)
     except TimeoutError:  # our limit; _attempt turns a model call's own timeout into a reason
         reason = f"The note took longer than {settings.note_job_timeout_s:g} s and was stopped."
     except asyncio.CancelledError:  # the worker is stopping: arq reruns the job; this is no death
@@ -84,6 +87,7 @@ async def _attempt(
     plan_id: str | None,
     topic: str | None,
     max_sections: int,
+    kind: Kind,
 ) -> dict[str, Any]:
     pool = ctx["pool"]
     ids = {"project_id": project_id, "job_id": note_job_id}
@@ -103,7 +107,8 @@ async def _attempt(
             )
         # Each model call waits its turn in the shared queue, behind the API's interactive requests.
         async with admitted_llm(ctx, user=user_id) as llm:
-            return await _write(ctx, llm, project_id, user_id, note_job_id, plan_id, topic, max_sections)
+            request = (plan_id, topic, max_sections, kind)
+            return await _write(ctx, llm, project_id, user_id, note_job_id, *request)
     except NoteAbandoned as error:
         reason = str(error)
     except StructuredOutputError as error:
@@ -127,9 +132,11 @@ async def _write(
     plan_id: str | None,
     topic: str | None,
     max_sections: int,
+    kind: Kind,
 ) -> dict[str, Any]:
     pool = ctx["pool"]
     ids = {"project_id": project_id, "job_id": job_id}
+    spec = SPECS[kind]  # a kind the API did not accept is a KeyError: the job fails, the worker lives
     async with pool.connection() as conn:
         project = await projects.get_project(conn, project_id=project_id, user_id=user_id)
         if project is None:
@@ -146,6 +153,7 @@ async def _write(
         llm=llm,
         structured_mode=structured_mode(ctx["settings"]),
         language=project["language"],
+        thresholds=ctx["thresholds"],
     )
     if plan is None:
         planned = planner_input(topic, [], max_sections)
@@ -164,9 +172,9 @@ async def _write(
     sections = [PlanSection.model_validate(s) for s in plan["outline"]["sections"]]
     if not sections:
         raise NoteAbandoned("The project's material has nothing on this topic: the plan has no sections.")
-    title = f"Study note: {plan['topic'] or project['name']}"[:300]
+    title = f"{spec.title}: {plan['topic'] or project['name']}"[:300]
     gaps = [PlanGap.model_validate(g) for g in plan["outline"]["gaps"]]
-    note = WriterInput(title=title, sections=sections, gaps=gaps)
+    note = WriterInput(title=title, sections=sections, gaps=gaps, kind=kind)
     markdown, written = await _write_sections(ctx, agent, ids, note)
 
     content = markdown.encode()
@@ -178,7 +186,7 @@ async def _write(
                 project_id=project_id,
                 user_id=user_id,
                 title=title,
-                filename=f"study-note-{_slug(plan['topic'] or project['name'])}.md",
+                filename=f"{spec.filename}-{_slug(plan['topic'] or project['name'])}.md",
                 source_type="markdown",
                 kind="generated",
                 content=content,
@@ -190,6 +198,7 @@ async def _write(
                 "document_id": str(document["id"]),
                 "plan_id": str(plan["id"]),
                 "title": title,
+                "kind": kind,
                 "sections": written,
                 "dropped_citations": sum(len(w["dropped_citations"]) for w in written),
                 "usage": agent.usage.by_model,

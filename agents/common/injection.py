@@ -15,6 +15,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from core.text import sentence_pieces
+
 _FLAGS = re.IGNORECASE | re.UNICODE
 
 # Addressed to any model: override, reveal, role-play.
@@ -82,10 +84,6 @@ _COMMON_RE = [re.compile(p, _FLAGS) for p in _COMMON]
 _DOCUMENT_RE = [re.compile(p, _FLAGS) for p in _DOCUMENT]
 _GRADER_RE = [re.compile(p, _FLAGS) for p in _GRADER]
 
-# Sentences: split after . ! ? ; followed by a space, and after line breaks (not inside "1.0" or a
-# JSON object), keeping each piece's text as written.
-_SENTENCE_END = re.compile(r"(?<=[.!?;])(?=\s)|(?<=\n)")
-
 PASSAGE_MARK = "[text addressed to the assistant removed]"
 
 
@@ -99,10 +97,6 @@ class Screened:
         return bool(self.removed)
 
 
-def _sentences(text: str) -> list[str]:
-    return [piece for piece in _SENTENCE_END.split(text) if piece]
-
-
 def _matches(sentence: str, patterns: list[re.Pattern[str]]) -> bool:
     return any(pattern.search(sentence) for pattern in patterns)
 
@@ -110,7 +104,9 @@ def _matches(sentence: str, patterns: list[re.Pattern[str]]) -> bool:
 def _screen(text: str, patterns: list[re.Pattern[str]], mark: str) -> Screened:
     kept: list[str] = []
     removed: list[str] = []
-    for sentence in _sentences(text):
+    # Sentences as written, so that the kept ones join back into the text unchanged; a hostile
+    # clause takes its whole sentence with it.
+    for sentence in sentence_pieces(text):
         if sentence.strip() and _matches(sentence, patterns):
             removed.append(sentence.strip())
             if mark and (not kept or kept[-1].strip() != mark):  # one mark for a run of removed sentences

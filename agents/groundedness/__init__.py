@@ -1,7 +1,7 @@
 """Groundedness judge: each sentence of an answer against the passage of its chunks that covers it
 best; the application, not the model, turns the verdicts into scores and the flag."""
 
-from agents.groundedness.config import JudgeConfig
+from agents.groundedness.config import JudgeConfig, judge_config
 from agents.groundedness.contrast import ContrastCheck
 from agents.groundedness.judge import (
     RISK_FLAG_THRESHOLD,
@@ -20,5 +20,6 @@ __all__ = [
     "JudgeConfig",
     "Judgement",
     "judge_answer",
+    "judge_config",
     "score_claims",
 ]

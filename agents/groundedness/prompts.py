@@ -6,14 +6,15 @@ from typing import Literal
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+from core.text import split_sentences
+
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
 def answer_sentences(answer: str, limit: int) -> list[str]:
     """The answer's sentences (list items count as sentences); past `limit`, the rest is one sentence
     so that nothing the answer says goes unchecked."""
-    parts = [_BULLET.sub("", part).strip() for part in _SENTENCE_END.split(answer)]
+    parts = [_BULLET.sub("", part).strip() for part in split_sentences(answer)]
     sentences = [part for part in parts if re.search(r"\w", part)]
     if len(sentences) > limit:
         sentences = [*sentences[: limit - 1], " ".join(sentences[limit - 1 :])]

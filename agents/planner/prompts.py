@@ -7,6 +7,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from agents.planner import config
 from core.retrieval import Candidate
+from core.text import sentence_ends
 
 SYSTEM = (
     "You plan a study note from a project's course material. You get a numbered list of topics found "
@@ -33,7 +34,6 @@ _MARKUP = re.compile(
     r"|p|pre|section|span|strong|sub|summary|sup|table|tbody|td|th|thead|tr|ul)\b[^>\n]*>",
     re.DOTALL | re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"[.!?…](?=\s|$)")
 _LINK = re.compile(r"\[([^\]\n]+)\](?:\[[^\]\n]*\]|\([^)\n]*\))")  # [text][ref] or [text](url) -> text
 
 
@@ -53,7 +53,7 @@ def shorten(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = text[:limit]
-    ends = [match.end() for match in _SENTENCE_END.finditer(head)]
+    ends = sentence_ends(head)
     if ends and ends[-1] >= limit / 2:
         return head[: ends[-1]].strip()
     words = head[: limit - 1].rsplit(" ", 1)[0] if " " in head else head[: limit - 1]

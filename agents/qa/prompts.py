@@ -10,8 +10,10 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from agents.common.injection import data_block, screen_passage
 from agents.common.language import Language, language_name
+from agents.qa.choice import CHOICE_SYSTEM
 from agents.qa.state import Turn
 from core.retrieval import Candidate
+from core.text import content_words, covers, split_sentences, words
 
 NOT_FOUND = {
     "en": "I could not find this in the project's material.",
@@ -43,7 +45,9 @@ ANSWER_SYSTEM = (
     "used_chunk_ids: the bracketed numbers of the excerpts the answer uses."
 )
 
-_WORD = re.compile(r"\w+")
+# What an answer must never repeat (agents/qa/nodes.py withholds one that does).
+SYSTEM_PROMPTS = (ANSWER_SYSTEM, PLANNER_SYSTEM, CHOICE_SYSTEM)
+
 
 
 def planner_messages(question: str, history: list[Turn], history_chars: int) -> list[BaseMessage]:
@@ -65,11 +69,14 @@ def answer_messages(
     question: str, chunks: list[Candidate], language: Language, chunk_chars: int
 ) -> list[BaseMessage]:
     system = ANSWER_SYSTEM.format(language=language_name(language))
+    excerpts = excerpts_block(chunks, question, chunk_chars)
+    return [SystemMessage(content=system), HumanMessage(content=f"{excerpts}\n\nQuestion: {question}")]
+
+
+def excerpts_block(chunks: list[Candidate], question: str, chunk_chars: int) -> str:
+    """The chunks' best windows for the question, as delimited data."""
     excerpts = "\n\n".join(format_excerpt(chunk, question, chunk_chars) for chunk in chunks)
-    return [
-        SystemMessage(content=system),
-        HumanMessage(content=f"Excerpts:\n{data_block('excerpts', excerpts)}\n\nQuestion: {question}"),
-    ]
+    return f"Excerpts:\n{data_block('excerpts', excerpts)}"
 
 
 def format_excerpt(chunk: Candidate, question: str, chars: int) -> str:
@@ -82,26 +89,45 @@ def format_excerpt(chunk: Candidate, question: str, chars: int) -> str:
 
 
 def best_window(text: str, question: str, chars: int) -> str:
-    """The run of whole paragraphs around the one sharing most words with the question, within
-    `chars`; a long chunk's answer is often past its first `chars` characters."""
+    """The run of whole sentences (a code block counts as one) around the one sharing most words with
+    the question, within `chars`: the answer to a question is usually a sentence or two of a chunk,
+    and every character shown costs prefill time before the first token."""
     if len(text) <= chars:
         return text.strip()
-    words = {w for w in _WORD.findall(question.lower()) if len(w) > 2}
-    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
-    scores = [len(words & set(_WORD.findall(p.lower()))) for p in paragraphs]
-    best = max(range(len(paragraphs)), key=lambda i: (scores[i], -i))
+    wanted = content_words(question)
+    units = _units(text)
+    scores = [sum(covers(w, set(words(unit))) for w in wanted) for unit in units]
+    best = max(range(len(units)), key=lambda i: (scores[i], -i))
     start = end = best
-    size = len(paragraphs[best])
-    while True:  # grow forwards first: a heading or lead-in is usually followed by its substance
-        if end + 1 < len(paragraphs) and size + len(paragraphs[end + 1]) + 2 <= chars:
+    size = len(units[best])
+    while True:  # grow forwards first: a lead-in sentence is usually followed by its substance
+        if end + 1 < len(units) and size + len(units[end + 1]) + 1 <= chars:
             end += 1
-            size += len(paragraphs[end]) + 2
-        elif start > 0 and size + len(paragraphs[start - 1]) + 2 <= chars:
+            size += len(units[end]) + 1
+        elif start > 0 and size + len(units[start - 1]) + 1 <= chars:
             start -= 1
-            size += len(paragraphs[start]) + 2
+            size += len(units[start]) + 1
         else:
             break
-    return _trim("\n\n".join(paragraphs[start : end + 1]), chars)
+    return _trim(_join(units[start : end + 1]), chars)
+
+
+def _units(text: str) -> list[str]:
+    """Paragraphs split into sentences; a fenced code block or a list stays one unit. A unit that ends
+    its paragraph ends with a blank line, so joining units is concatenation."""
+    units: list[str] = []
+    for paragraph in (p.strip() for p in re.split(r"\n\s*\n", text)):
+        if not paragraph:
+            continue
+        whole = paragraph.startswith(("```", "    ", "- ", "* ", "|")) or "\n```" in paragraph
+        pieces = [paragraph] if whole else split_sentences(" ".join(paragraph.split()))
+        units.extend(piece + " " for piece in pieces[:-1])
+        units.append(pieces[-1] + "\n\n")
+    return units
+
+
+def _join(units: list[str]) -> str:
+    return "".join(units).strip()
 
 
 def _trim(text: str, chars: int) -> str:

@@ -69,6 +69,7 @@ class QAOutput(TypedDict, total=False):
     claimed_ids: list[int]
     invented_ids: list[int]
     gate: dict[str, Any]
+    choice: dict[str, Any]  # a question with options: the letter chosen and each option's probability
 
 
 class QAState(QAInput, QAOutput, total=False):

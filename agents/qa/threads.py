@@ -27,12 +27,16 @@ _LEANS_ON_HISTORY = re.compile(
 )
 
 
+def leans_on_history(question: str) -> bool:
+    return _LEANS_ON_HISTORY.search(question) is not None
+
+
 def standalone_question(question: str, rewritten: str, history: list[Turn]) -> tuple[str, bool]:
     """The question to search and answer with, and whether the planner's rewrite was used. When a
     follow-up that leans on the conversation came back unchanged, the previous question is put in
     front of it: retrieval then at least sees the subject."""
     changed = rewritten.strip().lower() != question.strip().lower()
-    if not history or changed or not _LEANS_ON_HISTORY.search(question):
+    if not history or changed or not leans_on_history(question):
         return rewritten, changed
     previous = next((turn["text"] for turn in reversed(history) if turn["role"] == "user"), "")
     return (f"{previous.strip()} {question.strip()}".strip(), False)

@@ -14,7 +14,6 @@ model grades the answer without them; such an answer also gets no more from the 
 with the reference supports, and one that is nothing but such text scores 0 without a model call. An
 injection therefore never raises a grade above that of the same answer without it."""
 
-import re
 import time
 from typing import Any, Literal
 
@@ -27,10 +26,10 @@ from agents.common.injection import screen_answer
 from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.prompts import Grade, grading_messages
 from agents.question_evaluator.state import InputState, OutputState, State, Verdict
-from agents.question_generator.checks import term_coverage
 from core.retrieval import Candidate, Filters
 from core.store import questions
 from core.structured import ask_structured
+from core.text import is_portuguese, term_coverage
 
 
 def _fold(text: str) -> str:
@@ -55,25 +54,11 @@ def _unit(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
-# Words only Portuguese uses (English shares "a", "no", "as"...), and its diacritics: enough to tell a
-# Portuguese answer to an English reference, where no shared key term is expected.
-_PORTUGUESE = frozenset(
-    re.findall(
-        r"\w+", "não é são está uma um que os da do das dos em para com por pelo pela ele ela isso este esta"
-    )
-)
-_DIACRITICS = re.compile(r"[ãõçâêôáéíóúà]")
-
-
-def _portuguese(text: str) -> bool:
-    words = re.findall(r"\w+", text.casefold())
-    return bool(_DIACRITICS.search(text.casefold())) or sum(w in _PORTUGUESE for w in words) >= 2
-
-
 def reference_overlap(reference: str, answer: str) -> float | None:
     """Share of the reference answer's key terms in the student's answer; None when it cannot say
     (no key terms, or one is Portuguese and the other not)."""
-    if _portuguese(reference) != _portuguese(answer):
+    # A Portuguese answer to an English reference shares no key term, whatever it says.
+    if is_portuguese(reference) != is_portuguese(answer):
         return None
     return term_coverage(reference, answer)
 
@@ -138,7 +123,7 @@ _ADDRESSED_TO_GRADER = {
 
 
 def _ignored_note(language: str, answer: str) -> str:
-    return _ADDRESSED_TO_GRADER["pt" if language == "pt" or _portuguese(answer) else "en"]
+    return _ADDRESSED_TO_GRADER["pt" if language == "pt" or is_portuguese(answer) else "en"]
 
 
 async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from agents.common.injection import data_block
 from core.retrieval import Candidate
+from core.text import split_sentences
 
 
 class Grade(BaseModel):
@@ -46,7 +47,7 @@ def best_window(text: str, query: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     wanted = {w for w in re.findall(r"\w+", query.casefold()) if len(w) > 3}
-    sentences = re.split(r"(?<=[.!?:])\s+", text)
+    sentences = split_sentences(text, clauses=True)
     hits = [len(wanted & set(re.findall(r"\w+", s.casefold()))) for s in sentences]
     best, best_score = (0, 0), -1
     for start in range(len(sentences)):

@@ -1,5 +1,6 @@
-"""Question Generator: quiz questions with answers, grounded in a project's chunks, checked by the
-application (sources, distractors, support of the answer, near-duplicates) before they are stored."""
+"""Question Generator: quiz questions with answers and flashcards (front = question, back = answer),
+grounded in a project's chunks, checked by the application (sources, distractors, support of the
+answer, near-duplicates) before they are stored as pending items for a teacher to review."""
 
 from agents.question_generator.config import GeneratorConfig
 from agents.question_generator.graph import graph

@@ -5,36 +5,7 @@ import re
 
 import numpy as np
 
-# Words that carry no content, so an answer's support is judged on its key terms (English and Portuguese).
-_STOPWORDS = frozenset(
-    re.findall(
-        r"\w+",
-        """the and for are but not you your with this that these those from into its was were has have had
-        can will would should could may might does did than then there their they them what which who when
-        where why how all any each some such only also very use used using one two
-        que com para por uma umas uns dos das nos nas não sim são ser está isso esse essa este esta como
-        mais mas pelo pela seu sua ele ela eles elas qual quando onde""",
-    )
-)
-# A shared 5-letter prefix counts as the same word ("borrowing" ~ "borrowed", "mutável" ~ "mutáveis").
-_STEM = 5
-
-
-def _terms(text: str) -> list[str]:
-    words = re.findall(r"\w+", text.casefold())
-    return [w for w in words if w.isdigit() or (len(w) >= 3 and w not in _STOPWORDS)]
-
-
-def term_coverage(text: str, other: str) -> float | None:
-    """Share of `text`'s key terms that occur in `other` (crudely stemmed), 0..1; None when `text`
-    has no key term (e.g. a bare symbol)."""
-    terms = _terms(text)
-    if not terms:
-        return None
-    words = set(re.findall(r"\w+", other.casefold()))
-    stems = {w[:_STEM] for w in words if len(w) >= _STEM}
-    found = sum(1 for t in terms if t in words or (len(t) >= _STEM and t[:_STEM] in stems))
-    return found / len(terms)
+from core.text import term_coverage
 
 
 def answer_support(answer: str, source_text: str) -> float:

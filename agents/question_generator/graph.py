@@ -149,6 +149,8 @@ async def check(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     explanation = str(reply["explanation"]).strip()
     if not (text and answer and explanation):
         return _rejected(state, pending, "empty_field", "question, answer and explanation must not be empty")
+    if pending.type == "flashcard" and fold(answer) == fold(text):
+        return _rejected(state, pending, "bad_flashcard", "the back repeats the front")
     distractors: list[str] = []
     if pending.type == "multiple_choice":
         distractors = [str(d).strip() for d in reply["distractors"]]  # type: ignore[attr-defined]
@@ -171,13 +173,13 @@ async def check(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     ctx.timings_ms["embed"] = ctx.timings_ms.get("embed", 0.0) + (time.perf_counter() - started) * 1000
     for earlier in state.accepted:
         similarity = cosine(earlier.embedding, embedding)
-        if similarity >= config.duplicate_similarity:
+        if similarity >= ctx.thresholds.duplicate_similarity:
             return _rejected(state, pending, "duplicate", earlier.question, similarity=similarity)
     async with ctx.retriever.pool.connection() as conn:
         nearest = await questions.nearest_question(
             conn, project_id=ctx.project_id, user_id=_user(ctx), embedding=embedding
         )
-    if nearest is not None and nearest["similarity"] >= config.duplicate_similarity:
+    if nearest is not None and nearest["similarity"] >= ctx.thresholds.duplicate_similarity:
         return _rejected(
             state,
             pending,
@@ -219,7 +221,7 @@ async def save(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
                 project_id=ctx.project_id,
                 user_id=_user(ctx),
                 question=draft,
-                duplicate_similarity=state.config.duplicate_similarity,
+                duplicate_similarity=ctx.thresholds.duplicate_similarity,
             )
             if row is None:  # another run stored a near-duplicate meanwhile
                 rejected.append(Rejection("duplicate", "stored concurrently", draft.type, draft.question))  # type: ignore[arg-type]

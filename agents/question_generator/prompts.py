@@ -33,10 +33,20 @@ class ChoiceQuestion(BaseModel):
     sources: list[int] = Field(min_length=1, description="ids of the source chunks used")
 
 
+class Flashcard(BaseModel):
+    question: str = Field(description="the front: a term, or a short question about one fact")
+    answer: str = Field(description="the back: the definition or fact, one or two sentences")
+    explanation: str = Field(description="one sentence from the source that states the back")
+    difficulty: Literal["easy", "medium", "hard"]
+    confidence: float = Field(description="0 to 1: how sure you are the source states the back")
+    sources: list[int] = Field(min_length=1, description="ids of the source chunks used")
+
+
 SCHEMAS: dict[QuestionType, type[BaseModel]] = {
     "multiple_choice": ChoiceQuestion,
     "short_answer": OpenQuestion,
     "application": OpenQuestion,
+    "flashcard": Flashcard,
 }
 
 _KIND: dict[QuestionType, str] = {
@@ -46,6 +56,8 @@ _KIND: dict[QuestionType, str] = {
     "application": "an application question: a small concrete scenario (a short code snippet or"
     " situation, written out in the question) where the student must use an idea of the material to say"
     " what happens; the answer says what happens and why in one sentence",
+    "flashcard": "a flashcard for spaced repetition: the question (front) names one key term or asks one"
+    " short fact; the answer (back) gives its definition or the fact in one or two sentences",
 }
 
 _LANGUAGE = {

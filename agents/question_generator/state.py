@@ -8,9 +8,12 @@ from agents.question_generator.config import GeneratorConfig
 from core.retrieval import Candidate
 from core.store.questions import NewQuestion
 
-QuestionType = Literal["multiple_choice", "short_answer", "application"]
-QUESTION_TYPES: tuple[QuestionType, ...] = ("multiple_choice", "short_answer", "application")
-RejectReason = Literal["invalid_output", "empty_field", "bad_distractors", "no_valid_source", "duplicate"]
+QuestionType = Literal["multiple_choice", "short_answer", "application", "flashcard"]
+# The default mix: the three question types and flashcards (front = question, back = answer).
+QUESTION_TYPES: tuple[QuestionType, ...] = ("multiple_choice", "short_answer", "application", "flashcard")
+RejectReason = Literal[
+    "invalid_output", "empty_field", "bad_distractors", "bad_flashcard", "no_valid_source", "duplicate"
+]
 
 
 @dataclass(frozen=True)

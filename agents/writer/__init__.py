@@ -1,1 +1,2 @@
-"""Content Writer: a Markdown study note written section by section from a plan, with citations."""
+"""Content Writer: a Markdown study note, study guide, FAQ or glossary written section by section from a
+plan, with citations."""

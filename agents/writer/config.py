@@ -10,3 +10,7 @@ SOURCE_CHARS = 450
 # bounds the reply, since llama-cpp-python's server ignores the max_completion_tokens ChatOpenAI sends.
 MAX_POINTS = 6
 POINT_CHARS = 300
+# The other kinds (agents/writer/kinds.py): entries per section, each as long as a point or two.
+MAX_CONCEPTS = 3  # study guide: a concept is an explanation plus a check question and its answer
+MAX_FAQ = 4
+MAX_TERMS = 6

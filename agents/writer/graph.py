@@ -1,25 +1,26 @@
 """Content Writer graph: for each planned section, retrieve -> write -> map citations; then assemble.
 
-The model gives key points, each with the number of the source it was shown; the application maps
+The model gives entries (a note's key points, a study guide's concepts, an FAQ's questions, a
+glossary's terms: agents/writer/kinds.py), each with the number of the source it was shown; the
+application maps
 the numbers to the chunk ids it actually retrieved, drops numbers that name no source, and builds
 the references itself."""
 
 import re
 import time
-from typing import Literal
+from typing import Literal, cast
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from agents.common.citations import build_citations
 from agents.common.context import AgentContext
-from agents.planner.prompts import shorten
 from agents.planner.state import PlanSection
 from agents.writer import config
+from agents.writer.kinds import SPECS, Kind, glossary_lines
 from agents.writer.prompts import section_messages
 from agents.writer.state import (
     Reference,
-    SectionDraft,
     WriterInput,
     WriterOutput,
     WriterState,
@@ -88,18 +89,6 @@ def pick_sources(results: list[Candidate], planned: list[int]) -> list[Candidate
     return ordered[: config.SOURCES_PER_SECTION]
 
 
-def render_points(draft: SectionDraft) -> str:
-    """One bullet per point, its source number as a citation for map_citations to resolve."""
-    lines = []
-    for point in draft.points[: config.MAX_POINTS]:
-        text = " ".join(point.text.split())
-        # A reply cut by the grammar's maxLength stops mid-sentence: end it cleanly.
-        text = shorten(text, config.POINT_CHARS - 1) if len(text) >= config.POINT_CHARS else text
-        if text:
-            lines.append(f"- {text} [{point.source}]")
-    return "\n".join(lines)
-
-
 async def write_section(state: WriterState, runtime: Runtime[AgentContext]) -> dict:
     ctx = runtime.context
     index = state.get("index", 0)
@@ -129,22 +118,28 @@ async def write_section(state: WriterState, runtime: Runtime[AgentContext]) -> d
         return {"index": index + 1, "written": [written]}
 
     started = time.perf_counter()
+    kind = cast(Kind, state.get("kind", "note"))
+    spec = SPECS[kind]
     messages = section_messages(
         note_title=state["title"],
         title=section.title,
         goal=section.goal,
         sources=sources,
         language=ctx.language,
+        kind=kind,
     )
-    draft = await ask_structured(ctx.llm, SectionDraft, messages, mode=ctx.structured_mode, usage=ctx.usage)
+    draft = await ask_structured(ctx.llm, spec.draft, messages, mode=ctx.structured_mode, usage=ctx.usage)
     generation_ms = round((time.perf_counter() - started) * 1000, 1)
 
-    body, cited, dropped = map_citations(render_points(draft), sources)
+    body, cited, dropped = map_citations(spec.render(draft), sources)
     citations, _ = build_citations([s.chunk_id for s in sources], sources)
     uncited = bool(body) and not cited
-    if uncited:
-        # The section was still written from these chunks: say so rather than cite nothing.
-        body += "\n\n*Sources:* " + " ".join(f"[^chunk-{s.chunk_id}]" for s in sources)
+    # The section was still written from these chunks: say so rather than cite nothing.
+    markers = " ".join(f"[^chunk-{s.chunk_id}]" for s in sources)
+    if spec.per_line_sources:  # a glossary's entries are sorted apart from their section: each cites
+        body = "\n".join(line if "[^chunk-" in line else f"{line} {markers}" for line in body.splitlines())
+    elif uncited:
+        body += f"\n\n*Sources:* {markers}"
     written = WrittenSection(
         title=section.title,
         body=body,
@@ -182,10 +177,14 @@ async def assemble(state: WriterState, runtime: Runtime[AgentContext]) -> dict:
         return f"[^{numbers.setdefault(chunk_id, len(numbers) + 1)}]"
 
     lines = [f"# {state['title']}", ""]
-    for written in state.get("written", []):
-        if written.skipped:
-            continue
-        lines += [f"## {written.title}", "", _MARKER.sub(number, written.body), ""]
+    done = [written for written in state.get("written", []) if not written.skipped]
+    if state.get("kind") == "glossary":  # one alphabetical list of the sections' terms
+        terms = glossary_lines([written.body for written in done])
+        if terms:
+            lines += [_MARKER.sub(number, "\n".join(terms)), ""]
+    else:
+        for written in done:
+            lines += [f"## {written.title}", "", _MARKER.sub(number, written.body), ""]
     planned = {section.title for section in state["sections"]}
     uncovered = [(gap.title, gap.reason) for gap in state["gaps"] if gap.title not in planned]
     uncovered += [(w.title, w.skipped) for w in state.get("written", []) if w.skipped]

@@ -1,7 +1,7 @@
 """What the Content Writer takes, keeps and gives back."""
 
 import operator
-from typing import Annotated, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -50,6 +50,8 @@ class WriterInput(TypedDict):
     title: str  # the note's title: the plan's topic, or the project's name
     sections: list[PlanSection]
     gaps: list[PlanGap]  # listed at the end of the note, so a reader knows what the material lacks
+    # agents/writer/kinds.Kind: "note" (the default), "study_guide", "faq" or "glossary".
+    kind: NotRequired[str]
 
 
 class WriterState(WriterInput, total=False):

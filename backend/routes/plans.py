@@ -112,8 +112,9 @@ async def get_plan(plan_id: UUID, access: ProjectDep, db: DbDep) -> PlanOut:
 async def write_note(
     body: NoteRequest, access: ProjectWriterDep, db: DbDep, queue: QueueDep, audit: AuditDep
 ) -> NoteAccepted:
-    """Queues the writing of a study note from a plan, or from a topic planned first. The job's
-    progress is at GET /projects/{id}/jobs/{job_id}; the note becomes a generated document."""
+    """Queues the writing of a study note (or study guide, FAQ, glossary: `kind`) from a plan, or from
+    a topic planned first. The job's progress is at GET /projects/{id}/jobs/{job_id}; the note becomes
+    a generated document (as Markdown: GET /projects/{id}/notes/{job_id}/markdown)."""
     request = body.model_dump(mode="json")
     async with db.connection() as conn:
         if body.plan_id is not None:
@@ -140,6 +141,7 @@ async def write_note(
             request["plan_id"],
             body.topic,
             body.max_sections,
+            kind=body.kind,
             _job_id=job["id"],
             _queue_name=AGENT_QUEUE,
         )

@@ -14,7 +14,12 @@ router = APIRouter(prefix="/projects", tags=["projects"])
 
 
 # Project settings whose values go into the security log (names and descriptions only as "changed").
-_LOGGED_VALUES = ("language", "groundedness_sample_rate", "max_attempts_per_question")
+_LOGGED_VALUES = (
+    "language",
+    "groundedness_sample_rate",
+    "max_attempts_per_question",
+    "students_study_own_items",
+)
 
 
 def check_sample_rate(rate: float | None, settings: Settings) -> None:
@@ -80,6 +85,15 @@ async def update_project(
                 status.HTTP_403_FORBIDDEN, "Only the project's owner can change attempt limits."
             )
         changes["max_attempts_per_question"] = body.max_attempts_per_question
+    if body.students_study_own_items is not None and access.role != "owner":
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            "Only the project's owner decides whether members study their own items.",
+        )
+    if "exam_date" in body.model_fields_set:  # null is a value here: no exam date
+        if access.role != "owner":
+            raise HTTPException(status.HTTP_403_FORBIDDEN, "Only the project's owner sets the exam date.")
+        changes["exam_date"] = body.exam_date
     async with db.connection() as conn:
         async with conn.transaction():
             updated = await projects.update_project(

@@ -1,8 +1,11 @@
-"""The question bank: generate (editors), list and read (members), review (editors), and attempts
-graded by the Question Evaluator (any member, each seeing only their own attempts; owners, the teacher,
-every member's).
+"""The question bank: generate (editors; any member where the project lets members study their own
+items), list and read (members), and attempts graded by the Question Evaluator (any member, each
+seeing only their own attempts; owners, the teacher, every member's). Review and edits:
+backend/routes/curation.py.
 
-Students (members who are not editors or owners) never see a reference answer in the bank. It comes with
+Students (members who are not editors or owners) see only the items they may study (approved, not
+flagged, not archived, or their own pending ones where the project allows: questions.studyable, in the
+SQL), and never a reference answer in the bank (a flashcard's back is part of the card). It comes with
 their own attempts once the question is done for them: an attempt was correct, or the project's
 `max_attempts_per_question` is used up (with no limit: after any attempt). Until then an exactly graded
 wrong option is not told which option was right. Editors and owners curate the bank, see the answers
@@ -22,13 +25,14 @@ from agents.question_generator.graph import graph as generator
 from agents.question_generator.state import QUESTION_TYPES, QuestionType
 from backend.admission import AdmissionDep
 from backend.audit import AuditDep
+from backend.clock import ClockDep
 from backend.deps import (
     AgentContextDep,
     DbDep,
     ProjectAccess,
     ProjectDep,
     ProjectOwnerDep,
-    ProjectWriterDep,
+    QueueDep,
     SettingsDep,
 )
 from backend.question_schemas import (
@@ -41,8 +45,9 @@ from backend.question_schemas import (
     QuestionOut,
     QuestionStatus,
     RejectedOut,
-    StatusUpdate,
+    ReviewState,
 )
+from backend.routes import study
 from core.retrieval import ProfileError
 from core.store import attempts, documents, questions
 from core.structured import StructuredOutputError
@@ -61,15 +66,20 @@ def _not_found() -> HTTPException:
 @router.post("/questions/generate", status_code=status.HTTP_201_CREATED)
 async def generate_questions(
     body: GenerateRequest,
-    access: ProjectWriterDep,
+    access: ProjectDep,
     db: DbDep,
     ctx: AgentContextDep,
     audit: AuditDep,
     admission: AdmissionDep,
 ) -> GenerateResponse:
-    """Synchronous: about one model call per question (~10 s each on the local 1.5B model), so n ≤ 10.
-    Questions below the confidence threshold are stored with status `review`; near-duplicates of the
-    bank's questions are not stored and are listed under `rejected`."""
+    """Synchronous: about one model call per item (~10 s each on the local 1.5B model), so n ≤ 10.
+    Every item starts `pending` until a teacher reviews it; items below the confidence threshold have
+    status `review`; near-duplicates of the bank's items are not stored and are listed under `rejected`.
+    Editors and owners; other members only where the project has `students_study_own_items`."""
+    if not _is_editor(access) and not access.project.get("students_study_own_items"):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, "Only editors and owners generate items in this project."
+        )
     topic = " ".join(body.section) or None
     if body.document_id is not None:
         async with db.connection() as conn:
@@ -114,7 +124,7 @@ async def generate_questions(
             "No indexed material to generate questions from: upload documents and wait until they are"
             " indexed, or check the document and section.",
         )
-    saved = [QuestionOut.from_row(row, with_answers=True) for row in result["saved"]]
+    saved = [QuestionOut.from_row(row, with_answers=_is_editor(access)) for row in result["saved"]]
     return GenerateResponse(
         questions=saved,
         active=sum(q.status == "active" for q in saved),
@@ -133,12 +143,15 @@ async def list_questions(
     type: QuestionType | None = None,
     document_id: UUID | None = None,
     difficulty: Difficulty | None = None,
+    review_state: ReviewState | None = None,
+    flagged: Annotated[bool | None, Query(description="true: flagged items only; false: unflagged")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> list[QuestionOut]:
-    """Viewers see active questions only, without answers; editors see every status (default: all)."""
+    """Editors and owners see the whole bank (every status and review state; default: all); other
+    members only the items they may study, without answers (see the module's docstring)."""
     editor = _is_editor(access)
-    allowed = ["active", "review", "archived"] if editor else ["active"]
+    allowed = ["active", "review", "archived"] if editor else ["active", "review"]
     statuses = [s for s in allowed if status_ is None or s == status_]
     async with db.connection() as conn:
         rows = await questions.list_questions(
@@ -146,9 +159,12 @@ async def list_questions(
             project_id=access.id,
             user_id=access.user.id,
             statuses=statuses,
+            studying=not editor,
             type=type,
             document_id=document_id,
             difficulty=difficulty,
+            review_state=review_state,
+            flagged=flagged,
             limit=limit,
             offset=offset,
         )
@@ -158,9 +174,13 @@ async def list_questions(
 async def _visible_question(db: AsyncConnectionPool, access: ProjectAccess, question_id: UUID) -> dict:
     async with db.connection() as conn:
         row = await questions.get_question(
-            conn, project_id=access.id, user_id=access.user.id, question_id=question_id
+            conn,
+            project_id=access.id,
+            user_id=access.user.id,
+            question_id=question_id,
+            studying=not _is_editor(access),
         )
-    if row is None or (row["status"] != "active" and not _is_editor(access)):
+    if row is None:
         raise _not_found()
     return row
 
@@ -169,20 +189,6 @@ async def _visible_question(db: AsyncConnectionPool, access: ProjectAccess, ques
 async def get_question(question_id: UUID, access: ProjectDep, db: DbDep) -> QuestionOut:
     row = await _visible_question(db, access, question_id)
     return QuestionOut.from_row(row, with_answers=_is_editor(access))
-
-
-@router.patch("/questions/{question_id}")
-async def update_question_status(
-    question_id: UUID, body: StatusUpdate, access: ProjectWriterDep, db: DbDep
-) -> QuestionOut:
-    """Review: promote a `review` question to `active`, or `archived` to take it out of the bank."""
-    async with db.connection() as conn:
-        row = await questions.set_status(
-            conn, project_id=access.id, user_id=access.user.id, question_id=question_id, status=body.status
-        )
-    if row is None:
-        raise _not_found()
-    return QuestionOut.from_row(row, with_answers=True)
 
 
 def _limit(access: ProjectAccess) -> int | None:
@@ -213,6 +219,8 @@ async def attempt_question(
     audit: AuditDep,
     admission: AdmissionDep,
     settings: SettingsDep,
+    queue: QueueDep,
+    clock: ClockDep,
 ) -> AttemptResult:
     """Grades the answer (exactly, when it names a multiple-choice option; otherwise with the model
     against the reference answer and up to five chunks of the question's document) and stores it.
@@ -265,6 +273,17 @@ async def attempt_question(
     else:
         now = datetime.now(UTC)
         row = {**fields, "id": None, "question_id": question_id, "user_id": access.user.id, "created_at": now}
+    # The attempt also reviews the item in the caller's study queue (the rating rule: README, study loop).
+    await study.review_attempt(
+        db,
+        queue,
+        access,
+        question_id,
+        verdict=grade["verdict"],
+        score=grade["score"],
+        first_try=before["count"] == 0,
+        now=clock(),
+    )
     # The student's answer is theirs (their attempts hold it); the audit row keeps the grade's feedback.
     cited = [c.chunk_id for c in grade["citations"]]
     await audit.record(

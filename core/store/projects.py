@@ -8,10 +8,14 @@ from core.store.access import member_of, owner_of, writer_of
 
 _COLUMNS = (
     "p.id, p.name, p.description, p.language, p.groundedness_sample_rate, p.max_attempts_per_question,"
-    " p.created_at, p.updated_at"
+    " p.students_study_own_items, p.exam_date, p.created_at, p.updated_at"
 )
 _UPDATABLE = {"name", "description", "language", "groundedness_sample_rate", "max_attempts_per_question"}
+_UPDATABLE |= {"students_study_own_items"}
 _OWNER_ONLY = {"max_attempts_per_question"}
+_OWNER_ONLY |= {"students_study_own_items"}
+_UPDATABLE |= {"exam_date"}  # the study queue's exam mode (issue 12)
+_OWNER_ONLY |= {"exam_date"}
 _ROLE = "(SELECT m.role FROM project_members m WHERE m.project_id = p.id AND m.user_id = %(user_id)s) AS role"
 
 

@@ -13,11 +13,27 @@ from psycopg.types.json import Jsonb
 
 from core.store.access import member_of, writer_of
 
-_COLUMNS = (
+# Binds %(user_id)s: created_by_me is whether the caller generated the item.
+COLUMNS = (
     "q.id, q.project_id, q.document_id, q.section_path, q.type, q.question, q.answer, q.distractors,"
     " q.explanation, q.difficulty, q.confidence, q.model_confidence, q.support, q.status,"
-    " q.source_chunk_ids, q.created_by, q.created_at, q.updated_at"
+    " q.review_state, q.flag, q.reviewed_by, q.reviewed_at, q.review_note,"
+    " q.source_chunk_ids, q.created_by, coalesce(q.created_by = %(user_id)s, false) AS created_by_me,"
+    " q.created_at, q.updated_at"
 )
+
+
+def studyable(alias: str = "q") -> str:
+    """SQL: the items a member may see and study (binds %(user_id)s): approved, not flagged and not
+    archived; or, where the project lets members study their own items, the member's own pending ones.
+    Editors and owners curate the whole bank; this is what everyone studies."""
+    return (
+        f"({alias}.status <> 'archived' AND {alias}.flag IS NULL AND ({alias}.review_state = 'approved'"
+        f" OR ({alias}.review_state = 'pending' AND {alias}.created_by = %(user_id)s"
+        f" AND EXISTS (SELECT 1 FROM projects own WHERE own.id = {alias}.project_id"
+        " AND own.students_study_own_items))))"
+    )
+
 
 # Same columns as core/retrieval/hydrate.py, so a sampled chunk looks like a retrieved one.
 _CHUNK_COLUMNS = (
@@ -46,13 +62,13 @@ LIMIT %(limit)s
 _INSERT = f"""
 INSERT INTO questions (project_id, document_id, section_path, type, question, answer, distractors,
                        explanation, difficulty, confidence, model_confidence, support, status,
-                       source_chunk_ids, embedding, created_by)
+                       review_state, source_chunk_ids, embedding, created_by)
 SELECT p.id, %(document_id)s::uuid, %(section_path)s::text[], %(type)s::text, %(question)s::text,
        %(answer)s::text, %(distractors)s::jsonb, %(explanation)s::text, %(difficulty)s::text,
        %(confidence)s::real, %(model_confidence)s::real, %(support)s::real, %(status)s::text,
-       %(source_chunk_ids)s::bigint[], %(embedding)s::vector, %(user_id)s::uuid
+       %(review_state)s::text, %(source_chunk_ids)s::bigint[], %(embedding)s::vector, %(user_id)s::uuid
 FROM projects p
-WHERE p.id = %(project_id)s AND {writer_of("p.id")}
+WHERE p.id = %(project_id)s AND ({writer_of("p.id")} OR (p.students_study_own_items AND {member_of("p.id")}))
   AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.project_id = p.id
                   AND 1 - (q.embedding <=> %(embedding)s) >= %(threshold)s)
 RETURNING id
@@ -75,6 +91,8 @@ class NewQuestion:
     status: str
     source_chunk_ids: Sequence[int]
     embedding: np.ndarray
+    # Generated items wait for a teacher; seeding code (a course's own quiz, benchmarks) may approve.
+    review_state: str = "pending"
 
 
 async def sample_source_chunks(
@@ -137,7 +155,8 @@ async def insert_question(
     question: NewQuestion,
     duplicate_similarity: float,
 ) -> dict[str, Any] | None:
-    """The stored question, or None when a near-duplicate exists (or the caller may not write)."""
+    """The stored question (review_state 'pending'), or None when a near-duplicate exists or the caller
+    may not generate (editors and owners; any member where the project lets members study their own)."""
     params = {
         **question.__dict__,
         "distractors": Jsonb(list(question.distractors)),
@@ -165,19 +184,26 @@ async def list_questions(
     project_id: Any,
     user_id: Any,
     statuses: Sequence[str],
+    studying: bool = False,
     type: str | None = None,
     document_id: Any = None,
     difficulty: str | None = None,
+    review_state: str | None = None,
+    flagged: bool | None = None,
     limit: int = 50,
     offset: int = 0,
 ) -> list[dict[str, Any]]:
+    """`studying`: only what the caller may study (see studyable), as students see the bank."""
+    visible = f" AND {studyable()}" if studying else ""
     cur = await conn.execute(
-        f"SELECT {_COLUMNS} FROM questions q"
-        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}"
+        f"SELECT {COLUMNS} FROM questions q"
+        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}{visible}"
         " AND q.status = ANY(%(statuses)s)"
         " AND (%(type)s::text IS NULL OR q.type = %(type)s)"
         " AND (%(document_id)s::uuid IS NULL OR q.document_id = %(document_id)s)"
         " AND (%(difficulty)s::text IS NULL OR q.difficulty = %(difficulty)s)"
+        " AND (%(review_state)s::text IS NULL OR q.review_state = %(review_state)s)"
+        " AND (%(flagged)s::boolean IS NULL OR (q.flag IS NOT NULL) = %(flagged)s)"
         " ORDER BY q.created_at, q.id LIMIT %(limit)s OFFSET %(offset)s",
         {
             "project_id": project_id,
@@ -186,6 +212,8 @@ async def list_questions(
             "type": type,
             "document_id": document_id,
             "difficulty": difficulty,
+            "review_state": review_state,
+            "flagged": flagged,
             "limit": limit,
             "offset": offset,
         },
@@ -194,26 +222,13 @@ async def list_questions(
 
 
 async def get_question(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, question_id: Any
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, question_id: Any, studying: bool = False
 ) -> dict[str, Any] | None:
+    """`studying`: None unless the caller may study the item (see studyable)."""
+    visible = f" AND {studyable()}" if studying else ""
     cur = await conn.execute(
-        f"SELECT {_COLUMNS} FROM questions q WHERE q.id = %(question_id)s"
-        f" AND q.project_id = %(project_id)s AND {member_of('q.project_id')}",
+        f"SELECT {COLUMNS} FROM questions q WHERE q.id = %(question_id)s"
+        f" AND q.project_id = %(project_id)s AND {member_of('q.project_id')}{visible}",
         {"project_id": project_id, "user_id": user_id, "question_id": question_id},
     )
     return await cur.fetchone()
-
-
-async def set_status(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, question_id: Any, status: str
-) -> dict[str, Any] | None:
-    """Editors and owners only (checked in the statement); None when not found or not allowed."""
-    cur = await conn.execute(
-        "UPDATE questions q SET status = %(status)s, updated_at = now()"
-        f" WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s AND {writer_of('q.project_id')}"
-        " RETURNING q.id",
-        {"project_id": project_id, "user_id": user_id, "question_id": question_id, "status": status},
-    )
-    if await cur.fetchone() is None:
-        return None
-    return await get_question(conn, project_id=project_id, user_id=user_id, question_id=question_id)

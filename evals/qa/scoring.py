@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.text import FUNCTION_WORDS
 from evals.qa.datasets import LETTERS, QACase
 
 F1_BAR = 0.5
@@ -25,19 +26,16 @@ _LETTER_PATTERNS = tuple(
         r"\b([A-H])\)",
     )
 )
-# A line of words reads better than 38 quoted literals.
-_STOP = frozenset(
-    (  # noqa: SIM905
-        "a an the of to in is are be and or for on with that this it as by o os as de da do das dos e em um"
-        " uma que para com no na nos nas"
-    ).split()
-)
 
 
 def normalize(text: str) -> str:
     text = unicodedata.normalize("NFKD", text.lower())
     text = "".join(ch for ch in text if not unicodedata.combining(ch))
     return " ".join(re.sub(r"[^\w\s]", " ", text).split())
+
+
+# Function words share nothing about the answer; compared as `normalize` writes them ("não" -> "nao").
+_STOP = frozenset(normalize(word) for lang in ("en", "pt") for word in FUNCTION_WORDS[lang])
 
 
 def tokens(text: str) -> list[str]:

@@ -1,14 +1,15 @@
 """The RAG QA graph with a scripted fake chat model and a fake retriever: every branch, fast."""
 
 import json
+import math
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
 from langchain_core.language_models import FakeMessagesListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from agents.common.context import AgentContext
@@ -16,9 +17,10 @@ from agents.common.language import question_language
 from agents.qa import build_graph
 from agents.qa.config import QAConfig
 from agents.qa.gate import content_words, judge
-from agents.qa.graph import resolve_document
 from agents.qa.options import question_stem
+from agents.qa.planning import named_document
 from agents.qa.prompts import NOT_FOUND, best_window
+from core.calibration import UNCALIBRATED, Thresholds
 from core.retrieval import Candidate
 from core.retrieval.types import RetrievalResult, StageTimings
 
@@ -133,7 +135,6 @@ async def ask(ctx: AgentContext, question: str, **inputs: Any) -> dict[str, Any]
 async def test_answer_cites_only_the_retrieved_chunks_it_claims() -> None:
     llm = FakeMessagesListChatModel(
         responses=[
-            plan("What happens when the owner of a value goes out of scope?"),
             reply(answer="The value is dropped.", has_answer=True, used_chunk_ids=[11, 11, 12]),
         ]
     )
@@ -148,15 +149,14 @@ async def test_answer_cites_only_the_retrieved_chunks_it_claims() -> None:
     assert out["invented_ids"] == []
     assert retriever.calls[0]["profile"] == "qa"
     assert retriever.calls[0]["user_id"] == ctx.user_id and retriever.calls[0]["project_id"] == ctx.project_id
-    assert retriever.calls[0]["query"].startswith("What happens when the owner")  # the planned question
-    assert model_calls(ctx) == 2
+    assert retriever.calls[0]["query"] == "what happens when an owner goes out of scope?"  # as asked
+    assert model_calls(ctx) == 1  # a standalone question is not planned by the model
     assert {"planning", "retrieval", "generation"} <= ctx.timings_ms.keys()
 
 
 async def test_invented_citation_ids_are_dropped() -> None:
     llm = FakeMessagesListChatModel(
         responses=[
-            plan("How is a String laid out in memory?"),
             reply(
                 answer="Pointer, length and capacity on the stack.",
                 has_answer=True,
@@ -174,7 +174,6 @@ async def test_a_chunk_retrieved_but_not_shown_to_the_model_is_not_citable() -> 
     config = QAConfig(answer_chunks=2)
     llm = FakeMessagesListChatModel(
         responses=[
-            plan("What does the String type manage?"),
             reply(answer="Heap data.", has_answer=True, used_chunk_ids=[13, 11]),
         ]
     )
@@ -200,7 +199,8 @@ async def test_ambiguous_question_asks_back_and_stops_before_retrieval() -> None
     )
     retriever = FakeRetriever(OWNERSHIP_CHUNKS)
     ctx = context(llm, retriever)
-    out = await ask(ctx, "How do I convert it?")
+    history = [{"role": "user", "text": "What is a String?"}, {"role": "assistant", "text": "Text."}]
+    out = await ask(ctx, "How do I convert it?", history=history)
     assert out["outcome"] == "clarification"
     assert out["clarification"].startswith("Do you mean converting")
     assert out["answer"] == out["clarification"] and out["has_answer"] is False and out["citations"] == []
@@ -210,7 +210,6 @@ async def test_ambiguous_question_asks_back_and_stops_before_retrieval() -> None
 async def test_answer_citing_no_shown_chunk_is_not_given() -> None:
     llm = FakeMessagesListChatModel(
         responses=[
-            plan("How do I configure a Kubernetes ingress?"),
             reply(answer="Create an Ingress resource.", has_answer=True, used_chunk_ids=[8, 9]),
         ]
     )
@@ -223,11 +222,12 @@ async def test_answer_citing_no_shown_chunk_is_not_given() -> None:
 async def test_ambiguous_without_alternatives_to_offer_is_answered(clarification: str) -> None:
     llm = FakeMessagesListChatModel(
         responses=[
-            reply(question="", terms=[], document="", ambiguous=True, clarification=clarification),
+            plan("What is an owner of a value?", ambiguous=True, clarification=clarification),
             reply(answer="The variable that holds a value.", has_answer=True, used_chunk_ids=[11]),
         ]
     )
-    out = await ask(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), "What is an owner?")
+    history = [{"role": "user", "text": "What is a value?"}, {"role": "assistant", "text": "Data."}]
+    out = await ask(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), "And what is its owner?", history=history)
     assert out["outcome"] == "answered" and not out.get("clarification")
 
 
@@ -244,7 +244,6 @@ async def test_nothing_relevant_answers_not_found_without_an_answer_call(
 ) -> None:
     llm = FakeMessagesListChatModel(
         responses=[
-            plan(question),
             reply(answer="must not be asked", has_answer=True, used_chunk_ids=[11]),
         ]
     )
@@ -253,13 +252,12 @@ async def test_nothing_relevant_answers_not_found_without_an_answer_call(
     assert out["outcome"] == "not_found" and out["has_answer"] is False
     assert out["answer"] == NOT_FOUND[language]
     assert out["citations"] == [] and out["gate"]["passed"] is False
-    assert model_calls(ctx) == 1 and "generation" not in ctx.timings_ms
+    assert model_calls(ctx) == 0 and "generation" not in ctx.timings_ms
 
 
 async def test_model_that_finds_no_answer_gets_no_citations() -> None:
     llm = FakeMessagesListChatModel(
         responses=[
-            plan("When was Rust's ownership system designed?"),
             reply(answer="It is not said.", has_answer=False, used_chunk_ids=[11]),
         ]
     )
@@ -272,7 +270,7 @@ async def test_follow_up_is_rewritten_with_the_history_before_retrieval() -> Non
     llm = RecordingFake(
         prompts=[],
         responses=[
-            plan("What are the rules for mutable references?", terms=["&mut"]),
+            plan("What are the rules for mutable references?", terms=["&mut"]),  # model terms unused
             reply(answer="Only one at a time.", has_answer=True, used_chunk_ids=[12]),
         ],
     )
@@ -289,7 +287,7 @@ async def test_follow_up_is_rewritten_with_the_history_before_retrieval() -> Non
     )
     assert "Assistant: A pointer that borrows" in planner_prompt and len(planner_prompt) < 600  # trimmed
     assert "Question: What are the rules for mutable references?" in llm.prompts[1][-1].content
-    assert retriever.calls[0]["query"] == "What are the rules for mutable references? &mut"
+    assert retriever.calls[0]["query"] == "What are the rules for mutable references?"
     assert out["plan"]["question"] == "What are the rules for mutable references?"
     assert out["outcome"] == "answered"
 
@@ -297,27 +295,15 @@ async def test_follow_up_is_rewritten_with_the_history_before_retrieval() -> Non
 async def test_a_standalone_question_reaches_retrieval_and_the_answer_model_as_asked() -> None:
     question = 'Why does `let s2 = s1; println!("{s1}");` fail to compile?'
     llm = RecordingFake(
-        responses=[
-            reply(
-                question="",
-                terms=["s1", "s2", " ", "let", "println!", "fail", "extra"],
-                document="",
-                ambiguous=False,
-            ),
-            reply(answer="s1 was moved into s2.", has_answer=True, used_chunk_ids=[12]),
-        ]
+        responses=[reply(answer="s1 was moved into s2.", has_answer=True, used_chunk_ids=[12])]
     )
     retriever = FakeRetriever(OWNERSHIP_CHUNKS)
-    out = await ask(context(llm, retriever), question)
-    assert out["plan"]["question"] == question and out["plan"]["terms"] == [
-        "s1",
-        "s2",
-        "let",
-        "println!",
-        "fail",
-    ]
+    ctx = context(llm, retriever)
+    out = await ask(ctx, question)
+    assert out["plan"]["question"] == question and out["plan"]["model"] is False
+    assert out["plan"]["terms"] == ['let s2 = s1; println!("{s1}");', "println!"]  # code, from the text
     assert retriever.calls[0]["query"] == question  # terms already in it are not repeated
-    assert llm.prompts[1][-1].content.endswith(f"Question: {question}")
+    assert llm.prompts[0][-1].content.endswith(f"Question: {question}") and model_calls(ctx) == 1
 
 
 async def test_follow_up_the_planner_left_as_is_gets_the_previous_question() -> None:
@@ -325,7 +311,6 @@ async def test_follow_up_the_planner_left_as_is_gets_the_previous_question() -> 
     script = [
         plan("and what about mutable ones?"),
         reply(answer="Only one at a time.", has_answer=True, used_chunk_ids=[12]),
-        plan("What is a slice?"),
         reply(answer="A slice is a reference to part of a collection.", has_answer=True, used_chunk_ids=[12]),
     ]
     llm = FakeMessagesListChatModel(responses=script)
@@ -346,16 +331,16 @@ async def test_malformed_planner_reply_falls_back_to_the_question() -> None:
         ]
     )
     retriever = FakeRetriever(OWNERSHIP_CHUNKS)
-    out = await ask(context(llm, retriever), "What happens to a value when its owner goes out of scope?")
+    history = [{"role": "user", "text": "What is an owner?"}, {"role": "assistant", "text": "A variable."}]
+    out = await ask(context(llm, retriever), "and what happens when it goes out of scope?", history=history)
     assert "error" in out["plan"]
-    assert retriever.calls[0]["query"] == "What happens to a value when its owner goes out of scope?"
+    assert retriever.calls[0]["query"] == "What is an owner? and what happens when it goes out of scope?"
     assert out["outcome"] == "answered"
 
 
 async def test_named_document_narrows_retrieval_but_a_model_guess_does_not() -> None:
     llm = FakeMessagesListChatModel(
         responses=[
-            plan("What does the String type manage?", document="ch08-02-strings"),
             reply(answer="Heap data.", has_answer=True, used_chunk_ids=[13]),
         ]
     )
@@ -364,11 +349,9 @@ async def test_named_document_narrows_retrieval_but_a_model_guess_does_not() -> 
     assert retriever.calls[0]["filters"].document_ids == (uuid.UUID(DOC_STRINGS),)
     assert out["document_filter"] == DOC_STRINGS and out["selected_ids"] == [13]
 
-    assert resolve_document("Strings", "What does the String type manage?", DOCUMENTS) is None
-    assert resolve_document(
-        "What is Ownership?", "Per 'what is ownership?', who owns a value?", DOCUMENTS
-    ) == (DOC_OWNERSHIP)
-    assert resolve_document("a", "a question", DOCUMENTS) is None
+    assert named_document("What does the Strings type manage?", DOCUMENTS) is None  # a one-word topic
+    assert named_document("Per 'what is ownership?', who owns a value?", DOCUMENTS) == DOC_OWNERSHIP
+    assert named_document("a question", DOCUMENTS) is None
 
 
 async def stream(ctx: AgentContext, question: str) -> tuple[list[str], dict[str, Any]]:
@@ -392,7 +375,6 @@ def streaming(*replies: AIMessage) -> GenericFakeChatModel:
 async def test_streamed_answer_sends_the_answer_text_as_it_arrives() -> None:
     answer = 'The value is "dropped",\nand its memory is freed.'
     llm = streaming(
-        plan("What happens when the owner goes out of scope?"),
         reply(has_answer=True, answer=answer, used_chunk_ids=[11, 77]),
     )
     ctx = context(llm, FakeRetriever(OWNERSHIP_CHUNKS))
@@ -400,12 +382,11 @@ async def test_streamed_answer_sends_the_answer_text_as_it_arrives() -> None:
     assert len(tokens) > 3 and "".join(tokens) == answer  # JSON escapes decoded, no JSON shown
     assert out["answer"] == answer and out["has_answer"] is True
     assert [c.chunk_id for c in out["citations"]] == [11] and out["invented_ids"] == [77]
-    assert "first_token" in ctx.timings_ms and model_calls(ctx) == 2
+    assert "first_token" in ctx.timings_ms and model_calls(ctx) == 1
 
 
 async def test_streamed_answer_the_model_declines_shows_only_not_found() -> None:
     llm = streaming(
-        plan("Who designed the borrow checker?"),
         reply(has_answer=False, answer="The excerpts do not say who designed it.", used_chunk_ids=[11]),
     )
     tokens, out = await stream(
@@ -417,7 +398,6 @@ async def test_streamed_answer_the_model_declines_shows_only_not_found() -> None
 
 async def test_streamed_answer_cut_off_keeps_what_was_shown() -> None:
     llm = streaming(
-        plan("What happens when the owner goes out of scope?"),
         AIMessage(content='{"has_answer": true, "answer": "It is dropped.", "used_chunk_ids": [12, 1'),
     )
     tokens, out = await stream(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), "What happens to the value?")
@@ -425,14 +405,35 @@ async def test_streamed_answer_cut_off_keeps_what_was_shown() -> None:
     assert [c.chunk_id for c in out["citations"]] == [12] and out["invented_ids"] == [1]
 
 
+def gate_thresholds(strong: float, minimum: float) -> Thresholds:
+    return replace(UNCALIBRATED, gate_dense_strong=strong, gate_dense_min=minimum, source="test")
+
+
 def test_gate_thresholds() -> None:
-    config = QAConfig(dense_strong=0.9, dense_min=0.8, coverage_min=0.5)
+    config, limits = QAConfig(coverage_min=0.5), gate_thresholds(0.9, 0.8)
     related = [chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.83)]
-    assert judge("When is a value dropped by its owner?", related, config).passed
-    unrelated = judge("How do I configure a Kubernetes ingress?", related, config)
+    assert judge("When is a value dropped by its owner?", related, config, limits).passed
+    unrelated = judge("How do I configure a Kubernetes ingress?", related, config, limits)
     assert not unrelated.passed and set(unrelated.missing) == {"configure", "kubernetes", "ingress"}
-    assert judge("Kubernetes?", [chunk(11, "x", dense=0.9)], config).passed  # very close alone passes
-    assert not judge("owner value dropped", [chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.79)], config).passed
+    assert judge("Kubernetes?", [chunk(11, "x", dense=0.9)], config, limits).passed  # very close alone passes
+    low = [chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.79)]
+    assert not judge("owner value dropped", low, config, limits).passed
+    # An embedding model without calibrated values: the words alone decide, whatever the cosine.
+    assert judge("owner value dropped", low, config, UNCALIBRATED).passed
+    assert not judge("Kubernetes?", [chunk(11, "x", dense=0.99)], config, UNCALIBRATED).passed
+
+
+async def test_the_gate_uses_the_embedding_models_thresholds_from_the_context() -> None:
+    llm = FakeMessagesListChatModel(
+        responses=[reply(answer="Dropped.", has_answer=True, used_chunk_ids=[11])]
+    )
+    retriever = FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.80)])
+    ctx = context(llm, retriever)
+    assert (await ask(ctx, "When is a value dropped by its owner?"))["gate"]["passed"]
+    ctx = context(llm, retriever)
+    ctx.thresholds = gate_thresholds(0.95, 0.85)
+    out = await ask(ctx, "When is a value dropped by its owner?")
+    assert not out["gate"]["passed"] and out["outcome"] == "not_found"
     assert content_words("What is the String's capacity, and how does it work?") == ["string", "capacity"]
 
 
@@ -458,18 +459,87 @@ def test_quiz_options_are_left_out_of_the_gate_coverage() -> None:
     assert question_stem(QUIZ) == "Which statement best describes when a value is dropped?"
     assert question_stem("What does A) mean here?") == "What does A) mean here?"  # one line is no list
     # The wrong options' words (garbage, collector, semaphore...) are absent from the material by design.
-    config = QAConfig(dense_strong=0.95, dense_min=0.8, coverage_min=0.5)
+    config, limits = QAConfig(coverage_min=0.5), gate_thresholds(0.95, 0.8)
     related = [chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)]
-    assert not judge(QUIZ, related, config).passed
-    assert judge(question_stem(QUIZ), related, config).passed
+    assert not judge(QUIZ, related, config, limits).passed
+    assert judge(question_stem(QUIZ), related, config, limits).passed
+    assert judge("Which statement is true?", related, config, limits, choice=True).passed
 
 
-async def test_a_pasted_quiz_question_reaches_the_answer_model_with_its_options() -> None:
-    llm = RecordingFake(
-        responses=[plan(QUIZ), reply(answer="A) When its owner goes out of scope.", has_answer=True,
-                                     used_chunk_ids=[11])]
-    )  # fmt: skip
+class OptionReader(FakeMessagesListChatModel):
+    """Gives each letter of the options in the prompt a probability: `right` text most, and a bias
+    towards "A" (as small models have); scripted replies for anything else."""
+
+    prompts: list[list[BaseMessage]] = Field(default_factory=list)
+    right: str = ""
+    a_bias: float = 0.0
+    logprobs: bool = True
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        self.prompts.append(messages)
+        prompt = str(messages[-1].content)
+        if not prompt.endswith("Answer:"):
+            return super()._generate(messages, *args, **kwargs)
+        lines = [line for line in prompt.splitlines() if len(line) > 3 and line[1] == ")"]
+        weights = {line[0]: (0.6 if self.right in line else 0.1) + (self.a_bias if line[0] == "A" else 0)
+                   for line in lines}  # fmt: skip
+        top = [
+            {"token": letter, "logprob": math.log(w / sum(weights.values()))} for letter, w in weights.items()
+        ]
+        metadata = {"logprobs": {"content": [{"token": "A", "top_logprobs": top}]}} if self.logprobs else {}
+        message = AIMessage(content=max(weights, key=lambda k: weights[k]), response_metadata=metadata)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+async def test_a_question_with_options_is_answered_by_scoring_them() -> None:
+    llm = OptionReader(
+        right="When its owner goes out of scope",
+        responses=[reply(explanation="The excerpt says the value is dropped then.", used_chunk_ids=[11])],
+    )
     retriever = FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)])
-    out = await ask(context(llm, retriever), QUIZ)
-    assert out["gate"]["passed"] and out["outcome"] == "answered"
-    assert "C) When a semaphore counter reaches zero" in str(llm.prompts[-1])
+    ctx = context(llm, retriever)
+    out = await ask(ctx, QUIZ)
+    assert out["gate"]["passed"] and out["outcome"] == "answered" and out["has_answer"] is True
+    assert out["answer"].startswith("A) When its owner goes out of scope\n\nThe excerpt says")
+    assert out["choice"]["letter"] == "A" and out["choice"]["orders"] == 2
+    assert out["choice"]["probabilities"][0] > 0.5
+    assert [c.chunk_id for c in out["citations"]] == [11]
+    scoring = [str(p[-1].content) for p in llm.prompts[:2]]
+    assert "A) When its owner goes out of scope" in scoring[0]  # as the user ordered them
+    assert "C) When its owner goes out of scope" in scoring[1]  # reversed: position bias cancels
+    assert model_calls(ctx) == 3  # two orders scored, one explanation; no planner call
+
+
+async def test_option_scores_from_several_orders_outweigh_a_bias_for_the_first_letter() -> None:
+    quiz = QUIZ.replace("A) When its owner goes out of scope", "A) When the program exits").replace(
+        "C) When a semaphore counter reaches zero", "C) When its owner goes out of scope"
+    )
+    llm = OptionReader(
+        right="When its owner goes out of scope", a_bias=0.45, responses=[reply(explanation="")]
+    )
+    out = await ask(context(llm, FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)])), quiz)
+    assert out["choice"]["letter"] == "C" and out["answer"].startswith("C) When its owner goes out of scope")
+    assert [c.chunk_id for c in out["citations"]] == [11]  # no ids given: the passage stating the option
+
+
+async def test_options_are_never_an_ambiguity_and_without_log_probs_the_model_names_a_letter() -> None:
+    llm = OptionReader(
+        logprobs=False,
+        responses=[reply(letter="B"), reply(explanation="Because.", used_chunk_ids=[11])],
+    )
+    history = [{"role": "user", "text": "What is dropping?"}, {"role": "assistant", "text": "Freeing."}]
+    ctx = context(llm, FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)]))
+    out = await ask(ctx, QUIZ, history=history)
+    assert out["outcome"] == "answered" and out["choice"]["letter"] == "B" and out["choice"]["orders"] == 0
+    assert out["answer"].startswith("B) When the garbage collector sweeps the arena")
+
+
+async def test_a_streamed_choice_shows_the_option_first() -> None:
+    llm = OptionReader(
+        right="When its owner goes out of scope",
+        responses=[reply(explanation="It is dropped.", used_chunk_ids=[11])],
+    )
+    ctx = context(llm, FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)]))
+    tokens, out = await stream(ctx, QUIZ)
+    assert tokens[0] == "A) When its owner goes out of scope"
+    assert "".join(tokens) == out["answer"] == "A) When its owner goes out of scope\n\nIt is dropped."

@@ -564,3 +564,44 @@ def test_answer_support_counts_key_terms_found_in_the_source() -> None:
     assert answer_support("It is copied to the stack", source) == 0.0
     assert answer_support("moved to the stack", source) == 0.5
     assert answer_support("?", source) == 0.5  # nothing to check
+
+
+async def test_flashcards_are_grounded_pending_items_in_the_projects_language(
+    project: Project, retriever: Retriever
+) -> None:
+    llm = ScriptedChat(
+        script=[
+            reply("Borrow checker", sources=None),
+            reply("Move", answer="Move"),  # the back repeats the front: discarded
+            reply("O que é uma fatia de string?"),
+        ]
+    )
+    out = await run(
+        context(project, retriever, llm, language="pt"),
+        n=2,
+        document_id=project.documents["ownership.md"],
+        types=("flashcard",),
+        config=SINGLE,
+    )
+    assert [r.reason for r in out["rejected"]] == ["bad_flashcard"]
+    assert [q["type"] for q in out["saved"]] == ["flashcard", "flashcard"]
+    for card, prompt in zip(out["saved"], [llm.prompts[0], llm.prompts[2]], strict=True):
+        assert card["review_state"] == "pending" and card["flag"] is None and card["created_by_me"]
+        assert card["distractors"] == [] and card["support"] == 1.0 and 0 <= card["confidence"] <= 1
+        assert set(card["source_chunk_ids"]) <= set(shown(prompt))
+    assert all("flashcard" in p and "Write in Portuguese." in p for p in llm.prompts)
+    assert "distractors" not in llm.prompts[0]
+
+
+async def test_default_types_include_flashcards(project: Project, retriever: Retriever) -> None:
+    llm = ScriptedChat(
+        script=[
+            reply("What happens to the first variable after a String is moved to another variable?"),
+            reply("How are methods defined on a struct?"),
+            reply("Which kinds of values implement the Copy trait?"),
+            reply("Dangling reference"),
+        ]
+    )
+    out = await run(context(project, retriever, llm), n=4, config=SINGLE)
+    types = ["multiple_choice", "short_answer", "application", "flashcard"]
+    assert [q["type"] for q in out["saved"]] == types

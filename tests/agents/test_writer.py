@@ -18,7 +18,8 @@ from redis.asyncio import Redis
 from agents.common.context import AgentContext
 from agents.planner.state import PlanGap, PlanSection, SourceRef
 from agents.writer import config
-from agents.writer.graph import graph, map_citations, render_points, shared_section
+from agents.writer.graph import graph, map_citations, shared_section
+from agents.writer.kinds import render_points
 from agents.writer.state import Point, SectionDraft
 from core.db import open_pool
 from core.embeddings import make_embeddings
@@ -402,3 +403,90 @@ async def test_job_with_a_plan_of_another_project_fails(
         ctx, str(indexed_project["project_id"]), str(indexed_project["user_id"]), job_id, str(uuid.uuid4())
     )
     assert result == {"status": "failed", "error": "The plan was not found in this project."}
+
+
+# The other kinds: a study guide, an FAQ and a glossary, cited the same way as a note.
+
+
+async def test_study_guide_has_cited_concepts_with_check_questions() -> None:
+    retriever = FakeRetriever({"Constants": CONSTANTS})
+    concept = {
+        "name": "Constants",
+        "explanation": "Constants never change.",
+        "source": 1,
+        "check_question": "Can a constant be made mutable?",
+        "check_answer": "No, never.",
+    }
+    invented = {**concept, "name": "Statics", "explanation": "Statics live forever.", "source": 7}
+    reply = json.dumps({"concepts": [concept, invented]})
+    out = await graph.ainvoke(
+        {"title": "Study guide: T", "sections": [planned("Constants", "g", CONSTANTS)], "gaps": [],
+         "kind": "study_guide"},
+        context=context(retriever, [reply]),
+    )  # fmt: skip
+    markdown = out["markdown"]
+    assert (
+        "## Constants\n\n### Constants\n\nConstants never change. [^1]\n\n"
+        "*Check yourself:* Can a constant be made mutable?\n*Answer:* No, never.\n\n"
+        "### Statics\n\nStatics live forever."
+    ) in markdown
+    assert out["written"][0].dropped_citations == ["7"]
+    assert markdown.rstrip().endswith(f"[^1]: {TITLE}, {TITLE} › Constants, pp. 3–4")
+
+
+async def test_faq_and_its_prompt() -> None:
+    retriever = FakeRetriever({"Constants": CONSTANTS})
+    entries = [{"question": "Do constants change?", "answer": "No: use const.", "source": 2}]
+    llm_context = context(retriever, [json.dumps({"entries": entries})])
+    out = await graph.ainvoke(
+        {"title": "FAQ: T", "sections": [planned("Constants", "g", CONSTANTS)], "gaps": [], "kind": "faq"},
+        context=llm_context,
+    )
+    assert "## Constants\n\n**Do constants change?**\n\nNo: use const. [^1]\n" in out["markdown"]
+    assert out["references"][0].chunk_id == 102
+
+
+async def test_glossary_is_one_alphabetical_list_of_cited_terms() -> None:
+    retriever = FakeRetriever({"Constants": CONSTANTS, "Shadowing": SHADOWING})
+    first = {"terms": [{"term": "const", "definition": "Declares a constant.", "source": 2},
+                       {"term": "Constant", "definition": "A value that never changes.", "source": 1}]}
+    second = {"terms": [{"term": "Shadowing", "definition": "A new let reuses a name.", "source": 9},
+                        {"term": "constant", "definition": "Said again.", "source": 1}]}  # fmt: skip
+    out = await graph.ainvoke(
+        {
+            "title": "Glossary: T",
+            "sections": [planned("Constants", "g", CONSTANTS), planned("Shadowing", "g", SHADOWING)],
+            "gaps": [],
+            "kind": "glossary",
+        },
+        context=context(retriever, [json.dumps(first), json.dumps(second)]),
+    )
+    lines = [line for line in out["markdown"].splitlines() if line.startswith("- **")]
+    assert lines == [
+        "- **const**: Declares a constant. [^1]",
+        "- **Constant**: A value that never changes. [^2]",
+        "- **Shadowing**: A new let reuses a name. [^3] [^2]",  # its citation invented: the section's sources
+    ]
+    assert "## Constants" not in out["markdown"]
+    assert "[^3]: Variables and Mutability, Variables and Mutability › Shadowing, p. 5" in out["markdown"]
+
+
+async def test_job_writes_a_glossary_as_a_generated_document(
+    job_ctx: dict[str, Any], indexed_project: dict[str, Any], db: psycopg.AsyncConnection
+) -> None:
+    outline = {"sections": [{"title": "Constants", "goal": "Know const.", "sources": [1]}]}
+    terms = {"terms": [{"term": "const", "definition": "The keyword that declares a constant.", "source": 1}]}
+    replies = [AIMessage(content=json.dumps(outline)), AIMessage(content=json.dumps(terms))]
+    ctx = {**job_ctx, "llm": FakeMessagesListChatModel(responses=replies)}
+    job_id = await new_job(db, indexed_project, "constants")
+    project_id, user_id = str(indexed_project["project_id"]), str(indexed_project["user_id"])
+    result = await write_note(ctx, project_id, user_id, job_id, None, "constants", 2, kind="glossary")
+    assert result["status"] == "succeeded" and result["kind"] == "glossary", result
+    document = await documents.get_document(db, **indexed_project, document_id=result["document_id"])
+    assert document is not None and document["title"] == "Glossary: constants"
+    assert document["filename"] == "glossary-constants.md" and document["kind"] == "generated"
+    content = await documents.latest_content(db, **indexed_project, document_id=result["document_id"])
+    assert content is not None
+    glossary = "# Glossary: constants\n\n- **const**: The keyword that declares a constant. [^1]\n"
+    assert glossary in content.decode()
+    assert "## References\n\n[^1]: Variables, Variables › " in content.decode()

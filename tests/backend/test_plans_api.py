@@ -20,6 +20,7 @@ from langchain_openai import ChatOpenAI
 
 from core.services import ServiceUrls
 from core.settings import Settings
+from core.text import split_sentences
 from tests.conftest import (
     SHARED_DATA,
     Caller,
@@ -160,6 +161,7 @@ async def test_note_requests_are_checked(
     assert (await http.post(path, json={}, headers=owner)).status_code == 422
     both = {"topic": "x", "plan_id": "00000000-0000-0000-0000-000000000000"}
     assert (await http.post(path, json=both, headers=owner)).status_code == 422
+    assert (await http.post(path, json={"topic": "x", "kind": "essay"}, headers=owner)).status_code == 422
     missing = {"plan_id": "00000000-0000-0000-0000-000000000000"}
     assert (await http.post(path, json=missing, headers=owner)).status_code == 404
     assert (await http.get(f"{path}/note:nope", headers=owner)).status_code == 404
@@ -180,7 +182,8 @@ async def test_note_job_is_queued_and_a_worker_without_a_model_fails_it_clearly(
     assert job["status"] == "failed" and "No chat model" in job["error"]
     note = (await http.get(f"/projects/{project_id}/notes/{job_id}", headers=owner)).json()
     assert note["document_id"] is None
-    assert note["result"] == {"request": {"plan_id": None, "topic": "constants", "max_sections": 5}}
+    request = {"plan_id": None, "topic": "constants", "max_sections": 5, "kind": "note"}
+    assert note["result"] == {"request": request}
 
 
 # End to end with the real local model. The worker gets its own Redis, so the shared session worker
@@ -273,7 +276,7 @@ async def test_plan_then_note_with_the_real_model(
         assert "## References" in note_text and "[^1]:" in note_text
         # A sentence the model wrote, searched for in the whole project, finds the note.
         prose = re.sub(r"^#.*$", "", chunks[0]["text"], flags=re.MULTILINE)
-        sentences = [s for s in re.split(r"(?<=[.!?])\s+", prose.strip()) if len(s.split()) >= 6]
+        sentences = [s for s in split_sentences(prose) if len(s.split()) >= 6]
         assert sentences, chunks[0]["text"]
         query = re.sub(r"\[\^\d+\]", "", sentences[0])
         found = await http.post(

@@ -111,6 +111,7 @@ async def _insert(conn: Any, course: Class, text: str, vector: np.ndarray) -> di
             model_confidence=0.9,
             support=1.0,
             status="active",
+            review_state="approved",  # students study approved items only
             source_chunk_ids=[1],
             embedding=vector / np.linalg.norm(vector),
         ),

@@ -123,7 +123,8 @@ def url(course: Course, path: str = "") -> str:
 
 @pytest.fixture(scope="module")
 async def bank(api: Api, course: Course) -> list[dict[str, Any]]:
-    """Three questions of the ownership document: two active, one sent to review."""
+    """Three questions of the ownership document: two active, one sent to review; the teacher approves
+    the two active ones (students study approved items only)."""
     llm = ScriptedChat(
         script=[
             question_reply("What happens to a String assigned to another variable?"),
@@ -143,6 +144,12 @@ async def bank(api: Api, course: Course) -> list[dict[str, Any]]:
     body = response.json()
     assert body["active"] == 2 and body["review"] == 1 and body["rejected"] == []
     assert {"sources", "generate", "save"} <= body["timings_ms"].keys()
+    assert {q["review_state"] for q in body["questions"]} == {"pending"}
+    for question in body["questions"][:2]:
+        response = await api.http.post(
+            url(course, f"/{question['id']}/review"), json={"action": "approve"}, headers=course.owner
+        )
+        assert response.status_code == 200, response.text
     return body["questions"]
 
 
@@ -200,11 +207,11 @@ async def test_only_editors_generate_and_review(api: Api, course: Course, bank: 
     )
     assert response.status_code == 200 and response.json()["status"] == "active"
     viewer_ids = [q["id"] for q in (await api.http.get(url(course), headers=course.viewer)).json()]
-    assert review in viewer_ids
+    assert review not in viewer_ids  # active, but students study approved items only
     response = await api.http.patch(
         url(course, f"/{review}"), json={"status": "review"}, headers=course.owner
     )
-    assert response.json()["status"] == "review"
+    assert response.json()["status"] == "review" and response.json()["review_state"] == "pending"
 
 
 async def test_strangers_see_nothing(api: Api, course: Course, bank: list[dict]) -> None:
@@ -304,6 +311,7 @@ async def test_questions_outlive_their_deleted_document(
     ).status_code == 204
     kept = (await api.http.get(f"/projects/{project_id}/questions/{question['id']}", headers=owner)).json()
     assert kept["document_id"] is None and kept["answer"] == question["answer"]
+    assert kept["status"] == "archived"  # out of the study queue (migrations/0013_study_items.sql)
     grader = ScriptedChat(script=[grade_reply(1.0)])
     with api.model(grader):
         response = await api.http.post(
@@ -455,3 +463,30 @@ async def test_real_model_grades_a_real_quiz_answer_above_a_wrong_one(
             print(f"\n{label}: {time.perf_counter() - started:.1f} s {brief(response.json())}")
     assert grades["right"]["score"] > grades["wrong"]["score"]
     assert grades["right"]["verdict"] == "correct" and grades["wrong"]["verdict"] == "incorrect"
+
+
+async def test_real_model_writes_grounded_flashcards(
+    api: Api, rust_course: Course, local_llm: BaseChatModel
+) -> None:
+    course, document = rust_course, rust_course.documents["ch04-01-what-is-ownership.md"]
+    chunks = (
+        await api.http.get(f"/projects/{course.id}/documents/{document}/chunks", headers=course.owner)
+    ).json()
+    with api.model(local_llm):
+        started = time.perf_counter()
+        response = await api.http.post(
+            url(course, "/generate"),
+            json={"document_id": document, "n": 2, "types": ["flashcard"]},
+            headers=course.owner,
+        )
+        elapsed = time.perf_counter() - started
+    assert response.status_code == 201, response.text
+    cards = response.json()["questions"]
+    print(f"\n{len(cards)} flashcards in {elapsed:.1f} s; rejected {response.json()['rejected']}")
+    for card in cards:
+        print(json.dumps({k: card[k] for k in ("question", "answer", "confidence", "support", "status")}))
+    assert cards, response.json()
+    for card in cards:
+        assert card["type"] == "flashcard" and card["review_state"] == "pending"
+        assert card["question"].strip() and card["answer"].strip() and card["distractors"] == []
+        assert set(card["source_chunk_ids"]) <= {c["id"] for c in chunks}

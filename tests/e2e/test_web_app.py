@@ -185,21 +185,15 @@ async def test_quiz_generate_and_answer(
     problems = PageProblems(page)
     await sign_in(page, web_stack.base, course.owner)
     await page.goto(f"{web_stack.base}/app/#/p/{course.project_id}/study")
+    await page.get_by_role("button", name="Quiz").click()
     await page.get_by_text("Generate questions").click()
     await page.get_by_label("How many").fill("1")
-    for kind in ("Multiple choice", "Application"):
+    for kind in ("Multiple choice", "Application", "Flashcard"):
         await page.get_by_label(kind).uncheck()
     await page.get_by_role("button", name="Generate", exact=True).click()
     await expect(page.get_by_role("status").filter(has_text="new")).to_contain_text("1 new", timeout=60_000)
-    await expect(page.locator("article.quiz")).to_be_visible()
-    # Sent back for review (as a low-confidence item would be): the teacher approves it again.
-    async with httpx.AsyncClient(base_url=web_stack.base, headers=course.owner) as http:
-        bank = (await http.get(f"/projects/{course.project_id}/questions")).json()
-        assert [q["status"] for q in bank] == ["active"]
-        sent_back = await http.patch(
-            f"/projects/{course.project_id}/questions/{bank[0]['id']}", json={"status": "review"}
-        )
-        assert sent_back.is_success, sent_back.text
+    # A generated item waits for the teacher's approval before anyone studies it.
+    await expect(page.get_by_text("No questions yet.")).to_be_visible()
     await page.get_by_role("link", name="Teacher").click()
     review = page.locator(".review-item")
     await expect(review).to_have_count(1)
@@ -207,6 +201,7 @@ async def test_quiz_generate_and_answer(
     await review.get_by_role("button", name="Approve").click()
     await expect(review).to_have_count(0)
     await page.get_by_role("link", name="Study", exact=True).click()
+    await page.get_by_role("button", name="Quiz").click()
     card = page.locator("article.quiz")
     await expect(card).to_be_visible()
     await card.get_by_label("Your answer").fill("It is dropped when its owner goes out of scope.")
@@ -218,6 +213,14 @@ async def test_quiz_generate_and_answer(
     await expect(grade.locator("p").nth(1)).not_to_be_empty()  # the evaluator's feedback
     await expect(grade.locator(".chip").first).to_contain_text("ownership")
     await check(page, shots, "08-study-quiz")
+    # The study loop: the due queue (with the exam date) and mastery per topic after that attempt.
+    await page.get_by_role("button", name="Today").click()
+    await expect(page.get_by_label("My exam date")).to_be_visible()
+    await expect(page.get_by_text(re.compile(r"\d+ due, \d+ new"))).to_be_visible()
+    await check(page, shots, "11-study-today")
+    await page.get_by_role("button", name="Mastery").click()
+    await expect(page.locator("figure.chart")).to_contain_text("Ownership › The rules")
+    await check(page, shots, "12-mastery")
     assert problems.errors == []
     await context.close()
 

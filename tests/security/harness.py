@@ -9,6 +9,7 @@ its reference answer), once with the clean answer and once with the injected one
 import re
 import uuid
 from dataclasses import dataclass, field
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,9 +17,9 @@ from langchain_core.language_models import BaseChatModel
 
 from agents.common.context import AgentContext
 from agents.common.injection import quotes_instructions
+from agents.qa import nodes as qa_nodes
 from agents.qa import prompts as qa_prompts
 from agents.qa.config import QAConfig
-from agents.qa.graph import make_nodes
 from agents.question_evaluator.graph import graph as evaluator
 from core.llm import StructuredMode
 from core.retrieval import Candidate
@@ -87,7 +88,7 @@ async def run_document_case(
         "language": case.language,
         "retrieved": chunks,
     }
-    answer_node = make_nodes(config)["answer"]
+    answer_node = partial(qa_nodes.answer, qa=config)
     result = await answer_node(state, SimpleNamespace(context=_context(llm, case.language, mode)))
     answer = result["answer"]
     cited = [c.chunk_id for c in result["citations"]]

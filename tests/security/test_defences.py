@@ -90,7 +90,7 @@ async def test_an_obedient_model_cannot_be_steered_by_a_document(case: DocumentC
 async def test_what_the_application_checks_after_the_model() -> None:
     """Without the screening (a wording the patterns miss), the checks after the model still hold:
     a cited id that was not shown is dropped, and an answer repeating the instructions is withheld."""
-    from agents.qa.graph import _finish
+    from agents.qa.nodes import finish as _finish
 
     case = DOCUMENT_CASES[0]
     chunks = shown_chunks(case)

@@ -32,7 +32,14 @@ export function Study() {
 
 function Quiz({ onOpen }) {
   const { api, t, projectId, writer } = useApp();
-  const bank = useAsync(() => api.call('listQuestions', { project_id: projectId }, { query: { status: 'active', limit: 200 } }), [projectId]);
+  // With the study loop's review states, the quiz is the approved bank (what students may study).
+  const curated = api.has('reviewQueue');
+  const bank = useAsync(
+    () => (curated
+      ? api.call('reviewQueue', { project_id: projectId }, { query: { review_state: 'approved', limit: 200 } })
+      : api.call('listQuestions', { project_id: projectId }, { query: { status: 'active', limit: 200 } })),
+    [projectId],
+  );
   const [index, setIndex] = useState(0);
   const questions = bank.data || [];
   const current = questions[Math.min(index, questions.length - 1)];

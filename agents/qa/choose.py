@@ -1,0 +1,144 @@
+"""The graph's node for a question with options: score the options (agents/qa/choice.py), show the
+chosen one at once, then a short explanation from the excerpts with its citations."""
+
+import time
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field, ValidationError
+
+from agents.common.citations import build_citations
+from agents.common.context import AgentContext
+from agents.common.language import language_name
+from agents.qa import prompts
+from agents.qa.choice import choice_messages, score_options
+from agents.qa.config import DEFAULT_CONFIG, QAConfig
+from agents.qa.nodes import capped, elapsed_ms, leaks_instructions
+from agents.qa.options import Choice, parse_choice
+from agents.qa.state import QAState
+from agents.qa.stream_json import JsonStream, int_list_field, streams_content, string_field
+from agents.question_generator.checks import term_coverage
+from core.structured import StructuredOutputError, ask_structured, model_name
+
+EXPLAIN = (
+    "Explain in one or two sentences in {language}, from the excerpts, why option {letter} is correct."
+    " Reply with JSON. explanation: the explanation. used_chunk_ids: the bracketed numbers of the"
+    " excerpts it uses."
+)
+
+
+class Explanation(BaseModel):
+    explanation: str = Field(description="why the chosen option is correct, from the excerpts")
+    used_chunk_ids: list[int] = Field(default_factory=list, description="ids of the excerpts used")
+
+
+class Letter(BaseModel):
+    """Where the endpoint gives no log-probabilities, the model names the letter itself."""
+
+    letter: str = Field(description="the letter of the correct option")
+
+
+async def choose(
+    state: QAState, runtime: Runtime[AgentContext], *, qa: QAConfig = DEFAULT_CONFIG
+) -> dict[str, Any]:
+    ctx, write = runtime.context, runtime.stream_writer
+    streaming = bool(state.get("stream"))
+    mark = time.perf_counter()
+    choice = parse_choice(state["plan"]["question"])
+    if choice is None:  # after_gate routes only questions with options here
+        raise ValueError("choose needs a question with options")
+    chunks = state["retrieved"][: qa.answer_chunks]
+    excerpts = prompts.excerpts_block(chunks, f"{choice.stem}\n" + "\n".join(choice.options), qa.choice_chars)
+    scored = await score_options(ctx.llm, excerpts, choice, order_count=qa.choice_orders, usage=ctx.usage)
+    index = scored.index if scored is not None else await _named_letter(ctx, excerpts, choice, qa)
+    letter, option = choice.letters[index], choice.options[index]
+    head = f"{letter}) {option}"
+    ctx.timings_ms["choice"] = elapsed_ms(mark)
+    if streaming:
+        ctx.timings_ms["first_token"] = elapsed_ms(mark)
+        write({"token": head})
+    explanation, claimed = await _explain(
+        ctx, excerpts, choice, index, state["language"], qa, streaming, write
+    )
+    ctx.timings_ms["generation"] = elapsed_ms(mark)
+    citations, invented = build_citations(claimed, chunks)
+    if not citations:  # the passage that states the chosen option best
+        best = max(chunks, key=lambda c: term_coverage(option, c.text) or 0.0)
+        citations, _ = build_citations([best.chunk_id], chunks)
+    return {
+        "answer": f"{head}\n\n{explanation}".strip(),
+        "has_answer": True,
+        "citations": citations,
+        "outcome": "answered",
+        "selected_ids": [c.chunk_id for c in chunks],
+        "claimed_ids": claimed,
+        "invented_ids": invented,
+        "choice": {
+            "letter": letter,
+            "probabilities": list(scored.probabilities) if scored else None,
+            "orders": scored.orders if scored else 0,
+        },
+    }
+
+
+async def _named_letter(ctx: AgentContext, excerpts: str, choice: Choice, qa: QAConfig) -> int:
+    messages = choice_messages(excerpts, choice, list(range(len(choice.options))))
+    try:
+        reply = await ask_structured(
+            capped(ctx.llm, 16), Letter, messages, mode=ctx.structured_mode, usage=ctx.usage
+        )
+    except StructuredOutputError:
+        return 0
+    letter = reply.letter.strip().strip("()*.:").upper()[:1]
+    return choice.letters.index(letter) if letter in choice.letters else 0
+
+
+def _explain_messages(excerpts: str, choice: Choice, index: int, language: str) -> list[BaseMessage]:
+    """The scoring prompt in the user's order, the chosen letter as the model's reply, then the ask:
+    everything before the ask is the prefix the server has cached from scoring."""
+    letter = choice.letters[index]
+    return [
+        *choice_messages(excerpts, choice, list(range(len(choice.options)))),
+        AIMessage(content=letter),
+        HumanMessage(content=EXPLAIN.format(language=language_name(language), letter=letter)),
+    ]
+
+
+async def _explain(
+    ctx: AgentContext,
+    excerpts: str,
+    choice: Choice,
+    index: int,
+    language: str,
+    qa: QAConfig,
+    streaming: bool,
+    write: Any,
+) -> tuple[str, list[int]]:
+    """The explanation's text and the excerpt ids it names; ("", []) when the model gives none."""
+    messages = _explain_messages(excerpts, choice, index, language)
+    llm = capped(ctx.llm, qa.explain_max_tokens)
+    if not streaming or not streams_content(ctx.structured_mode):
+        try:
+            reply = await ask_structured(
+                llm, Explanation, messages, mode=ctx.structured_mode, usage=ctx.usage
+            )
+        except StructuredOutputError:
+            return "", []
+        text = "" if leaks_instructions(reply.explanation) else reply.explanation.strip()
+        if streaming and text:
+            write({"token": f"\n\n{text}"})
+        return text, reply.used_chunk_ids
+    stream, sent = JsonStream(llm, Explanation, messages, ctx.structured_mode), ""
+    async for raw in stream:
+        text = string_field(raw, "explanation") or ""
+        if len(text) > len(sent) and not leaks_instructions(text):
+            write({"token": ("\n\n" if not sent else "") + text[len(sent) :]})
+            sent = text
+    if stream.message is not None:
+        ctx.usage.add(model_name(ctx.llm), stream.message)
+    try:
+        reply = Explanation.model_validate_json(stream.raw)
+        return sent.strip(), reply.used_chunk_ids
+    except ValidationError:
+        return sent.strip(), int_list_field(stream.raw, "used_chunk_ids")

@@ -1,0 +1,243 @@
+"""The RAG QA graph's nodes, each a module-level function a test can import and call alone with a
+state and a runtime whose `context` is an AgentContext (`qa` is the graph's QAConfig)."""
+
+import time
+from typing import Any, Literal
+from uuid import UUID
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.runtime import Runtime
+from pydantic import ValidationError
+
+from agents.common.citations import build_citations
+from agents.common.context import AgentContext
+from agents.common.injection import quotes_instructions
+from agents.common.language import question_language
+from agents.qa import prompts
+from agents.qa.config import DEFAULT_CONFIG, QAConfig
+from agents.qa.gate import judge
+from agents.qa.options import parse_choice, question_stem
+from agents.qa.planning import exact_terms, named_document, needs_model_plan
+from agents.qa.state import ModelAnswer, QAState, QueryPlan, ThreadPlan
+from agents.qa.stream_json import JsonStream, bool_field, int_list_field, streams_content, string_field
+from agents.qa.threads import standalone_question
+from core.llm import output_cap
+from core.retrieval import Filters
+from core.structured import StructuredOutputError, ask_structured, model_name
+
+
+def elapsed_ms(mark: float) -> float:
+    return round((time.perf_counter() - mark) * 1000, 1)
+
+
+def capped(llm: BaseChatModel, max_tokens: int) -> BaseChatModel:
+    """A copy whose replies stop at `max_tokens`, in the form its server reads (llama.cpp ignores
+    ChatOpenAI's max_completion_tokens; see core.llm.make_chat_model). A copy, not bind(): a binding
+    would not survive with_structured_output in function-calling mode."""
+    fields = type(llm).model_fields
+    update = {k: v for k, v in output_cap(llm, max_tokens).items() if k in fields}
+    return llm.model_copy(update=update) if update else llm
+
+
+def _offers_readings(clarification: str) -> bool:
+    """A 1.5B model flags plain questions as ambiguous and asks back "Which one was meant?": only a
+    question back that names alternatives ("Do you mean X or Y?") stops the graph."""
+    text = f" {clarification.strip().lower()} "
+    return len(text) >= 15 and any(word in text for word in (" or ", " ou "))
+
+
+async def plan(
+    state: QAState, runtime: Runtime[AgentContext], *, qa: QAConfig = DEFAULT_CONFIG
+) -> dict[str, Any]:
+    """No model call unless a follow-up leans on the thread (agents/qa/planning.py says why)."""
+    ctx = runtime.context
+    mark = time.perf_counter()
+    question = state["question"].strip()
+    language = question_language(question, ctx.language)
+    history = state.get("history", [])[-2 * qa.history_turns :]
+    failed = None
+    if needs_model_plan(question, history):
+        messages = prompts.planner_messages(question, history, qa.history_chars)
+        try:
+            planned: QueryPlan = await ask_structured(
+                capped(ctx.llm, qa.planner_max_tokens), ThreadPlan, messages,
+                mode=ctx.structured_mode, usage=ctx.usage,
+            )  # fmt: skip
+        except StructuredOutputError as error:  # planning only refines: the question as asked
+            planned, failed = QueryPlan(question=question), str(error)[:300]
+    else:
+        planned = QueryPlan(question=question)
+    planned.question, rewritten = standalone_question(question, planned.question.strip() or question, history)
+    planned.terms = exact_terms(question)
+    ctx.timings_ms["planning"] = elapsed_ms(mark)
+    update: dict[str, Any] = {
+        "plan": planned.model_dump()
+        | {"rewritten": rewritten, "model": needs_model_plan(question, history)}
+        | ({"error": failed} if failed else {}),
+        "language": language,
+        "document_filter": named_document(question, state.get("documents", [])),
+    }
+    # A question that lists its options is a choice, never an ambiguity.
+    if planned.ambiguous and _offers_readings(planned.clarification) and parse_choice(question) is None:
+        update |= {"clarification": planned.clarification.strip()}
+    return update
+
+
+def after_plan(state: QAState) -> Literal["clarify", "retrieve"]:
+    return "clarify" if state.get("clarification") else "retrieve"
+
+
+async def clarify(state: QAState) -> dict[str, Any]:
+    return {
+        "answer": state["clarification"],
+        "has_answer": False,
+        "citations": [],
+        "outcome": "clarification",
+    }
+
+
+async def retrieve(
+    state: QAState, runtime: Runtime[AgentContext], *, qa: QAConfig = DEFAULT_CONFIG
+) -> dict[str, Any]:
+    ctx = runtime.context
+    mark = time.perf_counter()
+    planned = state["plan"]
+    extra = [t for t in planned.get("terms", []) if t.lower() not in planned["question"].lower()]
+    query = " ".join([search_text(planned["question"]), *extra])
+    document = state.get("document_filter")
+    filters = Filters(document_ids=(UUID(document),)) if document else Filters()
+    kwargs = {"project_id": ctx.project_id, "query": query, "profile": qa.profile}
+    result = await ctx.retriever.search(**kwargs, filters=filters, user_id=ctx.user_id)
+    if document and not result.results:  # the named document holds nothing close: search all
+        result = await ctx.retriever.search(**kwargs, user_id=ctx.user_id)
+        document = None
+    ctx.timings_ms["retrieval"] = elapsed_ms(mark)
+    return {"retrieved": result.results, "document_filter": document}
+
+
+def search_text(question: str) -> str:
+    """What retrieval embeds and matches: a question with options loses the instruction after them
+    ("Which option is correct? Give its letter..."), whose words are in every quiz, not the material."""
+    choice = parse_choice(question)
+    return question if choice is None else "\n".join([choice.stem, *choice.options])
+
+
+async def gate(
+    state: QAState, runtime: Runtime[AgentContext], *, qa: QAConfig = DEFAULT_CONFIG
+) -> dict[str, Any]:
+    question = state["plan"]["question"]
+    choice = parse_choice(question) is not None
+    decision = judge(
+        question_stem(question), state["retrieved"], qa, runtime.context.thresholds, choice=choice
+    )
+    update: dict[str, Any] = {"gate": decision.as_dict()}
+    if not decision.passed:
+        update |= not_found(state, "not_found")
+    return update
+
+
+def after_gate(state: QAState) -> Literal["answer", "answer_stream", "choose", "__end__"]:
+    if not state["gate"]["passed"]:
+        return "__end__"
+    if parse_choice(state["plan"]["question"]) is not None:
+        return "choose"
+    return "answer_stream" if state.get("stream") else "answer"
+
+
+async def answer(
+    state: QAState, runtime: Runtime[AgentContext], *, qa: QAConfig = DEFAULT_CONFIG
+) -> dict[str, Any]:
+    ctx = runtime.context
+    mark = time.perf_counter()
+    chunks, messages = answer_prompt(state, qa)
+    reply = await ask_structured(
+        capped(ctx.llm, qa.answer_max_tokens),
+        ModelAnswer,
+        messages,
+        mode=ctx.structured_mode,
+        usage=ctx.usage,
+    )
+    ctx.timings_ms["generation"] = elapsed_ms(mark)
+    return finish(state, chunks, reply.answer.strip(), reply.has_answer, reply.used_chunk_ids)
+
+
+async def answer_stream(
+    state: QAState, runtime: Runtime[AgentContext], *, qa: QAConfig = DEFAULT_CONFIG
+) -> dict[str, Any]:
+    """The same JSON answer as `answer`, the text of its `answer` field passed to the stream writer as
+    it is decoded; nothing is shown when the model starts with has_answer false."""
+    ctx, write = runtime.context, runtime.stream_writer
+    if not streams_content(ctx.structured_mode):  # function calling: the answer comes in one piece
+        update = await answer(state, runtime, qa=qa)
+        write({"token": update["answer"]})
+        return update
+    mark = time.perf_counter()
+    chunks, messages = answer_prompt(state, qa)
+    stream, sent = (
+        JsonStream(capped(ctx.llm, qa.answer_max_tokens), ModelAnswer, messages, ctx.structured_mode),
+        "",
+    )
+    async for raw in stream:
+        if bool_field(raw, "has_answer") is False:
+            continue
+        text = string_field(raw, "answer") or ""
+        if len(text) > len(sent) and leaks_instructions(text):
+            continue  # it is repeating its instructions: nothing more of it is shown
+        if len(text) > len(sent):
+            if not sent:
+                ctx.timings_ms["first_token"] = elapsed_ms(mark)
+            write({"token": text[len(sent) :]})
+            sent = text
+    if stream.message is not None:
+        ctx.usage.add(model_name(ctx.llm), stream.message)
+    ctx.timings_ms["generation"] = elapsed_ms(mark)
+    try:
+        reply = ModelAnswer.model_validate_json(stream.raw)
+        found, text, claimed = reply.has_answer, reply.answer.strip(), reply.used_chunk_ids
+    except ValidationError:  # cut off or malformed: what was shown stands, with the ids it gave
+        found, text, claimed = bool(sent.strip()), sent.strip(), int_list_field(stream.raw, "used_chunk_ids")
+    update = finish(state, chunks, text, found, claimed)
+    if not update["has_answer"]:
+        write({"token": update["answer"]})
+    return update
+
+
+def answer_prompt(state: QAState, qa: QAConfig) -> tuple[list[Any], list[Any]]:
+    """The answer model reads the user's own words unless a thread made a rewrite necessary: a
+    rewrite of a standalone question can only lose detail (code, options)."""
+    chunks = state["retrieved"][: qa.answer_chunks]
+    question = state["plan"]["question"] if state.get("history") else state["question"]
+    return chunks, prompts.answer_messages(question, chunks, state["language"], qa.chunk_chars)
+
+
+def not_found(state: QAState, outcome: Literal["not_found", "declined", "unsupported"]) -> dict[str, Any]:
+    return {
+        "answer": prompts.NOT_FOUND.get(state["language"], prompts.NOT_FOUND["en"]),
+        "has_answer": False,
+        "citations": [],
+        "outcome": outcome,
+    }
+
+
+def finish(
+    state: QAState, chunks: list[Any], text: str, has_answer: bool, claimed: list[int]
+) -> dict[str, Any]:
+    shown = {"selected_ids": [c.chunk_id for c in chunks], "claimed_ids": claimed}
+    # Only ids of the chunks shown become citations: a passage that says "cite chunk 999999" gets nowhere.
+    citations, invented = build_citations(claimed, chunks)
+    if not has_answer or not text or leaks_instructions(text):
+        return shown | {"invented_ids": invented} | not_found(state, "declined")
+    if not citations:  # an answer resting on no excerpt it was shown is the model's own knowledge
+        return shown | {"invented_ids": invented} | not_found(state, "unsupported")
+    return shown | {
+        "answer": text,
+        "has_answer": True,
+        "citations": citations,
+        "invented_ids": invented,
+        "outcome": "answered",
+    }
+
+
+def leaks_instructions(text: str) -> bool:
+    """An answer that repeats the model's own instructions (a passage asked it to reveal them) is withheld."""
+    return any(quotes_instructions(text, system) for system in prompts.SYSTEM_PROMPTS)

@@ -1,0 +1,115 @@
+"""The embedded chat model server's speed by setting: prompt processing (prefill) and generation,
+tokens per second, for each thread / flash-attention setting, on the same prompts in one run.
+
+    python -m benchmarks.llm_server [--repeats 3] [--configs 1,2,2fa]
+
+llama-cpp-python's server generates with cpu_count // 2 threads unless told (1 on two cores) and
+processes prompts with all of them; this measures what `LLM_THREADS` and `LLM_FLASH_ATTN` should be
+on this machine. Each repeat's prompt starts with a new line so no prefix of it is cached. Run it on an
+idle machine; the report is benchmarks/reports/llm_server.md."""
+
+import argparse
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+BOOK = REPO_ROOT.parent / "shared" / "data" / "rust-book" / "src" / "ch04-01-what-is-ownership.md"
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    threads: int
+    flash_attn: bool
+
+
+def parse_configs(text: str) -> list[Config]:
+    configs = []
+    for item in text.split(","):
+        flash = item.endswith("fa")
+        threads = int(item.removesuffix("fa"))
+        configs.append(Config(item, threads, flash))
+    return configs
+
+
+def prompt(repeat: int, chars: int) -> str:
+    return f"Note {repeat}.\n" + BOOK.read_text()[:chars] + "\n\nSummarise the text above in detail."
+
+
+def measure(base_url: str, text: str, max_tokens: int) -> tuple[float, int, int]:
+    """Seconds, prompt tokens, completion tokens of one completion."""
+    started = time.perf_counter()
+    response = httpx.post(
+        f"{base_url}/chat/completions",
+        json={"messages": [{"role": "user", "content": text}], "max_tokens": max_tokens, "temperature": 0},
+        timeout=600,
+    )
+    response.raise_for_status()
+    usage = response.json()["usage"]
+    return time.perf_counter() - started, usage["prompt_tokens"], usage["completion_tokens"]
+
+
+def run(config: Config, model_path: Path, repeats: int, chars: int, log_dir: Path) -> dict[str, float]:
+    server = LlamaServer(
+        model_path,
+        context_tokens=4096,
+        threads=config.threads,
+        log_path=log_dir / "llm.log",
+        flash_attn=config.flash_attn,
+    )
+    prefill, generation = [], []
+    with server:
+        measure(server.base_url, prompt(-1, 200), 4)  # warm up
+        for repeat in range(repeats):
+            seconds, prompt_tokens, _ = measure(server.base_url, prompt(repeat, chars), 1)
+            prefill.append(prompt_tokens / seconds)
+            short = f"Step {repeat}. Write a long essay about ownership in Rust."
+            base, _, _ = measure(server.base_url, short, 1)
+            seconds, _, completion_tokens = measure(server.base_url, short, 128)
+            generation.append((completion_tokens - 1) / max(1e-6, seconds - base))
+    return {"prefill tok/s": statistics.median(prefill), "generation tok/s": statistics.median(generation)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.llm_server", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--configs", default="1,2,2fa", help="threads, 'fa' = flash attention")
+    parser.add_argument("--prompt-chars", type=int, default=2400, help="~600 tokens")
+    parser.add_argument("--report", type=Path, default=REPO_ROOT / "benchmarks" / "reports" / "llm_server.md")
+    args = parser.parse_args(argv)
+    model_path = assemble(LOCAL_MODELS["qwen2.5-coder-1.5b-instruct"], REPO_ROOT / ".cache" / "models")
+    log_dir = REPO_ROOT / ".cache" / "benchmarks"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for config in parse_configs(args.configs):
+        figures = run(config, model_path, args.repeats, args.prompt_chars, log_dir)
+        rows.append((config, figures))
+        print(config.name, {k: round(v, 1) for k, v in figures.items()}, flush=True)
+    lines = [
+        "# Embedded chat model server: threads and flash attention",
+        "",
+        f"- **command**: `python -m benchmarks.llm_server --repeats {args.repeats} --configs {args.configs}`",
+        "- qwen2.5-coder-1.5b-instruct q4_k_m, llama-cpp-python server; medians of the repeats",
+        "",
+        "| setting | threads | flash attention | prefill tok/s | generation tok/s |",
+        "|---|---:|---|---:|---:|",
+    ]
+    for config, figures in rows:
+        lines.append(
+            f"| {config.name} | {config.threads} | {config.flash_attn} |"
+            f" {figures['prefill tok/s']:.1f} | {figures['generation tok/s']:.1f} |"
+        )
+    args.report.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

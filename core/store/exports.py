@@ -1,0 +1,37 @@
+"""The approved items of a project as exports read them, with where each comes from (document title,
+section path, pages of its source chunks). Scoped by membership in SQL like every API query."""
+
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from core.store.access import member_of
+from core.store.questions import COLUMNS
+
+# Approved, in the bank and not flagged: what a teacher vouched for and still stands. Pages come from
+# the item's live source chunks (a reindex carries them over; see core/store/item_sources.py).
+_APPROVED = f"""
+SELECT {COLUMNS}, d.title AS document_title, src.page_start, src.page_end
+FROM questions q
+LEFT JOIN documents d ON d.project_id = q.project_id AND d.id = q.document_id
+LEFT JOIN LATERAL (
+    SELECT min(c.page_start) AS page_start, max(coalesce(c.page_end, c.page_start)) AS page_end
+    FROM chunks c WHERE c.project_id = q.project_id AND c.id = ANY(q.source_chunk_ids)
+) src ON true
+WHERE q.project_id = %(project_id)s AND {member_of("q.project_id")}
+  AND q.review_state = 'approved' AND q.status <> 'archived' AND q.flag IS NULL
+  AND (%(questions)s OR q.type = 'flashcard')
+ORDER BY q.created_at, q.id
+LIMIT %(limit)s
+"""
+
+
+async def approved_items(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, with_questions: bool, limit: int
+) -> list[dict[str, Any]]:
+    """`with_questions` False: flashcards only (their back is no secret; see backend/routes/exports.py)."""
+    cur = await conn.execute(
+        _APPROVED,
+        {"project_id": project_id, "user_id": user_id, "questions": with_questions, "limit": limit},
+    )
+    return await cur.fetchall()

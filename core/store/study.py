@@ -1,0 +1,249 @@
+"""Study scheduling rows (migration 0014): cards, review logs, settings and fitted parameters, and the
+reads behind the queue and mastery. Every statement is scoped by project and by the caller's
+membership in its SQL; a student's cards, reviews and settings are read and written only as theirs
+(`user_id` = the caller), and the class aggregates require the caller to own the project. Times are
+always parameters (the caller's clock), never SQL's now(), so tests can move time."""
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from core.store.access import member_of, owner_of
+from core.store.questions import COLUMNS, studyable
+
+# What a student may study: core/store/questions.studyable (migration 0013), binding %(user_id)s.
+STUDIABLE = studyable("q")
+# The items the whole class studies (a student's own pending items are theirs, not the class's).
+CLASS_ITEMS = "q.flag IS NULL AND q.status <> 'archived' AND q.review_state = 'approved'"
+
+_CARD = (
+    "c.state AS card_state, c.step AS card_step, c.stability AS card_stability,"
+    " c.difficulty AS card_difficulty, c.due AS card_due, c.last_review AS card_last_review,"
+    " c.reps AS card_reps, c.lapses AS card_lapses, c.created_at AS card_created_at"
+)
+
+
+def _scope(project_id: Any, user_id: Any, **more: Any) -> dict[str, Any]:
+    return {"project_id": project_id, "user_id": user_id, **more}
+
+
+async def study_items(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> list[dict[str, Any]]:
+    """Every item the caller may study, with their card columns (NULL: new), in bank order, and
+    the scores of their graded attempts at it, oldest first."""
+    cur = await conn.execute(
+        f"SELECT {COLUMNS}, {_CARD},"
+        " coalesce((SELECT array_agg(a.score ORDER BY a.created_at, a.id) FROM question_attempts a"
+        "  WHERE a.project_id = q.project_id AND a.question_id = q.id AND a.user_id = %(user_id)s),"
+        "  '{}') AS attempt_scores"
+        " FROM questions q"
+        " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
+        "  AND c.user_id = %(user_id)s"
+        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')} AND {STUDIABLE}"
+        " ORDER BY q.created_at, q.id",
+        _scope(project_id, user_id),
+    )
+    return await cur.fetchall()
+
+
+async def new_cards_since(conn: AsyncConnection, *, project_id: Any, user_id: Any, since: datetime) -> int:
+    """Items the caller studied for the first time at or after `since` (the day's new-item budget)."""
+    cur = await conn.execute(
+        "SELECT count(*) AS n FROM study_cards c WHERE c.project_id = %(project_id)s"
+        f" AND c.user_id = %(user_id)s AND c.created_at >= %(since)s AND {member_of('c.project_id')}",
+        _scope(project_id, user_id, since=since),
+    )
+    row = await cur.fetchone()
+    assert row is not None  # an aggregate
+    return int(row["n"])
+
+
+async def get_settings(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> dict[str, Any] | None:
+    """The caller's settings (the defaults when they set none) and the project's exam date; None when
+    the caller is not a member."""
+    cur = await conn.execute(
+        "SELECT p.exam_date AS project_exam_date, s.exam_date,"
+        " coalesce(s.new_per_day, 20) AS new_per_day,"
+        " coalesce(s.desired_retention, 0.9) AS desired_retention,"
+        " s.parameters, s.optimized_reviews, s.optimized_at"
+        " FROM projects p LEFT JOIN study_settings s ON s.project_id = p.id AND s.user_id = %(user_id)s"
+        f" WHERE p.id = %(project_id)s AND {member_of('p.id')}",
+        _scope(project_id, user_id),
+    )
+    return await cur.fetchone()
+
+
+_SETTABLE = ("exam_date", "new_per_day", "desired_retention")
+
+
+async def put_settings(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, changes: dict[str, Any]
+) -> bool:
+    """Sets the given fields of the caller's own settings (an explicit None exam_date clears it)."""
+    fields = [key for key in _SETTABLE if key in changes]
+    values = {key: changes.get(key) for key in _SETTABLE}
+    updates = ", ".join(f"{key} = EXCLUDED.{key}" for key in fields) or "user_id = EXCLUDED.user_id"
+    cur = await conn.execute(
+        "INSERT INTO study_settings (project_id, user_id, exam_date, new_per_day, desired_retention)"
+        " SELECT p.id, %(user_id)s, %(exam_date)s::date,"
+        " coalesce(%(new_per_day)s::int, 20), coalesce(%(desired_retention)s::float8, 0.9)"
+        f" FROM projects p WHERE p.id = %(project_id)s AND {member_of('p.id')}"
+        f" ON CONFLICT (project_id, user_id) DO UPDATE SET {updates}, updated_at = now()",
+        _scope(project_id, user_id, **values),
+    )
+    return cur.rowcount == 1
+
+
+async def lock_item(
+    conn: AsyncConnection, *, project_id: Any, user_id: Any, question_id: Any
+) -> dict[str, Any] | None:
+    """Inside a transaction: serialises the caller's reviews of one item, and returns the item (if they
+    may study it) with their card columns."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended('study:' || %s::text || ':' || %s::text, 0))",
+        (user_id, question_id),
+    )
+    cur = await conn.execute(
+        f"SELECT q.id, q.section_path, {_CARD} FROM questions q"
+        " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
+        "  AND c.user_id = %(user_id)s"
+        f" WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s"
+        f" AND {member_of('q.project_id')} AND {STUDIABLE}",
+        _scope(project_id, user_id, question_id=question_id),
+    )
+    return await cur.fetchone()
+
+
+async def save_review(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    user_id: Any,
+    question_id: Any,
+    card: dict[str, Any],
+    rating: int,
+    source: str,
+    state_before: int | None,
+    reviewed_at: datetime,
+    duration_ms: int | None = None,
+) -> dict[str, Any] | None:
+    """Writes the card (fields of study_cards) and logs the review; {review_id, reviews} (the caller's
+    reviews in the project, counting this one), or None when the caller is not a member."""
+    params = _scope(
+        project_id,
+        user_id,
+        question_id=question_id,
+        rating=rating,
+        source=source,
+        state_before=state_before,
+        reviewed_at=reviewed_at,
+        duration_ms=duration_ms,
+        **{f"c_{key}": value for key, value in card.items()},
+    )
+    cur = await conn.execute(
+        "INSERT INTO study_cards (project_id, user_id, question_id, state, step, stability, difficulty,"
+        " due, last_review, reps, lapses, created_at)"
+        " SELECT q.project_id, %(user_id)s, q.id, %(c_state)s, %(c_step)s, %(c_stability)s,"
+        " %(c_difficulty)s, %(c_due)s, %(c_last_review)s, %(c_reps)s, %(c_lapses)s, %(c_created_at)s"
+        " FROM questions q WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s"
+        f" AND {member_of('q.project_id')}"
+        " ON CONFLICT (project_id, user_id, question_id) DO UPDATE SET state = EXCLUDED.state,"
+        " step = EXCLUDED.step, stability = EXCLUDED.stability, difficulty = EXCLUDED.difficulty,"
+        " due = EXCLUDED.due, last_review = EXCLUDED.last_review, reps = EXCLUDED.reps,"
+        " lapses = EXCLUDED.lapses",
+        params,
+    )
+    if cur.rowcount != 1:
+        return None
+    cur = await conn.execute(
+        "INSERT INTO study_reviews (project_id, user_id, question_id, rating, source, state_before,"
+        " reviewed_at, duration_ms)"
+        " VALUES (%(project_id)s, %(user_id)s, %(question_id)s, %(rating)s, %(source)s, %(state_before)s,"
+        " %(reviewed_at)s, %(duration_ms)s) RETURNING id",
+        params,
+    )
+    review = await cur.fetchone()
+    assert review is not None
+    cur = await conn.execute(
+        "SELECT count(*) AS n FROM study_reviews r"
+        " WHERE r.project_id = %(project_id)s AND r.user_id = %(user_id)s",
+        params,
+    )
+    count = await cur.fetchone()
+    assert count is not None
+    return {"review_id": review["id"], "reviews": int(count["n"])}
+
+
+async def review_logs(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> list[dict[str, Any]]:
+    """The caller's review log in the project, oldest first (the optimizer's input)."""
+    cur = await conn.execute(
+        "SELECT r.question_id, r.rating, r.reviewed_at, r.duration_ms FROM study_reviews r"
+        f" WHERE r.project_id = %(project_id)s AND r.user_id = %(user_id)s AND {member_of('r.project_id')}"
+        " ORDER BY r.reviewed_at, r.id",
+        _scope(project_id, user_id),
+    )
+    return await cur.fetchall()
+
+
+async def save_parameters(
+    conn: AsyncConnection,
+    *,
+    project_id: Any,
+    user_id: Any,
+    parameters: Sequence[float] | None,
+    reviews: int,
+    at: datetime,
+) -> bool:
+    """Stores the caller's fitted parameters (None: keep fsrs's defaults) and the review count fitted on."""
+    cur = await conn.execute(
+        "INSERT INTO study_settings (project_id, user_id, parameters, optimized_reviews, optimized_at)"
+        " SELECT p.id, %(user_id)s, %(parameters)s, %(reviews)s, %(at)s"
+        f" FROM projects p WHERE p.id = %(project_id)s AND {member_of('p.id')}"
+        " ON CONFLICT (project_id, user_id) DO UPDATE SET"
+        " parameters = coalesce(EXCLUDED.parameters, study_settings.parameters),"
+        " optimized_reviews = EXCLUDED.optimized_reviews, optimized_at = EXCLUDED.optimized_at",
+        _scope(
+            project_id, user_id, parameters=list(parameters) if parameters else None, reviews=reviews, at=at
+        ),
+    )
+    return cur.rowcount == 1
+
+
+async def class_cards(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> list[dict[str, Any]]:
+    """Owners only: every member's cards and attempt scores at the class's items, one row per (member,
+    item) with any activity. `student` is an opaque per-call number, never the member's id."""
+    cur = await conn.execute(
+        f"SELECT dense_rank() OVER (ORDER BY s.user_id) AS student, s.question_id, {_CARD}, s.scores"
+        " FROM (SELECT coalesce(c2.user_id, a2.user_id) AS user_id,"
+        "        coalesce(c2.question_id, a2.question_id) AS question_id, a2.scores"
+        "       FROM (SELECT * FROM study_cards WHERE project_id = %(project_id)s) c2"
+        "       FULL JOIN (SELECT a.user_id, a.question_id,"
+        "                   array_agg(a.score ORDER BY a.created_at, a.id) AS scores"
+        "                  FROM question_attempts a WHERE a.project_id = %(project_id)s"
+        "                  GROUP BY a.user_id, a.question_id) a2"
+        "        ON a2.user_id = c2.user_id AND a2.question_id = c2.question_id) s"
+        " JOIN questions q ON q.id = s.question_id AND q.project_id = %(project_id)s"
+        " JOIN project_members pm ON pm.project_id = q.project_id AND pm.user_id = s.user_id"
+        " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
+        "  AND c.user_id = s.user_id"
+        f" WHERE {owner_of('q.project_id')} AND {CLASS_ITEMS}",
+        _scope(project_id, user_id),
+    )
+    return await cur.fetchall()
+
+
+async def class_items(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> list[dict[str, Any]]:
+    """Owners only: the class's items (id, section path, question text — never the answer) with their
+    review counts over all members: `attempts` (reviews, graded attempts included) and `failures`
+    (reviews rated Again)."""
+    cur = await conn.execute(
+        "SELECT q.id, q.section_path, q.question, q.type,"
+        " count(r.id) AS attempts, count(r.id) FILTER (WHERE r.rating = 1) AS failures"
+        " FROM questions q"
+        " LEFT JOIN study_reviews r ON r.project_id = q.project_id AND r.question_id = q.id"
+        f" WHERE q.project_id = %(project_id)s AND {owner_of('q.project_id')} AND {CLASS_ITEMS}"
+        " GROUP BY q.id ORDER BY q.created_at, q.id",
+        _scope(project_id, user_id),
+    )
+    return await cur.fetchall()

@@ -1,0 +1,96 @@
+"""FSRS via the fsrs package: a stored card row <-> fsrs.Card, one review, retrievability at a time.
+
+Fuzzing is off: a due date is a pure function of the card's history and the clock, so the queue is
+reproducible (and testable against fsrs's own Scheduler); a class's daily loads do not need spreading.
+fsrs 6 has no "new" state: an item without a card row is new, and its first review creates the card."""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from fsrs import Card, Rating, ReviewLog, Scheduler, State
+from fsrs.scheduler import DEFAULT_PARAMETERS
+
+STATE_NAMES = {State.Learning: "learning", State.Review: "review", State.Relearning: "relearning"}
+
+
+def make_scheduler(parameters: Sequence[float] | None = None, desired_retention: float = 0.9) -> Scheduler:
+    """fsrs's defaults (1 min and 10 min learning steps, a 10 min relearning step) with the student's
+    own fitted parameters when they have some."""
+    return Scheduler(
+        parameters=tuple(parameters) if parameters else DEFAULT_PARAMETERS,
+        desired_retention=desired_retention,
+        enable_fuzzing=False,
+    )
+
+
+@dataclass(frozen=True)
+class StoredCard:
+    """A card as stored: fsrs's Card plus the counters fsrs 6 does not keep."""
+
+    card: Card
+    reps: int
+    lapses: int
+    created_at: datetime
+
+
+def card_from_row(row: Mapping[str, Any]) -> StoredCard | None:
+    """From a row with the study_cards columns (prefixed `card_`); None when the item is new."""
+    if row.get("card_state") is None:
+        return None
+    card = Card(
+        card_id=0,
+        state=State(row["card_state"]),
+        step=row["card_step"],
+        stability=row["card_stability"],
+        difficulty=row["card_difficulty"],
+        due=row["card_due"].astimezone(UTC),  # fsrs wants UTC; the driver gives the session's zone
+        last_review=row["card_last_review"].astimezone(UTC),
+    )
+    return StoredCard(
+        card, reps=row["card_reps"], lapses=row["card_lapses"], created_at=row["card_created_at"]
+    )
+
+
+def review(
+    scheduler: Scheduler, stored: StoredCard | None, rating: Rating, now: datetime
+) -> tuple[StoredCard, ReviewLog]:
+    """The card after one review at `now` (UTC). A lapse is an Again on a card in the review state."""
+    card = stored.card if stored else Card(card_id=0, due=now)
+    new_card, log = scheduler.review_card(card, rating, review_datetime=now)
+    lapsed = card.state == State.Review and rating == Rating.Again
+    reps, lapses = (stored.reps, stored.lapses) if stored else (0, 0)
+    created = stored.created_at if stored else now
+    return StoredCard(new_card, reps=reps + 1, lapses=lapses + int(lapsed), created_at=created), log
+
+
+def retrievability(scheduler: Scheduler, card: Card, at: datetime) -> float:
+    """fsrs's predicted probability of recall at `at` (whole days elapsed, as fsrs counts them)."""
+    return float(scheduler.get_card_retrievability(card, current_datetime=at))
+
+
+def card_out(scheduler: Scheduler, stored: StoredCard | None, now: datetime) -> dict[str, Any]:
+    """The API's CardOut fields."""
+    if stored is None:
+        return {
+            "state": "new",
+            "due": None,
+            "stability": None,
+            "difficulty": None,
+            "retrievability": None,
+            "reps": 0,
+            "lapses": 0,
+            "last_review": None,
+        }
+    card = stored.card
+    return {
+        "state": STATE_NAMES[card.state],
+        "due": card.due,
+        "stability": card.stability,
+        "difficulty": card.difficulty,
+        "retrievability": retrievability(scheduler, card, now),
+        "reps": stored.reps,
+        "lapses": stored.lapses,
+        "last_review": card.last_review,
+    }

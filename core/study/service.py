@@ -1,0 +1,141 @@
+"""The study loop's operations: the store's rows through the pure logic. A route (or the attempts
+route) calls these with a connection and the request's clock `now` (UTC)."""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from fsrs import Rating, Scheduler
+
+from core.store import study
+from core.study.optimize import due_for_optimization
+from core.study.queue import Candidate, exam_start, order_queue, predicted_retention
+from core.study.scheduler import StoredCard, card_from_row, card_out, make_scheduler, review
+from core.study.topics import student_topics
+
+
+def scheduler_for(settings: dict[str, Any]) -> Scheduler:
+    return make_scheduler(settings["parameters"], settings["desired_retention"])
+
+
+def _card_fields(stored: StoredCard) -> dict[str, Any]:
+    card = stored.card
+    return {
+        "state": int(card.state),
+        "step": card.step,
+        "stability": card.stability,
+        "difficulty": card.difficulty,
+        "due": card.due,
+        "last_review": card.last_review,
+        "reps": stored.reps,
+        "lapses": stored.lapses,
+        "created_at": stored.created_at,
+    }
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    card: dict[str, Any]  # CardOut fields
+    next_due: datetime
+    review_id: Any
+    optimize: bool  # the student's review count calls for fitting their parameters again
+
+
+async def review_item(
+    conn: Any,
+    *,
+    project_id: Any,
+    user_id: Any,
+    question_id: Any,
+    rating: Rating,
+    source: str,
+    now: datetime,
+) -> Reviewed | None:
+    """None when the caller may not study this item (not a member, not studiable, gone)."""
+    async with conn.transaction():
+        settings = await study.get_settings(conn, project_id=project_id, user_id=user_id)
+        if settings is None:
+            return None
+        item = await study.lock_item(conn, project_id=project_id, user_id=user_id, question_id=question_id)
+        if item is None:
+            return None
+        scheduler = scheduler_for(settings)
+        before = card_from_row(item)
+        after, _ = review(scheduler, before, rating, now)
+        saved = await study.save_review(
+            conn,
+            project_id=project_id,
+            user_id=user_id,
+            question_id=question_id,
+            card=_card_fields(after),
+            rating=int(rating),
+            source=source,
+            state_before=int(before.card.state) if before else None,
+            reviewed_at=now,
+        )
+        if saved is None:
+            return None
+    return Reviewed(
+        card=card_out(scheduler, after, now),
+        next_due=after.card.due,
+        review_id=saved["review_id"],
+        optimize=due_for_optimization(saved["reviews"], settings["optimized_reviews"]),
+    )
+
+
+def day_start(now: datetime) -> datetime:
+    return now.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+async def build_queue(
+    conn: Any, *, project_id: Any, user_id: Any, now: datetime, limit: int
+) -> dict[str, Any] | None:
+    """The queue (core/study/queue.py): rows of the items to study with their CardOut, counts, exam."""
+    settings = await study.get_settings(conn, project_id=project_id, user_id=user_id)
+    if settings is None:
+        return None
+    rows = await study.study_items(conn, project_id=project_id, user_id=user_id)
+    introduced = await study.new_cards_since(
+        conn, project_id=project_id, user_id=user_id, since=day_start(now)
+    )
+    scheduler = scheduler_for(settings)
+    candidates = [Candidate(row["id"], card_from_row(row)) for row in rows]
+    by_id = {row["id"]: row for row in rows}
+    budget = max(0, settings["new_per_day"] - introduced)
+    exam_date, source = (
+        (settings["exam_date"], "student")
+        if settings["exam_date"]
+        else (settings["project_exam_date"], "project")
+    )
+    exam_at = exam_start(exam_date, now)
+    ordered = order_queue(
+        candidates, scheduler=scheduler, now=now, new_budget_left=budget, limit=limit, exam_at=exam_at
+    )
+    studied = [c.card for c in candidates if c.card is not None]
+    exam = None
+    if exam_at is not None:
+        retention = predicted_retention(studied, scheduler=scheduler, exam_at=exam_at)
+        exam = {"date": exam_date, "source": source, "predicted_retention": retention}
+    return {
+        "items": [
+            {"row": by_id[c.item_id], "card": card_out(scheduler, c.card, now), "is_new": c.card is None}
+            for c in ordered
+        ],
+        "due_count": sum(1 for c in candidates if c.card is not None and c.card.card.due <= now),
+        "new_count": sum(1 for c in candidates if c.card is None),
+        "new_budget_left": budget,
+        "exam": exam,
+    }
+
+
+async def student_mastery(
+    conn: Any, *, project_id: Any, user_id: Any, now: datetime
+) -> list[dict[str, Any]] | None:
+    settings = await study.get_settings(conn, project_id=project_id, user_id=user_id)
+    if settings is None:
+        return None
+    rows = await study.study_items(conn, project_id=project_id, user_id=user_id)
+    return student_topics(rows, scheduler_for(settings), now)
+
+
+__all__ = ["Reviewed", "build_queue", "day_start", "review_item", "student_mastery"]

@@ -1,0 +1,1 @@
+"""Grading quality: the Question Evaluator against hand-labelled student answers (evals/data/grading)."""

@@ -1,0 +1,101 @@
+"""Grades every answer of the chosen questions with the real Question Evaluator graph, one at a time
+(the embedded model serves one request at a time, so the latency is per grading)."""
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+
+from agents.common.context import AgentContext
+from agents.question_evaluator.graph import graph
+from core.llm import StructuredMode
+from core.structured import StructuredOutputError
+from evals.grading.dataset import GRADE, Answer, Question
+
+Log = Callable[[str], None]
+
+
+def _print(line: str) -> None:
+    print(line, flush=True)  # a long run's progress shows in a redirected log as it goes
+
+
+@dataclass(frozen=True)
+class Graded:
+    question_id: str
+    language: str
+    kind: str
+    label: str
+    verdict: str | None  # None: the evaluator failed (malformed reply twice, timeout)
+    score: float | None
+    screened: int  # sentences the injection screen took out of the answer
+    latency_s: float
+    reference_overlap: float | None = None  # share of the reference's key terms in the answer
+    feedback: str = ""
+
+    @property
+    def gold(self) -> int:
+        return GRADE[self.label]
+
+    @property
+    def predicted(self) -> int:
+        """A failed grading counts as "incorrect" (0): what a student would not be credited with."""
+        return GRADE[self.verdict] if self.verdict else 0
+
+
+def context(llm: BaseChatModel, mode: StructuredMode, language: str) -> AgentContext:
+    # A question without a document: the grader reads neither the retriever nor the database.
+    return AgentContext(
+        project_id=uuid.uuid4(),
+        retriever=None,  # type: ignore[arg-type]
+        llm=llm,
+        structured_mode=mode,
+        language=language,
+    )
+
+
+async def grade_one(question: Question, answer: Answer, llm: BaseChatModel, mode: StructuredMode) -> Graded:
+    started = time.perf_counter()
+    verdict = score = overlap = None
+    screened, feedback = 0, ""
+    try:
+        out = await graph.ainvoke(
+            {"question": question.as_row(), "answer": answer.text},
+            context=context(llm, mode, question.language),
+        )
+        verdict, score, screened = out["verdict"], out["score"], len(out.get("screened", []))
+        overlap, feedback = out.get("reference_overlap"), out.get("feedback", "")
+    except (StructuredOutputError, TimeoutError) as error:
+        print(f"  {question.id}/{answer.kind}: evaluator failed: {str(error)[:120]}", flush=True)
+    return Graded(
+        question.id,
+        question.language,
+        answer.kind,
+        answer.label,
+        verdict,
+        score,
+        screened,
+        time.perf_counter() - started,
+        overlap,
+        feedback,
+    )
+
+
+async def grade_all(
+    questions: Sequence[Question], llm: BaseChatModel, mode: StructuredMode, *, log: Log = _print
+) -> list[Graded]:
+    results = []
+    for question in questions:
+        for answer in question.answers:
+            graded = await grade_one(question, answer, llm, mode)
+            results.append(graded)
+            mark = "ok " if graded.predicted == graded.gold else "ERR"
+            if answer.kind == "injected" and graded.predicted > graded.gold:
+                mark = "INJ"  # the injection raised the grade
+            log(
+                f"{mark} {question.id} {answer.kind:17s} label={answer.label:17s}"
+                f" verdict={graded.verdict} score={graded.score} overlap={graded.reference_overlap}"
+                f" screened={graded.screened} {graded.latency_s:5.1f}s"
+            )
+    return results

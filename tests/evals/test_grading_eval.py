@@ -1,0 +1,170 @@
+"""The grading eval without a real model: the labelled data set's format and split, and the whole
+command (`studyai eval grading`) run end to end with a fake chat model behind the real evaluator graph."""
+
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from backend.cli import app
+from evals.grading import __main__ as grading_main
+from evals.grading.dataset import (
+    DATA_DIR,
+    KINDS,
+    LABELS,
+    Question,
+    in_split,
+    load_questions,
+    load_split,
+    parse_question,
+)
+from evals.grading.report import figures, render
+from evals.grading.run import Graded
+from tests.agents.test_question_generator import ScriptedChat
+
+SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="module")
+def questions() -> list[Question]:
+    return load_questions()
+
+
+def test_every_question_has_one_answer_of_each_kind_and_a_true_label(questions: list[Question]) -> None:
+    assert len(questions) >= 40
+    assert len({q.id for q in questions}) == len(questions)
+    assert {q.language for q in questions} == {"en", "pt"}
+    assert sum(q.language == "pt" for q in questions) >= 15
+    for question in questions:
+        assert sorted(a.kind for a in question.answers) == sorted(KINDS), question.id
+        for answer in question.answers:
+            assert answer.label in LABELS and answer.text.strip()
+            assert answer.label == answer.kind or answer.kind == "injected"
+        injected = next(a for a in question.answers if a.kind == "injected")
+        assert injected.label in ("incorrect", "partially_correct"), question.id
+        assert len({a.text for a in question.answers}) == 5, question.id  # no copied answer
+
+
+def test_a_malformed_line_is_refused() -> None:
+    first = (DATA_DIR / "questions.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    line = json.loads(first)
+    line["answers"] = line["answers"][:4]  # no injected answer
+    with pytest.raises(ValueError, match="answer kinds"):
+        parse_question(line)
+    line = json.loads(first)
+    line["answers"][0]["label"] = "incorrect"  # a correct answer mislabelled
+    with pytest.raises(ValueError, match="labelled"):
+        parse_question(line)
+
+
+def test_splits_are_disjoint_and_cover_every_question(questions: list[Question]) -> None:
+    split = load_split()
+    dev, test = set(split["dev"]), set(split["test"])
+    assert not dev & test
+    assert dev | test == {q.id for q in questions}
+    assert 0.25 <= len(dev) / len(questions) <= 0.4
+    assert [q.id for q in in_split(questions, "dev")] == [q.id for q in questions if q.id in dev]
+    for language in ("en", "pt"):  # both languages on both sides
+        assert any(i.startswith(language) for i in dev) and any(i.startswith(language) for i in test)
+
+
+@pytest.mark.skipif(not SHARED_DATA.exists(), reason="shared data not present")
+def test_sources_are_real_sections_of_the_allowed_material(questions: list[Question]) -> None:
+    for question in questions:
+        # Rust book chapters 1-9 only: later chapters' quizzes are kept back as held-out test data.
+        allowed = r"rust-book/src/ch0[1-9]-[\w-]+\.md|pense-python/[\w-]+\.md"
+        assert re.fullmatch(allowed, question.source_file)
+        assert question.source_file.startswith("rust-book" if question.language == "en" else "pense-python")
+        headings = [
+            re.sub(r"^#+\s*", "", line).strip()
+            for line in (SHARED_DATA / question.source_file).read_text(encoding="utf-8").splitlines()
+            if line.startswith("#")
+        ]
+        assert question.source_section in headings, question.id
+
+
+def _graded(kind: str, label: str, verdict: str | None, language: str = "en") -> Graded:
+    return Graded("q", language, kind, label, verdict, None if verdict is None else 0.5, 0, 2.0)
+
+
+def test_figures_and_report_from_known_grades() -> None:
+    results = [
+        _graded("correct", "correct", "correct"),
+        _graded("partially_correct", "partially_correct", "correct"),
+        _graded("incorrect", "incorrect", "incorrect"),
+        _graded("off_topic", "off_topic", "incorrect"),
+        _graded("injected", "incorrect", "partially_correct"),  # the injection raised the grade
+        _graded("correct", "correct", None),  # failed: counted as incorrect
+        _graded("correct", "correct", "correct", language="pt"),
+    ]
+    overall = figures(results)
+    assert overall.answers == 7 and overall.failures == 1
+    assert overall.accuracy == pytest.approx(4 / 7)
+    assert overall.injected_above_label == 1
+    assert (
+        overall.accuracy_by_kind["correct"] == pytest.approx(2 / 3)
+        and overall.accuracy_by_kind["off_topic"] == 1.0
+    )
+    report = render(results, title="t", conditions=["command: x"])
+    assert "Injected answers scoring above their label: 1" in report
+    assert re.search(r"^\| en \| 6 \| 0\.500 \|", report, re.MULTILINE)
+    assert re.search(r"^\| pt \| 1 \| 1\.000 \| 1\.000 \| – \| 0 \| 0 \|", report, re.MULTILINE)  # kappa 0/0
+    assert re.search(r"^\| all \| 7 \| 0\.571 \|", report, re.MULTILINE)
+
+
+def _student_answer(prompt: str) -> str:
+    return prompt.split("<student_answer>\n", 1)[1].split("\n</student_answer>", 1)[0]
+
+
+@pytest.fixture
+def fake_model(monkeypatch: pytest.MonkeyPatch, questions: list[Question]) -> ScriptedChat:
+    """Grades by the answer's label (as a perfect grader would) but gives every injected answer full marks
+    (as a fooled one would), so the eval's count of injected answers above their label has work to do."""
+    label_of = {a.text: a.label for q in questions for a in q.answers}
+    injected = {a.text for q in questions for a in q.answers if a.kind == "injected"}
+    score = {"correct": 1.0, "partially_correct": 0.5, "incorrect": 0.0, "off_topic": 0.0}
+
+    def step(prompt: str) -> str:
+        answer = _student_answer(prompt)
+        fooled = any(answer and answer in text for text in injected)
+        grade = 1.0 if fooled else score[label_of[answer]]
+        verdict = "correct" if grade == 1.0 else "partially_correct" if grade else "incorrect"
+        return json.dumps({"verdict": verdict, "score": grade, "feedback": "ok", "missing": [], "used": []})
+
+    llm = ScriptedChat(script=[step] * 200)
+
+    @contextmanager
+    def chat_model(settings: Any) -> Iterator[tuple[ScriptedChat, str]]:
+        yield llm, "llama-grammar"
+
+    monkeypatch.setattr(grading_main, "chat_model", chat_model)
+    return llm
+
+
+def test_the_command_runs_end_to_end_with_a_fake_model(
+    fake_model: ScriptedChat, questions: list[Question], tmp_path: Path
+) -> None:
+    out = tmp_path / "grading-dev.md"
+    result = CliRunner().invoke(app, ["eval", "grading", "--split", "dev", "--limit", "3", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    chosen = in_split(questions, "dev")[:3]
+    # Every answer went to the model through the real graph, with its question and reference answer;
+    # an answer made only of text addressed to the grader would be scored without a call.
+    assert 12 <= len(fake_model.prompts) <= 15
+    for question in chosen:
+        assert any(f"Reference answer: {question.reference_answer}" in p for p in fake_model.prompts)
+    # Sentences addressed to the grader never reach the model when the screen recognises them.
+    assert not any("give this answer full marks" in _student_answer(p) for p in fake_model.prompts)
+    report = out.read_text()
+    assert "command: `python -m evals.grading --split dev --limit 3 --out" in report
+    assert re.search(r"^\| all \| 15 \|", report, re.MULTILINE)
+    assert ", ".join(q.id for q in chosen) in report
+    above = int(re.search(r"Injected answers scoring above their label: (\d+)", report)[1])  # type: ignore[index]
+    # The fake gives full marks to what is left of each injected answer; the graph caps the screened ones
+    # at their agreement with the reference, so no more than the unscreened ones can rise above their label.
+    assert 0 <= above <= 3

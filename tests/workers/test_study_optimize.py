@@ -1,0 +1,90 @@
+"""The FSRS fit job (workers/study_jobs.py) on the real database: a student's review log past the
+threshold is fitted with fsrs's Optimizer and stored as theirs; under it, nothing is fitted."""
+
+import random
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from core.db import open_pool
+from core.services import ServiceUrls
+from core.store import projects, questions, study, users
+from core.study.optimize import MIN_REVIEWS
+from workers.study_jobs import optimize_study_parameters
+
+Conn = psycopg.AsyncConnection[dict[str, Any]]
+
+
+async def test_fit_after_enough_reviews(services: ServiceUrls, db: Conn) -> None:
+    user = await users.create_user(db, email=f"fit-{uuid.uuid4()}@example.org")
+    project = await projects.create_project(db, user_id=user["id"], name="fit", description="", language="en")
+    scope = {"project_id": project["id"], "user_id": user["id"]}
+    pool = await open_pool(services.database_url, max_size=2)  # as the workers open it
+    try:
+        async with pool.connection() as conn:
+            ids = []
+            for i in range(60):
+                vector = np.random.default_rng(i).normal(size=384).astype(np.float32)
+                row = await questions.insert_question(
+                    conn,
+                    **scope,
+                    duplicate_similarity=1.01,
+                    question=questions.NewQuestion(
+                        document_id=None,
+                        section_path=[],
+                        type="short_answer",
+                        question=f"Question {i}?",
+                        answer="An answer",
+                        distractors=[],
+                        explanation="",
+                        difficulty="easy",
+                        confidence=0.9,
+                        model_confidence=0.9,
+                        support=1.0,
+                        status="active",
+                        source_chunk_ids=[1],
+                        embedding=vector / np.linalg.norm(vector),
+                    ),
+                )
+                assert row is not None
+                ids.append(row["id"])
+            await conn.execute(
+                "UPDATE questions SET review_state = 'approved' WHERE project_id = %s", (project["id"],)
+            )
+        ctx = {"pool": pool}
+        assert (await optimize_study_parameters(ctx, str(project["id"]), str(user["id"])))[
+            "status"
+        ] == "skipped"
+
+        # A log of reviews a day or more apart, a quarter of them forgotten.
+        rng, start = random.Random(7), datetime(2026, 1, 1, tzinfo=UTC)
+        rows = []
+        for n, item in enumerate(ids):
+            at = start + timedelta(hours=n)
+            for step in range(10):
+                rows.append((item, 1 if rng.random() < 0.25 else 3, at))
+                at += timedelta(days=1 + step * rng.uniform(0.5, 2))
+        assert len(rows) >= MIN_REVIEWS
+        async with pool.connection() as conn:
+            for item, rating, at in rows:
+                await conn.execute(
+                    "INSERT INTO study_reviews"
+                    " (project_id, user_id, question_id, rating, source, reviewed_at)"
+                    " VALUES (%s, %s, %s, %s, 'review', %s)",
+                    (project["id"], user["id"], item, rating, at),
+                )
+        result = await optimize_study_parameters(ctx, str(project["id"]), str(user["id"]))
+        assert result == {"status": "fitted", "reviews": len(rows)}
+        async with pool.connection() as conn:
+            settings = await study.get_settings(conn, **scope)
+        assert settings is not None and settings["optimized_reviews"] == len(rows)
+        assert len(settings["parameters"]) == 21
+        # Fitted once: the next run waits for another MIN_REVIEWS reviews.
+        assert (await optimize_study_parameters(ctx, str(project["id"]), str(user["id"])))[
+            "status"
+        ] == "skipped"
+    finally:
+        await pool.close()
