@@ -161,6 +161,11 @@ def report(signals: list[Signals], chosen: Thresholds, cover: float, args: argpa
                 f"| {name} | {part} | {figures['answerable']:.0f} | {figures['answerable refused']:.3f} |"
                 f" {figures['absent']:.0f} | {figures['absent refused']:.3f} |"
             )
+    lines += ["", "Refused by kind of question, both parts (chosen thresholds):", ""]
+    for kind in sorted({s.case.kind for s in signals}):
+        group = [s for s in signals if s.case.kind == kind]
+        refused = sum(not passes(s, chosen, cover) for s in group)
+        lines.append(f"- {kind}: {refused} of {len(group)}")
     lines += ["", "Absent questions with their signals (best dense, coverage):", ""]
     for s in sorted((s for s in signals if not s.answerable), key=lambda s: -s.best_dense):
         lines.append(f"- {s.part}: {s.best_dense:.3f}, {s.coverage:.2f} — {s.case.question}")

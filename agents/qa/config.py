@@ -20,7 +20,7 @@ class QAConfig:
     # The relevance gate (agents/qa/gate.py): its cosine thresholds belong to the embedding model
     # (core/calibration.py, AgentContext.thresholds); this share of the question's content words must
     # be in the best chunks when the cosine alone does not decide.
-    coverage_min: float = 0.5
+    coverage_min: float = 0.8  # evals/reports/gate-dev.md
 
 
 DEFAULT_CONFIG = QAConfig()

