@@ -29,7 +29,7 @@ from core.services import EmbeddedServices
 from core.settings import Settings
 from evals.qa.datasets import QACase, QADataset, absent_cases, faquad, rust_quizzes
 from evals.qa.run import load_project
-from evals.stack import REPO_ROOT, api_session, liveness_check, start_worker, stop_worker
+from evals.stack import REPO_ROOT, api_session, liveness_check, start_worker, stop_worker, workdir_settings
 
 EVAL_USER = "qa-evals@studyai.local"
 
@@ -182,13 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--report", type=Path, default=REPO_ROOT / "evals" / "reports" / "gate-dev.md")
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    args.workdir.mkdir(parents=True, exist_ok=True)
-    settings = Settings(  # type: ignore[call-arg]
-        STUDYAI_DATA_DIR=args.workdir.resolve(),
-        database_url=None,
-        redis_url=None,
-        embedding_cache_path=(REPO_ROOT / ".cache" / "embeddings.sqlite").resolve(),
-    )
+    settings = workdir_settings(args.workdir)
     signals = asyncio.run(collect(args, settings))
     chosen, cover = sweep([s for s in signals if s.part == "tune"], args.max_answerable_refused)
     text = report(signals, chosen, cover, args)

@@ -79,6 +79,19 @@ class ApiSession:
     retriever: Retriever
 
 
+def workdir_settings(workdir: Path) -> Settings:
+    """An eval's own embedded Postgres and Redis in `workdir` (its projects are reused by the next run),
+    with the passage-vector cache and the assembled model weights shared by every run and the tests."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    return Settings(  # type: ignore[call-arg]
+        STUDYAI_DATA_DIR=workdir.resolve(),
+        database_url=None,
+        redis_url=None,
+        embedding_cache_path=(REPO_ROOT / ".cache" / "embeddings.sqlite").resolve(),
+        llm_models_dir=Path(os.environ.get("LLM_MODELS_DIR") or REPO_ROOT / ".cache" / "models"),
+    )
+
+
 def unlimited(settings: Settings) -> Settings:
     """No rate limits: an eval is the operator's own run, one user uploading a corpus and asking
     hundreds of questions, far past a student's budgets."""

@@ -20,7 +20,7 @@ from core.tracing import Tracing
 from evals.qa.datasets import QADataset, absent_cases, faquad, rust_quizzes
 from evals.qa.evaluate import evaluate, write_report
 from evals.qa.run import ask, attach_run_ids, load_project, read_records, save_records
-from evals.stack import REPO_ROOT, api_server, liveness_check, start_worker, stop_worker
+from evals.stack import REPO_ROOT, api_server, liveness_check, start_worker, stop_worker, workdir_settings
 
 EVAL_USER = "qa-evals@studyai.local"
 
@@ -66,15 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     if args.embed_threads:
         os.environ["OMP_NUM_THREADS"] = str(args.embed_threads)  # see evals.retrieval: one per job
-    args.workdir.mkdir(parents=True, exist_ok=True)
-    settings = Settings(  # type: ignore[call-arg]
-        STUDYAI_DATA_DIR=args.workdir.resolve(),
-        database_url=None,
-        redis_url=None,
-        embedding_cache_path=(REPO_ROOT / ".cache" / "embeddings.sqlite").resolve(),
-        # The weights assembled once for every run (and the tests), not once per workdir.
-        llm_models_dir=Path(os.environ.get("LLM_MODELS_DIR") or REPO_ROOT / ".cache" / "models"),
-    )
+    settings = workdir_settings(args.workdir)
     command = shlex.join(["python", "-m", "evals.qa", *(argv if argv is not None else sys.argv[1:])])
     with EmbeddedServices(settings, llm=True) as urls:
         apply_migrations(urls.database_url)
