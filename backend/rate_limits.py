@@ -2,8 +2,8 @@
 
 Two layers:
 - per client address, before anything else (an ASGI middleware: no body read, no key checked), for every
-  route but /health*; and per address for wrong keys (401), checked before a key is looked up, so floods
-  and key guessing are cut off early;
+  route but /health* and the web app's static files (/app, and / that redirects there); and per address
+  for wrong keys (401), checked before a key is looked up, so floods and key guessing are cut off early;
 - per user after authentication (get_current_user calls `limit_user`), with a budget chosen by the
   route: agent routes (model time), uploads, or everything else. Per user rather than per key: every key
   of a user shares the budget, so minting keys (POST /me/keys) does not multiply it.
@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from backend.frontend import MOUNT_PATH
 from backend.observability import log_json, request_id
 from core.settings import Settings
 
@@ -58,6 +59,17 @@ UPLOAD_ROUTES = frozenset(
     }
 )
 UNLIMITED_PREFIX = "/health"  # liveness and readiness probes come from the platform, often one address
+# The web app's static files (backend/frontend.py): a class behind one NAT loading the app (a dozen files
+# each, revalidated by ETag) would spend the address budget before anyone asked anything. They are files
+# from disk, no key or database behind them; the API calls the app then makes are limited as any other.
+STATIC_PATHS = ("/", MOUNT_PATH)
+
+
+def unlimited(path: str) -> bool:
+    """Whether a request path skips the per-address budget: health probes and the app's static files."""
+    if path.startswith(UNLIMITED_PREFIX) or path in STATIC_PATHS:
+        return True
+    return path.startswith(f"{MOUNT_PATH}/")
 
 
 def budget_for(method: str, route_path: str) -> Budget:
@@ -238,7 +250,7 @@ class RateLimitMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         app = scope.get("app")
         limiter: RateLimiter | None = getattr(app.state, "rate_limiter", None) if app is not None else None
-        if scope["type"] != "http" or limiter is None or scope["path"].startswith(UNLIMITED_PREFIX):
+        if scope["type"] != "http" or limiter is None or unlimited(scope["path"]):
             await self.app(scope, receive, send)
             return
         state = scope.setdefault("state", {})

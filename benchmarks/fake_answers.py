@@ -33,6 +33,14 @@ FIELDS = {
     "goal": "Know who owns a value and when it is dropped.",
 }
 
+# Generated items take these in turn, so a bank of several is not rejected as near-duplicates of one.
+QUESTIONS = (
+    FIELDS["question"],
+    "How many owners can a Rust value have at one time?",
+    "What does assigning a String to another variable do to the first variable?",
+    "Why does Rust need no garbage collector?",
+)
+
 
 def _placeholder(value: Any) -> bool:
     return isinstance(value, str) and value.startswith(PLAIN_REPLY)
@@ -55,6 +63,7 @@ class CitingChatServer(SchemaChatServer):
         super().__init__()
         self.answer, self.piece_chars, self.delay_s = answer, piece_chars, delay_s
         self.first_text_at: list[float] = []
+        self.generated = 0  # items generated so far: the next takes QUESTIONS[generated % len]
 
     async def _complete(self, request: Request) -> Response:
         body = await request.json()
@@ -69,6 +78,9 @@ class CitingChatServer(SchemaChatServer):
         if cites and ("question" in properties or "feedback" in properties):
             self.requests += 1
             reply = {**_plausible(instance(schema, schema, prompt)), **{name: cited for name in cites}}
+            if "feedback" not in properties:  # the question generator's item, not a grade
+                reply["question"] = QUESTIONS[self.generated % len(QUESTIONS)]
+                self.generated += 1
             return JSONResponse(_completion(json.dumps(reply)))
         if "has_answer" not in properties:
             if body.get("stream") or not properties:

@@ -15,7 +15,14 @@ from fastapi import FastAPI
 
 from backend.audit import sample_rate
 from backend.main import create_app
-from backend.rate_limits import AGENT_ROUTES, UPLOAD_ROUTES, RateLimiter, budget_for, storage_uri
+from backend.rate_limits import (
+    AGENT_ROUTES,
+    UPLOAD_ROUTES,
+    RateLimiter,
+    budget_for,
+    storage_uri,
+    unlimited,
+)
 from core.services import ServiceUrls
 from core.settings import Settings
 from tests.conftest import UserFactory, create_project
@@ -244,3 +251,33 @@ async def test_an_unreachable_redis_lets_requests_through(settings: Settings, tm
     finally:
         await limiter.aclose()
     assert RateLimiter.from_settings(settings, "unix:///unused.sock") is None  # the suite's: disabled
+
+
+async def test_the_web_apps_static_files_spend_no_address_budget(
+    settings: Settings, services: ServiceUrls, make_user: UserFactory
+) -> None:
+    """A class behind one NAT loads the app (a dozen files each) without spending the address budget; the
+    API calls the app makes are still counted, and a path that merely starts with "/app" is too."""
+    user = await make_user("classroom")
+    config = limited(settings, rate_limit_per_address="3/minute")
+    async with running(config, services) as app, http(app, fresh_address()) as classroom:
+        for _ in range(10):
+            assert (await classroom.get("/")).status_code == 307
+            index = await classroom.get("/app/")
+            assert index.status_code == 200 and "text/html" in index.headers["Content-Type"]
+            assert (await classroom.get("/app/src/main.js")).status_code == 200
+            assert (await classroom.get("/app")).status_code in (200, 307)
+            assert "RateLimit-Limit" not in index.headers
+        assert (await classroom.get("/projects", headers=user)).status_code == 200
+        assert (await classroom.get("/application", headers=user)).status_code == 404
+        assert (await classroom.get("/projects", headers=user)).status_code == 200
+        assert_limited(await classroom.get("/projects", headers=user), 3)
+        # Files are still served to an address whose budget is spent.
+        assert (await classroom.get("/app/app.css")).status_code == 200
+
+
+def test_only_health_and_the_app_are_unlimited() -> None:
+    assert unlimited("/health") and unlimited("/health/ready")
+    assert unlimited("/") and unlimited("/app") and unlimited("/app/") and unlimited("/app/src/api.js")
+    assert not unlimited("/application") and not unlimited("/projects") and not unlimited("/openapi.json")
+    assert not unlimited("/apps/x") and not unlimited("/projects/app/")

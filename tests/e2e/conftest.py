@@ -6,6 +6,7 @@ streams cited answers (benchmarks/fake_answers.py). The embedding model is the r
 Screenshots go to $STUDYAI_SCREENSHOTS (docs/screenshots to refresh the committed ones), else to the
 test's temporary folder."""
 
+import asyncio
 import os
 import subprocess
 import threading
@@ -15,15 +16,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import uvicorn
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 from backend.main import create_app
 from benchmarks.fake_answers import CitingChatServer
 from benchmarks.fake_model import free_port
 from core.services import ServiceUrls
 from core.settings import Settings
+from tests.conftest import Caller, UserFactory
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update"]
@@ -111,3 +114,63 @@ async def axe_violations(page: Page) -> list[dict[str, Any]]:
         ".map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(' '))}))"
     )
     return [v for v in result if v["impact"] in ("serious", "critical")]
+
+
+COURSE = """# Ownership
+
+## The rules
+
+Each value in Rust has an owner. There can only be one owner at a time. When the owner goes out of
+scope, the value will be dropped. These rules let Rust make memory safety guarantees without needing a
+garbage collector.
+
+## Moves
+
+Assigning a String to another variable moves it: the first variable is no longer valid, so the memory
+is freed exactly once when the second one goes out of scope.
+"""
+QUESTION = "What happens to a value when its owner goes out of scope?"
+
+
+@dataclass
+class Course:
+    owner: Caller
+    project_id: str
+    document_id: str
+
+
+async def new_context(browser: Browser, *, phone: bool = False) -> BrowserContext:
+    size = {"width": 390, "height": 844} if phone else {"width": 1280, "height": 860}
+    return await browser.new_context(viewport=size, locale="en-GB")
+
+
+async def sign_in(page: Page, base: str, caller: Caller) -> None:
+    await page.goto(f"{base}/app/")
+    await page.get_by_label("API key").fill(caller["Authorization"].removeprefix("Bearer "))
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+
+
+async def check(page: Page, shots: Path, name: str) -> None:
+    """No serious or critical accessibility violation on the screen as it is; and its screenshot."""
+    await page.wait_for_load_state("networkidle")
+    violations = await axe_violations(page)
+    assert violations == [], f"{name}: {violations}"
+    await page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture(scope="module")
+async def course(web_stack: WebStack, make_user: UserFactory) -> AsyncIterator[Course]:
+    """A project with the course indexed, made over the API as any client would."""
+    owner = await make_user("teacher")
+    async with httpx.AsyncClient(base_url=web_stack.base, headers=owner, timeout=120) as http:
+        project = (await http.post("/projects", json={"name": "Rust 101", "language": "en"})).json()
+        files = {"file": ("ownership.md", COURSE.encode(), "text/markdown")}
+        accepted = (await http.post(f"/projects/{project['id']}/documents", files=files)).json()
+        for _ in range(600):
+            job = (await http.get(f"/projects/{project['id']}/jobs/{accepted['job_id']}")).json()
+            if job["status"] in ("succeeded", "failed"):
+                break
+            await asyncio.sleep(0.2)
+        assert job["status"] == "succeeded", job
+    yield Course(owner, project["id"], accepted["document_id"])

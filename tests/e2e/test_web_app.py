@@ -3,77 +3,13 @@ ready, ask a question and see the answer stream in with a citation that opens it
 answer a quiz question, and a viewer who is offered no upload. Every main screen passes axe-core with no
 serious or critical violation, and is photographed."""
 
-import asyncio
 import re
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-import pytest
-from playwright.async_api import Browser, BrowserContext, Page, expect
+from playwright.async_api import Browser, expect
 
-from tests.conftest import Caller, UserFactory
-from tests.e2e.conftest import PageProblems, WebStack, axe_violations
-
-COURSE = """# Ownership
-
-## The rules
-
-Each value in Rust has an owner. There can only be one owner at a time. When the owner goes out of
-scope, the value will be dropped. These rules let Rust make memory safety guarantees without needing a
-garbage collector.
-
-## Moves
-
-Assigning a String to another variable moves it: the first variable is no longer valid, so the memory
-is freed exactly once when the second one goes out of scope.
-"""
-QUESTION = "What happens to a value when its owner goes out of scope?"
-
-
-@dataclass
-class Course:
-    owner: Caller
-    project_id: str
-    document_id: str
-
-
-async def new_context(browser: Browser, *, phone: bool = False) -> BrowserContext:
-    size = {"width": 390, "height": 844} if phone else {"width": 1280, "height": 860}
-    return await browser.new_context(viewport=size, locale="en-GB")
-
-
-async def sign_in(page: Page, base: str, caller: Caller) -> None:
-    await page.goto(f"{base}/app/")
-    await page.get_by_label("API key").fill(caller["Authorization"].removeprefix("Bearer "))
-    await page.get_by_role("button", name="Sign in").click()
-    await expect(page.get_by_role("heading", name="Projects")).to_be_visible()
-
-
-async def check(page: Page, shots: Path, name: str) -> None:
-    """No serious or critical accessibility violation on the screen as it is; and its screenshot."""
-    await page.wait_for_load_state("networkidle")
-    violations = await axe_violations(page)
-    assert violations == [], f"{name}: {violations}"
-    await page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
-
-
-@pytest.fixture(scope="module")
-async def course(web_stack: WebStack, make_user: UserFactory) -> AsyncIterator[Course]:
-    """A project with the course indexed, made over the API as any client would."""
-    owner = await make_user("teacher")
-    async with httpx.AsyncClient(base_url=web_stack.base, headers=owner, timeout=120) as http:
-        project = (await http.post("/projects", json={"name": "Rust 101", "language": "en"})).json()
-        files = {"file": ("ownership.md", COURSE.encode(), "text/markdown")}
-        accepted = (await http.post(f"/projects/{project['id']}/documents", files=files)).json()
-        for _ in range(600):
-            job = (await http.get(f"/projects/{project['id']}/jobs/{accepted['job_id']}")).json()
-            if job["status"] in ("succeeded", "failed"):
-                break
-            await asyncio.sleep(0.2)
-        assert job["status"] == "succeeded", job
-    yield Course(owner, project["id"], accepted["document_id"])
+from tests.conftest import UserFactory
+from tests.e2e.conftest import COURSE, QUESTION, Course, PageProblems, WebStack, check, new_context, sign_in
 
 
 async def test_sign_in_create_project_and_upload(
@@ -266,5 +202,54 @@ async def test_plan(web_stack: WebStack, browser: Browser, course: Course, shots
     await page.get_by_role("button", name="Make a plan").click()
     await expect(page.get_by_text("Coverage").first).to_be_visible(timeout=60_000)
     await check(page, shots, "07-plan")
+    assert problems.errors == []
+    await context.close()
+
+
+NOTE = """## Ownership
+
+A value has one owner[^1], and it is dropped at the end of its owner's scope[^2]. `v[^1]` is code.
+
+## References
+
+[^1]: ownership.md, Ownership › The rules, p. 1
+[^2]: ownership.md, *Moves* <script>alert(1)</script>
+"""
+
+
+async def test_note_footnotes_become_a_references_list(web_stack: WebStack, browser: Browser) -> None:
+    """A note's `[^n]` citations (as the note writer makes them): superscript numbers carrying the
+    source as their title, and the definitions one numbered list, through the sanitiser."""
+    context = await new_context(browser)
+    page = await context.new_page()
+    problems = PageProblems(page)
+    await page.goto(f"{web_stack.base}/app/")
+    rendered = await page.evaluate(
+        """async (text) => {
+            const { toSafeHtml } = await import('/app/src/markdown.js');
+            const box = document.createElement('div');
+            box.innerHTML = toSafeHtml(text);
+            return {
+              html: box.innerHTML,
+              sups: [...box.querySelectorAll('p sup')].map((s) => [s.textContent, s.title]),
+              items: [...box.querySelectorAll('ol > li')].map((li) => [li.value, li.innerHTML]),
+              afterHeading: box.querySelector('h2:last-of-type + ol') !== null,
+              code: box.querySelector('code').textContent,
+            };
+        }""",
+        NOTE,
+    )
+    assert rendered["sups"] == [
+        ["1", "ownership.md, Ownership › The rules, p. 1"],
+        ["2", "ownership.md, *Moves* alert(1)"],  # a title is plain text: the tags are left out
+    ]
+    assert rendered["items"] == [
+        [1, "ownership.md, Ownership › The rules, p. 1"],
+        [2, "ownership.md, <em>Moves</em> "],  # Markdown kept, the script removed by DOMPurify
+    ]
+    assert rendered["afterHeading"], rendered["html"]  # the list stands under "References"
+    assert rendered["code"] == "v[^1]"  # code is left as written
+    assert "[^" not in rendered["html"].replace("<code>v[^1]</code>", "")
+    assert "<script" not in rendered["html"]
     assert problems.errors == []
     await context.close()

@@ -1,7 +1,7 @@
 // Study: the quiz (questions of the bank, answered and graded with feedback, missing points and sources)
 // and, where the server has the study loop's routes, the due queue with flashcards (flip, rate), the exam
 // date and mastery per topic.
-import { html, useEffect, useState } from '../lib.js';
+import { html, useEffect, useRef, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { BarChart } from '../charts.js';
 import { Busy, CitationChips, Empty, ErrorNote, PassagePanel, sectionLabel, useAsync } from '../ui.js';
@@ -157,46 +157,58 @@ function Queue({ onOpen }) {
   useEffect(() => setPosition(0), [queue.data]);
   const data = queue.data;
   const item = data?.items?.[position];
+  // A new exam date changes the predicted recall the queue reports: the queue is asked again.
   return html`<div>
-    ${api.has('studySettings') && html`<${ExamDate} exam=${data?.exam} />`}
+    ${api.has('studySettings') && html`<${ExamDate} exam=${data?.exam} onSaved=${queue.reload} />`}
     ${queue.loading && !data && html`<${Busy} />`}
     <${ErrorNote} error=${queue.error} />
     ${data && html`<p class="meta">${t('dueCounts', { due: data.due_count, fresh: data.new_count })}</p>`}
     ${data && !item && html`<${Empty}>${t('queueDone')}<//>
       <button type="button" onClick=${queue.reload}>${t('reloadQueue')}</button>`}
     ${item && (item.question.type === 'flashcard'
-      ? html`<${Flashcard} key=${item.question.id} item=${item} onNext=${() => setPosition(position + 1)} />`
+      ? html`<${Flashcard} key=${item.question.id} item=${item} focus=${position > 0} onNext=${() => setPosition(position + 1)} />`
       : html`<div key=${item.question.id}><${QuizCard} question=${item.question} onOpen=${onOpen} />
           <button type="button" onClick=${() => setPosition(position + 1)}>${t('next')}</button></div>`)}
   </div>`;
 }
 
-function Flashcard({ item, onNext }) {
+// Keyboard users keep their place: the front takes the focus when the card follows a rated one, the back
+// when the card is flipped (the button that had the focus is gone).
+function Flashcard({ item, focus, onNext }) {
   const { api, t, projectId } = useApp();
   const [flipped, setFlipped] = useState(false);
+  const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
+  const front = useRef(null);
+  const back = useRef(null);
+  useEffect(() => { if (focus) front.current?.focus(); }, []);
+  useEffect(() => { if (flipped) back.current?.focus(); }, [flipped]);
   const rate = async (rating) => {
+    if (busy) return; // one review per card: a double click must not rate it twice
+    setBusy(true);
+    setError(null);
     try {
       await api.call('review', { project_id: projectId }, { json: { question_id: item.question.id, rating } });
       onNext();
     } catch (err) {
       setError(err);
+      setBusy(false);
     }
   };
-  return html`<article class="card flashcard" aria-live="polite">
+  return html`<article class="card flashcard" data-question=${item.question.id}>
     <p class="meta">${item.is_new ? t('newCard') : t(`cardState.${item.card.state}`, {}, item.card.state)}${item.question.section_path?.length ? ` · ${sectionLabel(item.question.section_path)}` : ''}</p>
-    <h3 class="front">${item.question.question}</h3>
+    <h3 class="front" tabindex="-1" ref=${front}>${item.question.question}</h3>
     ${flipped
-      ? html`<p class="back">${item.question.answer}</p>
+      ? html`<p class="back" tabindex="-1" ref=${back}>${item.question.answer}</p>
         <div class="row" role="group" aria-label=${t('rateRecall')}>
-          ${[1, 2, 3, 4].map((r) => html`<button key=${r} type="button" class=${`rate rate-${r}`} onClick=${() => rate(r)}>${t(`rating.${r}`)}</button>`)}
+          ${[1, 2, 3, 4].map((r) => html`<button key=${r} type="button" class=${`rate rate-${r}`} disabled=${busy} onClick=${() => rate(r)}>${t(`rating.${r}`)}</button>`)}
         </div>`
       : html`<button type="button" class="primary" onClick=${() => setFlipped(true)}>${t('showAnswer')}</button>`}
     <${ErrorNote} error=${error} />
   </article>`;
 }
 
-function ExamDate({ exam }) {
+function ExamDate({ exam, onSaved }) {
   const { api, t, projectId } = useApp();
   const settings = useAsync(() => api.call('studySettings', { project_id: projectId }), [projectId]);
   const [date, setDate] = useState(null);
@@ -209,6 +221,8 @@ function ExamDate({ exam }) {
     try {
       await api.call('putStudySettings', { project_id: projectId }, { json: { exam_date: value || null } });
       setSaved(true);
+      settings.reload();
+      onSaved?.();
     } catch (err) {
       setError(err);
     }
@@ -217,7 +231,7 @@ function ExamDate({ exam }) {
     <label for="exam-date">${t('examDate')}</label>
     <input id="exam-date" type="date" value=${value} onInput=${(e) => { setDate(e.target.value); setSaved(false); }} />
     ${settings.data?.project_exam_date && html`<p class="meta">${t('projectExamDate', { d: settings.data.project_exam_date })}</p>`}
-    ${exam && html`<p class="meta">${t('predictedRetention', { p: Math.round(exam.predicted_retention * 100) })}</p>`}
+    ${exam && html`<p class="meta exam-forecast">${t('examOn', { d: exam.date, source: t(`examSource.${exam.source}`, {}, exam.source) })} · ${t('predictedRetention', { p: Math.round(exam.predicted_retention * 100) })}</p>`}
     <button type="submit">${t('save')}</button>
     ${saved && html`<span role="status"> ${t('saved')}</span>`}
     <${ErrorNote} error=${error || settings.error} />

@@ -55,13 +55,22 @@ function ReviewQueue() {
 function ReviewItem({ question: q, onDecide, onSaved }) {
   const { api, t, projectId } = useApp();
   const editable = api.has('updateQuestion', 'question');
+  const card = q.type === 'flashcard'; // a flashcard's question and answer are its front and back
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState({ question: q.question, answer: q.answer || '', explanation: q.explanation || '' });
   const [error, setError] = useState(null);
+  // Only what the teacher changed: an item without a reference answer (or explanation) keeps it unset
+  // rather than being sent an empty one, which the server refuses.
   const save = async (e) => {
     e.preventDefault();
+    setError(null);
+    const changes = Object.fromEntries(Object.entries(draft).filter(([name, value]) => value !== (q[name] || '')));
+    if (!Object.keys(changes).length) {
+      setEditing(false);
+      return;
+    }
     try {
-      await api.call('updateQuestion', { project_id: projectId, question_id: q.id }, { json: draft });
+      await api.call('updateQuestion', { project_id: projectId, question_id: q.id }, { json: changes });
       setEditing(false);
       onSaved();
     } catch (err) {
@@ -70,15 +79,15 @@ function ReviewItem({ question: q, onDecide, onSaved }) {
   };
   const field = (name, label, rows) => html`<label for=${`${name}-${q.id}`}>${label}</label>
     <textarea id=${`${name}-${q.id}`} rows=${rows} value=${draft[name]} onInput=${(e) => setDraft({ ...draft, [name]: e.target.value })}></textarea>`;
-  return html`<li class="review-item">
+  return html`<li class="review-item" data-question=${q.id}>
     <p class="meta">${t(`qtype.${q.type}`, {}, q.type)} · ${t('confidence')} ${Math.round(q.confidence * 100)}%${q.flag ? ` · ${t(`flag.${q.flag}`, {}, q.flag)}` : ''}${q.section_path?.length ? ` · ${sectionLabel(q.section_path)}` : ''}</p>
     ${editing
-      ? html`<form onSubmit=${save}>${field('question', t('question'), 2)}${field('answer', t('referenceAnswer'), 3)}${field('explanation', t('explanation'), 2)}
+      ? html`<form onSubmit=${save}>${field('question', card ? t('cardFront') : t('question'), 2)}${field('answer', card ? t('cardBack') : t('referenceAnswer'), 3)}${field('explanation', t('explanation'), 2)}
           <${ErrorNote} error=${error} />
           <div class="row"><button type="submit" class="primary">${t('save')}</button><button type="button" onClick=${() => setEditing(false)}>${t('cancel')}</button></div>
         </form>`
       : html`<p class="question"><strong>${q.question}</strong></p>
-        ${q.answer && html`<p><span class="meta">${t('referenceAnswer')}:</span> ${q.answer}</p>`}
+        ${q.answer && html`<p><span class="meta">${card ? t('cardBack') : t('referenceAnswer')}:</span> ${q.answer}</p>`}
         ${q.distractors?.length > 0 && html`<p><span class="meta">${t('distractors')}:</span> ${q.distractors.join(' · ')}</p>`}
         <div class="row">
           <button type="button" class="primary" onClick=${() => onDecide(q, true)}>${t('approve')}</button>
@@ -99,7 +108,7 @@ function ClassMastery() {
     ${data.data && html`<p class="meta">${t('studentsCount', { n: data.data.students })}</p>`}
     ${data.data && !topics.length && html`<${Empty}>${t('noMastery')}<//>`}
     ${topics.length > 0 && html`<${BarChart} title=${t('meanMastery')}
-      rows=${topics.map((tp) => ({ label: sectionLabel(tp.topic) || t('noSection'), value: tp.mean_mastery, note: `${t('studentsStudied', { n: tp.students_studied })} · ${tp.histogram.join(' / ')}` }))} />`}
+      rows=${topics.map((tp) => ({ label: sectionLabel(tp.topic) || t('noSection'), value: tp.mean_mastery, note: `${t('studentsStudied', { n: tp.students_studied })} · ${t('masteryBands', { h: tp.histogram.join(' / ') })}` }))} />`}
     ${topics.some((tp) => tp.most_failed?.length) && html`<h4>${t('mostFailed')}</h4>
       <ul class="list">${topics.flatMap((tp) => tp.most_failed).map((f) => html`<li key=${f.question_id}>${f.question} <span class="meta">${f.failures}/${f.attempts}</span></li>`)}</ul>`}
   </section>`;
