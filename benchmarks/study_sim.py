@@ -18,15 +18,22 @@ Strategies:
 - fsrs r=…: the product's queue (core/study/queue.order_queue, exam mode on) and scheduler
   (core/study/scheduler.review, fsrs's default parameters, the given desired retention); a session
   goes round again while learning steps (1 min, 10 min) come due within the next half hour.
+- fsrs exam r=0.9 term=…: the same queue with exam mode's schedule (core/study/exam.planned_due, computed
+  once per review): a card is due at the earlier of its term-time date (fsrs's retrievability falling to
+  the term retention) and the latest day before the exam at which a Good review leaves fsrs's predicted
+  recall at the exam >= 0.9; a card already at 0.9 at the exam is not reviewed before it. The term
+  retention is core/study/exam.EXAM_TERM_RETENTION, chosen with `--tune` on seed 7 (not the report's).
 - fixed k d (k = 2, 4, 7, 14): every introduced item again every k days, whatever the outcome.
 - random: each day the same number of reviews as fsrs r=0.9 spent per day (mean), on random items
   already introduced.
 - cram: the same total as fsrs r=0.9, spent in the last 5 days on random introduced items.
 
     python benchmarks/study_sim.py                  # 200 learners, 300 items, 60 days
-    python benchmarks/study_sim.py --learners 20    # quick look"""
+    python benchmarks/study_sim.py --learners 20    # quick look
+    python benchmarks/study_sim.py --seed 7 --learners 40 --tune 0.4 0.45 0.5   # term retention"""
 
 import argparse
+import itertools
 import math
 import random
 import sys
@@ -41,6 +48,7 @@ from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BO
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.study.exam import EXAM_TERM_RETENTION, planned_due
 from core.study.queue import Candidate, order_queue
 from core.study.scheduler import StoredCard, make_scheduler, review
 
@@ -62,8 +70,10 @@ class Learner:
     cards: dict[int, Card] = field(default_factory=dict)
     reviews: int = 0
     term: list[float] = field(default_factory=list)  # mean recall at each session from day 15 on
+    day_starts: list[int] = field(default_factory=list)  # the review count at the start of each day
 
     def sample(self, day: int, items: int) -> None:
+        self.day_starts.append(self.reviews)
         if day >= 15:  # every item has been met by then
             self.term.append(self.exam_retention(items, session_start(day)))
 
@@ -90,6 +100,10 @@ class Learner:
     def exam_retention(self, items: int, exam: datetime) -> float:
         return sum(self.recall(i, exam) for i in range(items)) / items
 
+    def busiest_day(self) -> int:
+        counts = [*self.day_starts, self.reviews]
+        return max(b - a for a, b in itertools.pairwise(counts))
+
 
 def make_learner(seed: int, item_factor: list[float]) -> Learner:
     rng = random.Random(seed)
@@ -105,15 +119,19 @@ def session_start(day: int) -> datetime:
     return START + timedelta(days=day, hours=SESSION_HOUR)
 
 
-def run_fsrs(learner: Learner, items: int, days: int, retention: float) -> None:
+def run_fsrs(
+    learner: Learner, items: int, days: int, retention: float, term_retention: float | None = None
+) -> None:
+    """The product's queue; with `term_retention`, exam mode's schedule (core/study/exam.py) too."""
     scheduler = make_scheduler(desired_retention=retention)
     exam = START + timedelta(days=days)
     cards: dict[int, StoredCard] = {}
+    planned: dict[int, datetime] = {}  # exam mode's due dates, computed once per review
     for day in range(days):
         learner.sample(day, items)
         now, introduced_today = session_start(day), 0
         for _ in range(12):  # rounds of one session: learning steps come due again within it
-            candidates = [Candidate(i, cards.get(i)) for i in range(items)]
+            candidates = [Candidate(i, cards.get(i), planned.get(i)) for i in range(items)]
             queue = order_queue(
                 candidates,
                 scheduler=scheduler,
@@ -127,8 +145,13 @@ def run_fsrs(learner: Learner, items: int, days: int, retention: float) -> None:
                 introduced_today += candidate.card is None
                 rating = learner.study(item, now)
                 cards[item], _ = review(scheduler, cards.get(item), rating, now)
+                if term_retention is not None:
+                    planned[item] = planned_due(
+                        scheduler, cards[item].card, exam_at=exam, now=now, term_retention=term_retention
+                    )
                 now += timedelta(seconds=SECONDS_PER_REVIEW)
-            upcoming = [c.card.due for c in cards.values() if c.card.due > now]
+            dues = planned.values() if term_retention is not None else (c.card.due for c in cards.values())
+            upcoming = [due for due in dues if due > now]
             soon = min(upcoming, default=None)
             if soon is None or soon - now > timedelta(minutes=30):
                 break
@@ -172,6 +195,13 @@ class Result:
     retention: list[float] = field(default_factory=list)
     reviews: list[int] = field(default_factory=list)
     term: list[float] = field(default_factory=list)
+    busiest: list[int] = field(default_factory=list)
+
+    def add(self, learner: Learner, items: int, exam: datetime) -> None:
+        self.retention.append(learner.exam_retention(items, exam))
+        self.reviews.append(learner.reviews)
+        self.term.append(Result.mean(learner.term))
+        self.busiest.append(learner.busiest_day())
 
     @staticmethod
     def mean(values: list[float] | list[int]) -> float:
@@ -182,54 +212,66 @@ class Result:
         return sum(r >= TARGET for r in self.retention) / len(self.retention)
 
 
-def simulate(learners: int, items: int, days: int, seed: int) -> list[Result]:
+def _run_all(
+    name: str, run: Callable[[Learner], None], seeds: list[int], item_factor: list[float], exam: datetime
+) -> Result:
+    result = Result(name)
+    for learner_seed in seeds:
+        learner = make_learner(learner_seed, item_factor)
+        run(learner)
+        result.add(learner, len(item_factor), exam)
+    return result
+
+
+def exam_name(term_retention: float) -> str:
+    return f"fsrs exam r=0.9 term={term_retention:g}"
+
+
+def simulate(
+    learners: int, items: int, days: int, seed: int, terms: list[float] | None = None
+) -> list[Result]:
+    """Every strategy; with `terms` (tuning), only exam mode at those term retentions and the fixed
+    intervals."""
     rng = random.Random(seed)
     item_factor = [math.exp(rng.gauss(0, 0.35)) for _ in range(items)]
     exam = START + timedelta(days=days)
     seeds = [rng.randrange(1 << 30) for _ in range(learners)]
-    strategies: list[tuple[str, Callable[[Learner], None]]] = [
-        (f"fsrs r={r}", lambda learner, r=r: run_fsrs(learner, items, days, r)) for r in (0.85, 0.9, 0.95)
+    strategies: list[tuple[str, Callable[[Learner], None]]] = []
+    if terms is None:
+        strategies += [
+            (f"fsrs r={r}", lambda learner, r=r: run_fsrs(learner, items, days, r)) for r in (0.85, 0.9, 0.95)
+        ]
+    strategies += [
+        (exam_name(t), lambda learner, t=t: run_fsrs(learner, items, days, TARGET, t))
+        for t in (terms or [EXAM_TERM_RETENTION])
     ]
     strategies += [
         (f"fixed {k} d", lambda learner, k=k: run_fixed(learner, items, days, k)) for k in (2, 4, 7, 14)
     ]
-    results = []
-    for name, run in strategies:
-        result = Result(name)
-        for learner_seed in seeds:
-            learner = make_learner(learner_seed, item_factor)
-            run(learner)
-            result.retention.append(learner.exam_retention(items, exam))
-            result.reviews.append(learner.reviews)
-            result.term.append(Result.mean(learner.term))
-        results.append(result)
+    results = [_run_all(name, run, seeds, item_factor, exam) for name, run in strategies]
+    if terms is not None:
+        return results
     # The unscheduled baselines spend what fsrs r=0.9 spent (its mean), minus the first exposures.
     budget = Result.mean(next(r for r in results if r.name == "fsrs r=0.9").reviews) - items
     per_day = [round(budget / days)] * days
     cram = [0] * (days - 5) + [round(budget / 5)] * 5
     for name, plan in (("random", per_day), ("cram", cram)):
-        result = Result(name)
-        for learner_seed in seeds:
-            learner = make_learner(learner_seed, item_factor)
-            run_random(learner, items, days, plan)
-            result.retention.append(learner.exam_retention(items, exam))
-            result.reviews.append(learner.reviews)
-            result.term.append(Result.mean(learner.term))
-        results.append(result)
+        run = lambda learner, p=plan: run_random(learner, items, days, p)  # noqa: E731
+        results.append(_run_all(name, run, seeds, item_factor, exam))
     return results
 
 
 def table(results: list[Result]) -> str:
     lines = [
         "| strategy | retention at exam (mean) | p10 | learners ≥ 0.9 | reviews per learner (mean)"
-        " | mean recall days 15-59 |",
-        "|---|---|---|---|---|---|",
+        " | busiest day (reviews, mean) | mean recall days 15-59 |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in results:
         p10 = sorted(r.retention)[len(r.retention) // 10]
         lines.append(
             f"| {r.name} | {Result.mean(r.retention):.3f} | {p10:.3f} | {r.reached:.0%} |"
-            f" {Result.mean(r.reviews):.0f} | {Result.mean(r.term):.3f} |"
+            f" {Result.mean(r.reviews):.0f} | {Result.mean(r.busiest):.0f} | {Result.mean(r.term):.3f} |"
         )
     return "\n".join(lines)
 
@@ -262,13 +304,23 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=60)
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--out", type=Path, default=REPORTS / "study_sim")
+    parser.add_argument(
+        "--tune",
+        type=float,
+        nargs="+",
+        metavar="TERM_RETENTION",
+        help="only exam mode at these term retentions (and the fixed intervals); prints, writes nothing",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
-    results = simulate(args.learners, args.items, args.days, args.seed)
+    results = simulate(args.learners, args.items, args.days, args.seed, args.tune)
     elapsed = time.perf_counter() - started
     text = table(results)
     print(text)
-    print(f"\n{args.learners} learners, {args.items} items, {args.days} days; {elapsed:.0f} s")
+    print(f"\n{args.learners} learners, {args.items} items, {args.days} days, seed {args.seed}:", end=" ")
+    print(f"{elapsed:.0f} s")
+    if args.tune:
+        return
     args.out.parent.mkdir(parents=True, exist_ok=True)
     plot(results, args.out.with_suffix(".png"))
     header = (

@@ -6,6 +6,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from core.study.exam import EXAM_TERM_RETENTION
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
@@ -145,6 +147,11 @@ class Settings(BaseSettings):
     rate_limit_auth_failures: str = "30/minute"
     api_keys_max_per_user: int = Field(default=20, ge=1)  # live (unrevoked, unexpired) keys per user
     security_events_retention_days: int = Field(default=365, ge=1)
+
+    # Issue 12 (study loop, exam mode; core/study/exam.py): the retention a card is kept at during the
+    # term while an exam is ahead (the exam itself is planned for the student's desired retention).
+    # Default chosen by benchmarks/study_sim.py on its development seed (README, study loop).
+    exam_term_retention: float = Field(default=EXAM_TERM_RETENTION, ge=0.05, le=0.99)
 
     @property
     def pgdata_dir(self) -> Path:

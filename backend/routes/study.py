@@ -12,7 +12,7 @@ from fastapi import APIRouter, HTTPException, Query, status
 from fsrs import Rating
 
 from backend.clock import ClockDep
-from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectOwnerDep, QueueDep
+from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectOwnerDep, QueueDep, SettingsDep
 from backend.question_schemas import QuestionOut
 from backend.study_schemas import (
     ClassMasteryOut,
@@ -84,12 +84,21 @@ async def review_attempt(
 
 @router.get("/study/queue")
 async def study_queue(
-    access: ProjectDep, db: DbDep, clock: ClockDep, limit: Annotated[int, Query(ge=1, le=200)] = 20
+    access: ProjectDep,
+    db: DbDep,
+    clock: ClockDep,
+    settings: SettingsDep,
+    limit: Annotated[int, Query(ge=1, le=200)] = 20,
 ) -> QueueOut:
     now = clock().astimezone(UTC)
     async with db.connection() as conn:
         queue = await service.build_queue(
-            conn, project_id=access.id, user_id=access.user.id, now=now, limit=limit
+            conn,
+            project_id=access.id,
+            user_id=access.user.id,
+            now=now,
+            limit=limit,
+            term_retention=settings.exam_term_retention,
         )
     if queue is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
@@ -106,7 +115,12 @@ async def study_queue(
 
 @router.post("/study/reviews", status_code=status.HTTP_201_CREATED)
 async def post_review(
-    body: ReviewCreate, access: ProjectDep, db: DbDep, clock: ClockDep, queue: QueueDep
+    body: ReviewCreate,
+    access: ProjectDep,
+    db: DbDep,
+    clock: ClockDep,
+    queue: QueueDep,
+    settings: SettingsDep,
 ) -> ReviewOut:
     """404 when the item is not one the caller may study (not approved, flagged, archived, elsewhere)."""
     now = clock().astimezone(UTC)
@@ -119,6 +133,7 @@ async def post_review(
             rating=Rating(body.rating),
             source="review",
             now=now,
+            term_retention=settings.exam_term_retention,
         )
     if reviewed is None:
         raise _not_studiable()

@@ -1,9 +1,10 @@
 """The study queue's order, and exam mode.
 
 Due cards come first, then new items up to the day's budget. Without an exam date the most overdue
-card (earliest `due`) leads. In exam mode (an exam date today or later) due cards are ordered by their
-predicted retrievability at the exam, lowest first: when a student cannot do everything that is due,
-what would be forgotten by the exam goes first. The exam is taken to start at 00:00 UTC of its date.
+card (earliest `due`) leads. In exam mode (an exam date today or later) a card's due date is exam mode's
+plan (core/study/exam.py, passed in as `Candidate.due`) and due cards are ordered by their predicted
+retrievability at the exam, lowest first: when a student cannot do everything that is due, what would
+be forgotten by the exam goes first. The exam is taken to start at 00:00 UTC of its date.
 
 predicted_retention: the mean fsrs retrievability at the exam of the items the student has studied
 (0 when none yet); items never studied are not counted (the queue reports how many remain new)."""
@@ -24,6 +25,14 @@ class Candidate:
 
     item_id: Any
     card: StoredCard | None
+    due: datetime | None = None  # exam mode's planned due date (core/study/exam.py); None: the card's
+
+    @property
+    def due_at(self) -> datetime | None:
+        """When the item is due: None for a new item."""
+        if self.card is None:
+            return None
+        return self.due if self.due is not None else self.card.card.due
 
 
 def exam_start(exam_date: date | None, now: datetime) -> datetime | None:
@@ -35,7 +44,8 @@ def exam_start(exam_date: date | None, now: datetime) -> datetime | None:
 
 
 def is_due(candidate: Candidate, now: datetime) -> bool:
-    return candidate.card is not None and candidate.card.card.due <= now
+    due = candidate.due_at
+    return due is not None and due <= now
 
 
 def order_queue(
@@ -50,9 +60,9 @@ def order_queue(
     """Up to `limit` items: due cards (see the module's docstring), then new items in the given order."""
     due = [c for c in candidates if is_due(c, now)]
     if exam_at is not None:
-        due.sort(key=lambda c: (retrievability(scheduler, c.card.card, exam_at), c.card.card.due))  # type: ignore[union-attr]
+        due.sort(key=lambda c: (retrievability(scheduler, c.card.card, exam_at), c.due_at))  # type: ignore[union-attr]
     else:
-        due.sort(key=lambda c: c.card.card.due)  # type: ignore[union-attr]
+        due.sort(key=lambda c: c.due_at)  # type: ignore[arg-type,return-value]
     new = [c for c in candidates if c.card is None][: max(0, new_budget_left)]
     return [*due, *new][: max(0, limit)]
 

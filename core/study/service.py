@@ -8,14 +8,26 @@ from typing import Any
 from fsrs import Rating, Scheduler
 
 from core.store import study
+from core.study.exam import EXAM_TERM_RETENTION, planned_due
 from core.study.optimize import due_for_optimization
-from core.study.queue import Candidate, exam_start, order_queue, predicted_retention
+from core.study.queue import Candidate, exam_start, is_due, order_queue, predicted_retention
 from core.study.scheduler import StoredCard, card_from_row, card_out, make_scheduler, review
 from core.study.topics import student_topics
 
 
 def scheduler_for(settings: dict[str, Any]) -> Scheduler:
     return make_scheduler(settings["parameters"], settings["desired_retention"])
+
+
+def exam_of(settings: dict[str, Any], now: datetime) -> tuple[Any, str, datetime | None]:
+    """The exam date in force (the student's own before the project's), its source, and its moment
+    (None: no exam date, or it has passed)."""
+    exam_date, source = (
+        (settings["exam_date"], "student")
+        if settings["exam_date"]
+        else (settings["project_exam_date"], "project")
+    )
+    return exam_date, source, exam_start(exam_date, now)
 
 
 def _card_fields(stored: StoredCard) -> dict[str, Any]:
@@ -50,6 +62,7 @@ async def review_item(
     rating: Rating,
     source: str,
     now: datetime,
+    term_retention: float = EXAM_TERM_RETENTION,
 ) -> Reviewed | None:
     """None when the caller may not study this item (not a member, not studiable, gone)."""
     async with conn.transaction():
@@ -75,9 +88,13 @@ async def review_item(
         )
         if saved is None:
             return None
+    # In exam mode the next due date is exam mode's plan (core/study/exam.py); the stored one is fsrs's.
+    due = planned_due(
+        scheduler, after.card, exam_at=exam_of(settings, now)[2], now=now, term_retention=term_retention
+    )
     return Reviewed(
-        card=card_out(scheduler, after, now),
-        next_due=after.card.due,
+        card={**card_out(scheduler, after, now), "due": due},
+        next_due=due,
         review_id=saved["review_id"],
         optimize=due_for_optimization(saved["reviews"], settings["optimized_reviews"]),
     )
@@ -88,9 +105,16 @@ def day_start(now: datetime) -> datetime:
 
 
 async def build_queue(
-    conn: Any, *, project_id: Any, user_id: Any, now: datetime, limit: int
+    conn: Any,
+    *,
+    project_id: Any,
+    user_id: Any,
+    now: datetime,
+    limit: int,
+    term_retention: float = EXAM_TERM_RETENTION,
 ) -> dict[str, Any] | None:
-    """The queue (core/study/queue.py): rows of the items to study with their CardOut, counts, exam."""
+    """The queue (core/study/queue.py): rows of the items to study with their CardOut, counts, exam.
+    In exam mode a card's due date (served, counted and shown) is exam mode's plan (core/study/exam.py)."""
     settings = await study.get_settings(conn, project_id=project_id, user_id=user_id)
     if settings is None:
         return None
@@ -99,15 +123,18 @@ async def build_queue(
         conn, project_id=project_id, user_id=user_id, since=day_start(now)
     )
     scheduler = scheduler_for(settings)
-    candidates = [Candidate(row["id"], card_from_row(row)) for row in rows]
+    exam_date, source, exam_at = exam_of(settings, now)
+
+    def candidate(row: dict[str, Any]) -> Candidate:
+        stored = card_from_row(row)
+        if stored is None or exam_at is None:
+            return Candidate(row["id"], stored)
+        due = planned_due(scheduler, stored.card, exam_at=exam_at, now=now, term_retention=term_retention)
+        return Candidate(row["id"], stored, due)
+
+    candidates = [candidate(row) for row in rows]
     by_id = {row["id"]: row for row in rows}
     budget = max(0, settings["new_per_day"] - introduced)
-    exam_date, source = (
-        (settings["exam_date"], "student")
-        if settings["exam_date"]
-        else (settings["project_exam_date"], "project")
-    )
-    exam_at = exam_start(exam_date, now)
     ordered = order_queue(
         candidates, scheduler=scheduler, now=now, new_budget_left=budget, limit=limit, exam_at=exam_at
     )
@@ -118,10 +145,14 @@ async def build_queue(
         exam = {"date": exam_date, "source": source, "predicted_retention": retention}
     return {
         "items": [
-            {"row": by_id[c.item_id], "card": card_out(scheduler, c.card, now), "is_new": c.card is None}
+            {
+                "row": by_id[c.item_id],
+                "card": {**card_out(scheduler, c.card, now), "due": c.due_at},
+                "is_new": c.card is None,
+            }
             for c in ordered
         ],
-        "due_count": sum(1 for c in candidates if c.card is not None and c.card.card.due <= now),
+        "due_count": sum(1 for c in candidates if is_due(c, now)),
         "new_count": sum(1 for c in candidates if c.card is None),
         "new_budget_left": budget,
         "exam": exam,

@@ -21,6 +21,7 @@ from langchain_core.language_models import FakeMessagesListChatModel
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import questions
+from core.study.exam import planned_due
 from tests.conftest import Caller, UserFactory, create_project, own_app
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
@@ -260,6 +261,43 @@ async def test_exam_dates_and_predicted_retention(course: Course) -> None:
     assert (await course.get("/study/settings", course.bob))["exam_date"] is None  # Alice's are hers
     course.clock.now = datetime(2026, 4, 2, tzinfo=UTC)  # the exam has passed
     assert (await course.get("/study/queue", course.alice))["exam"] is None
+
+
+async def test_exam_mode_schedules_for_the_exam(course: Course) -> None:
+    """With an exam ahead, a card is next due at exam mode's plan (core/study/exam.py, computed here
+    from fsrs's own Scheduler), not at fsrs's plain due date; after the exam it is plain fsrs again."""
+    item = await add_item(course, "Planned for the exam?")
+    exam = await course.http.patch(course.url(), json={"exam_date": "2026-04-11"}, headers=course.owner)
+    assert exam.status_code == 200
+    exam_at = datetime(2026, 4, 11, tzinfo=UTC)
+    scheduler, card = Scheduler(enable_fuzzing=False), Card(card_id=0, due=T0)
+    for rating in (3, 3):  # through the learning steps to the review state
+        card, _ = scheduler.review_card(card, Rating(rating), review_datetime=course.clock.now)
+        out = await course.review(course.alice, item, rating)
+        course.clock.now = card.due
+    planned = planned_due(
+        scheduler,
+        card,
+        exam_at=exam_at,
+        now=card.last_review,
+        term_retention=course.app.state.settings.exam_term_retention,
+    )
+    assert _as_utc(out["next_due"]) == _as_utc(out["card"]["due"]) == planned
+    assert card.due < planned < exam_at  # later than plain fsrs, before the exam
+    course.clock.now = card.due  # fsrs alone would serve it now; exam mode does not yet
+    queue = await course.get("/study/queue", course.alice)
+    assert queue["due_count"] == 0 and item not in [i["question"]["id"] for i in queue["items"]]
+    course.clock.now = planned
+    queue = await course.get("/study/queue", course.alice)
+    assert queue["due_count"] == 1 and queue["items"][0]["question"]["id"] == item
+    assert _as_utc(queue["items"][0]["card"]["due"]) == planned
+    reviewed, _ = scheduler.review_card(card, Rating.Good, review_datetime=planned)
+    assert scheduler.get_card_retrievability(reviewed, exam_at) >= 0.9  # its review there reaches the target
+    # Without the exam date it is plain fsrs: due since fsrs's own date.
+    await course.http.patch(course.url(), json={"exam_date": None}, headers=course.owner)
+    course.clock.now = card.due
+    queue = await course.get("/study/queue", course.alice)
+    assert queue["due_count"] == 1 and _as_utc(queue["items"][0]["card"]["due"]) == card.due
 
 
 async def _attempt(course: Course, who: Caller, question_id: str, answer: str) -> None:

@@ -1,0 +1,111 @@
+"""Exam mode's schedule (core/study/exam.py), checked against fsrs's own Scheduler: the planned review
+leaves the target at the exam, a safe card waits for the exam, after the exam it is plain fsrs."""
+
+from datetime import UTC, datetime, timedelta
+
+from fsrs import Card, Rating, Scheduler, State
+
+from core.study.exam import (
+    EXAM_TERM_RETENTION,
+    final_review_window,
+    planned_due,
+    retention_after_review,
+    term_due,
+)
+from core.study.queue import Candidate, order_queue
+from core.study.scheduler import StoredCard, make_scheduler, retrievability
+
+T0 = datetime(2026, 3, 2, 18, 0, tzinfo=UTC)
+EXAM = datetime(2026, 4, 20, tzinfo=UTC)  # 48 days and 6 hours after T0
+DAY = timedelta(days=1)
+
+
+def graduated(scheduler: Scheduler, *ratings: Rating) -> Card:
+    """A new card reviewed with these ratings, each when fsrs says it is due."""
+    card, now = Card(card_id=0, due=T0), T0
+    for rating in ratings:
+        card, _ = scheduler.review_card(card, rating, review_datetime=now)
+        now = card.due
+    return card
+
+
+def test_planned_review_leaves_the_target_at_the_exam() -> None:
+    scheduler = make_scheduler()
+    card = graduated(scheduler, Rating.Good, Rating.Good)  # in review, a stability of a few days
+    assert card.state == State.Review and retrievability(scheduler, card, EXAM) < 0.9
+    due = planned_due(scheduler, card, exam_at=EXAM, now=card.last_review, term_retention=0.9)
+    # Early in the term the term-time date leads (fsrs's own due date at that retention, to a day).
+    assert due == term_due(scheduler, card, 0.9) < EXAM
+    assert card.due <= due <= card.due + DAY
+    # With a term retention too low to bring it back before the exam: the day before the exam, the
+    # latest at which one review (Good, simulated by fsrs) still leaves the target at the exam.
+    late = planned_due(scheduler, card, exam_at=EXAM, now=card.last_review, term_retention=0.05)
+    assert late == EXAM - DAY
+    reviewed, _ = scheduler.review_card(card, Rating.Good, review_datetime=late)
+    assert retrievability(scheduler, reviewed, EXAM) >= scheduler.desired_retention
+
+
+def test_final_review_window_is_fsrs_own_boundary() -> None:
+    scheduler = make_scheduler()
+    card = graduated(scheduler, Rating.Good, Rating.Good, Rating.Good)
+    window = final_review_window(scheduler, card, EXAM, 0.9)
+    assert window is not None
+    earliest, latest = window
+    assert latest == EXAM - DAY and earliest <= latest
+    for day in range((latest - earliest).days + 1):  # every day of the window suffices
+        assert retention_after_review(scheduler, card, earliest + day * DAY, EXAM) >= 0.9
+    # The day before the earliest does not (the binary search found the boundary).
+    assert retention_after_review(scheduler, card, earliest - DAY, EXAM) < 0.9
+
+
+def test_a_safe_card_gets_no_review_before_the_exam() -> None:
+    scheduler = make_scheduler()
+    card = Card(
+        card_id=0,
+        state=State.Review,
+        step=None,
+        stability=400.0,
+        difficulty=4.0,
+        due=T0 + 20 * DAY,
+        last_review=T0,
+    )
+    assert retrievability(scheduler, card, EXAM) >= 0.9
+    due = planned_due(scheduler, card, exam_at=EXAM, now=T0, term_retention=0.99)
+    assert due == EXAM  # not before, though its term-time date and even its fsrs date are earlier
+    later = Card(
+        card_id=0, state=State.Review, step=None, stability=400.0, difficulty=4.0, due=EXAM + 9 * DAY
+    )
+    later.last_review = T0
+    assert planned_due(scheduler, later, exam_at=EXAM, now=T0) == EXAM + 9 * DAY  # fsrs's own, after it
+
+
+def test_plain_fsrs_after_the_exam_and_in_learning_steps() -> None:
+    scheduler = make_scheduler()
+    card = graduated(scheduler, Rating.Good, Rating.Good)
+    assert planned_due(scheduler, card, exam_at=None, now=T0) == card.due
+    assert planned_due(scheduler, card, exam_at=EXAM, now=EXAM) == card.due  # the exam has begun
+    after, _ = scheduler.review_card(card, Rating.Good, review_datetime=EXAM + DAY)
+    assert planned_due(scheduler, after, exam_at=EXAM, now=T0) == after.due
+    step, _ = scheduler.review_card(Card(card_id=0, due=T0), Rating.Again, review_datetime=T0)
+    assert step.state == State.Learning
+    assert planned_due(scheduler, step, exam_at=EXAM, now=T0) == step.due == T0 + timedelta(minutes=1)
+
+
+def test_the_queue_serves_planned_dates() -> None:
+    scheduler = make_scheduler()
+    weak = graduated(scheduler, Rating.Good, Rating.Good)
+    safe = Card(card_id=1, state=State.Review, step=None, stability=400.0, difficulty=4.0, due=T0 + DAY)
+    safe.last_review = T0
+    cards = {"weak": weak, "safe": safe}
+    now = EXAM - DAY + timedelta(hours=18)  # the last evening before the exam
+    candidates = [
+        Candidate(
+            key,
+            StoredCard(card, reps=2, lapses=0, created_at=T0),
+            planned_due(scheduler, card, exam_at=EXAM, now=now),
+        )
+        for key, card in cards.items()
+    ]
+    queue = order_queue(candidates, scheduler=scheduler, now=now, new_budget_left=0, limit=5, exam_at=EXAM)
+    assert [c.item_id for c in queue] == ["weak"]  # the safe card is past its fsrs date, yet not served
+    assert 0.3 <= EXAM_TERM_RETENTION < 0.9
