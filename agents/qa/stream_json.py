@@ -10,6 +10,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
+import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from pydantic import BaseModel
@@ -43,12 +44,18 @@ class JsonStream:
         self._messages = messages
         self.raw = ""
         self.message: AIMessageChunk | None = None
+        self.cut_off = False
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        async for piece in self._runnable.astream(self._messages):
-            self.message = piece if self.message is None else self.message + piece
-            self.raw += str(piece.text)
-            yield self.raw
+        try:
+            async for piece in self._runnable.astream(self._messages):
+                self.message = piece if self.message is None else self.message + piece
+                self.raw += str(piece.text)
+                yield self.raw
+        except openai.LengthFinishReasonError:
+            # The reply reached its token cap: the client raises instead of ending the stream. What
+            # arrived stands, and the caller reads it as a cut-off reply (`raw` is not valid JSON).
+            self.cut_off = True
 
 
 def string_field(raw: str, field: str) -> str | None:

@@ -4,8 +4,10 @@ import json
 import math
 import uuid
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 from typing import Any
 
+import openai
 import pytest
 from langchain_core.language_models import FakeMessagesListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
@@ -543,3 +545,20 @@ async def test_a_streamed_choice_shows_the_option_first() -> None:
     tokens, out = await stream(ctx, QUIZ)
     assert tokens[0] == "A) When its owner goes out of scope"
     assert "".join(tokens) == out["answer"] == "A) When its owner goes out of scope\n\nIt is dropped."
+
+
+class CutAtTheCap(GenericFakeChatModel):
+    """Streams its reply, then fails as the OpenAI client does when a JSON reply reaches max_tokens."""
+
+    async def _astream(self, *args: Any, **kwargs: Any) -> Any:
+        async for chunk in super()._astream(*args, **kwargs):
+            yield chunk
+        raise openai.LengthFinishReasonError(completion=SimpleNamespace(usage=None))  # type: ignore[arg-type]
+
+
+async def test_a_streamed_answer_cut_at_its_token_cap_keeps_what_was_shown() -> None:
+    cut = AIMessage(content='{"has_answer": true, "answer": "It is dropped when')
+    llm = CutAtTheCap(messages=iter([cut]))
+    tokens, out = await stream(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), "What happens to the value?")
+    assert "".join(tokens).startswith("It is dropped when")
+    assert out["outcome"] in ("answered", "unsupported")  # no error: what was shown stands
