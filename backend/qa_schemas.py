@@ -33,6 +33,7 @@ class QADebug(BaseModel):
     plan: dict[str, Any] | None
     document_filter: str | None
     gate: dict[str, Any] | None
+    choice: dict[str, Any] | None = None  # a question with options: the scores of each option
     retrieved: list[RetrievedChunk]
     selected_ids: list[int]
     claimed_ids: list[int]
@@ -100,6 +101,7 @@ def to_response(
             plan=result.get("plan"),
             document_filter=result.get("document_filter"),
             gate=result.get("gate"),
+            choice=result.get("choice"),
             retrieved=[_retrieved(c) for c in result.get("retrieved", [])],
             selected_ids=result.get("selected_ids", []),
             claimed_ids=result.get("claimed_ids", []),

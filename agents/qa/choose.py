@@ -12,7 +12,7 @@ from agents.common.citations import build_citations
 from agents.common.context import AgentContext
 from agents.common.language import language_name
 from agents.qa import prompts
-from agents.qa.choice import choice_messages, score_options
+from agents.qa.choice import choice_messages, combined, score_options, verify_messages, verify_options
 from agents.qa.config import DEFAULT_CONFIG, QAConfig
 from agents.qa.nodes import capped, elapsed_ms, leaks_instructions
 from agents.qa.options import Choice, parse_choice
@@ -50,7 +50,14 @@ async def choose(
         raise ValueError("choose needs a question with options")
     chunks = state["retrieved"][: qa.answer_chunks]
     excerpts = prompts.excerpts_block(chunks, f"{choice.stem}\n" + "\n".join(choice.options), qa.choice_chars)
-    scored = await score_options(ctx.llm, excerpts, choice, order_count=qa.choice_orders, usage=ctx.usage)
+    by_letter = by_verdict = None
+    if qa.choice_method in ("letters", "both"):
+        by_letter = await score_options(
+            ctx.llm, excerpts, choice, order_count=qa.choice_orders, usage=ctx.usage
+        )
+    if qa.choice_method in ("verify", "both"):
+        by_verdict = await verify_options(ctx.llm, excerpts, choice, usage=ctx.usage)
+    scored = combined(by_letter, by_verdict) if by_letter and by_verdict else by_letter or by_verdict
     index = scored.index if scored is not None else await _named_letter(ctx, excerpts, choice, qa)
     letter, option = choice.letters[index], choice.options[index]
     head = f"{letter}) {option}"
@@ -58,8 +65,9 @@ async def choose(
     if streaming:
         ctx.timings_ms["first_token"] = elapsed_ms(mark)
         write({"token": head})
+    verified = by_verdict is not None and by_letter is None
     explanation, claimed = await _explain(
-        ctx, excerpts, choice, index, state["language"], qa, streaming, write
+        ctx, excerpts, choice, index, state["language"], qa, streaming, write, verified=verified
     )
     ctx.timings_ms["generation"] = elapsed_ms(mark)
     citations, invented = build_citations(claimed, chunks)
@@ -77,7 +85,10 @@ async def choose(
         "choice": {
             "letter": letter,
             "probabilities": list(scored.probabilities) if scored else None,
-            "orders": scored.orders if scored else 0,
+            "orders": by_letter.orders if by_letter else 0,
+            "method": qa.choice_method if scored else "named",
+            "letters": list(by_letter.probabilities) if by_letter else None,
+            "verify": list(by_verdict.probabilities) if by_verdict else None,
         },
     }
 
@@ -94,15 +105,18 @@ async def _named_letter(ctx: AgentContext, excerpts: str, choice: Choice, qa: QA
     return choice.letters.index(letter) if letter in choice.letters else 0
 
 
-def _explain_messages(excerpts: str, choice: Choice, index: int, language: str) -> list[BaseMessage]:
-    """The scoring prompt in the user's order, the chosen letter as the model's reply, then the ask:
-    everything before the ask is the prefix the server has cached from scoring."""
+def _explain_messages(
+    excerpts: str, choice: Choice, index: int, language: str, *, verified: bool
+) -> list[BaseMessage]:
+    """The scoring prompt, the model's own verdict as its reply, then the ask: everything before the
+    ask shares the prefix the server has cached from scoring."""
     letter = choice.letters[index]
-    return [
-        *choice_messages(excerpts, choice, list(range(len(choice.options)))),
-        AIMessage(content=letter),
-        HumanMessage(content=EXPLAIN.format(language=language_name(language), letter=letter)),
-    ]
+    scored = (
+        [*verify_messages(excerpts, choice, choice.options[index]), AIMessage(content="yes")]
+        if verified
+        else [*choice_messages(excerpts, choice, list(range(len(choice.options)))), AIMessage(content=letter)]
+    )
+    return [*scored, HumanMessage(content=EXPLAIN.format(language=language_name(language), letter=letter))]
 
 
 async def _explain(
@@ -114,9 +128,11 @@ async def _explain(
     qa: QAConfig,
     streaming: bool,
     write: Any,
+    *,
+    verified: bool,
 ) -> tuple[str, list[int]]:
     """The explanation's text and the excerpt ids it names; ("", []) when the model gives none."""
-    messages = _explain_messages(excerpts, choice, index, language)
+    messages = _explain_messages(excerpts, choice, index, language, verified=verified)
     llm = capped(ctx.llm, qa.explain_max_tokens)
     if not streaming or not streams_content(ctx.structured_mode):
         try:

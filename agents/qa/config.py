@@ -15,6 +15,7 @@ class QAConfig:
     # A question with options (agents/qa/choice.py): each shown chunk's window for the stem and the
     # options, how many option orders are scored, and the cap on the explanation after the choice.
     choice_chars: int = 700
+    choice_method: str = "both"  # "letters", "verify" (each option judged yes/no alone) or "both"
     choice_orders: int = 2
     explain_max_tokens: int = 120
     # The relevance gate (agents/qa/gate.py): its cosine thresholds belong to the embedding model

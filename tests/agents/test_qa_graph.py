@@ -480,6 +480,19 @@ class OptionReader(FakeMessagesListChatModel):
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         self.prompts.append(messages)
         prompt = str(messages[-1].content)
+        if prompt.endswith("Is the proposed answer correct?"):  # one option judged alone: no position bias
+            proposed = prompt.split("Proposed answer: ")[1]
+            p_yes = 0.8 if self.right and proposed.startswith(self.right) else 0.3
+            top = [
+                {"token": "yes", "logprob": math.log(p_yes)},
+                {"token": "no", "logprob": math.log(1 - p_yes)},
+            ]
+            metadata = (
+                {"logprobs": {"content": [{"token": "yes", "top_logprobs": top}]}} if self.logprobs else {}
+            )
+            return ChatResult(
+                generations=[ChatGeneration(message=AIMessage(content="yes", response_metadata=metadata))]
+            )
         if not prompt.endswith("Answer:"):
             return super()._generate(messages, *args, **kwargs)
         lines = [line for line in prompt.splitlines() if len(line) > 3 and line[1] == ")"]
@@ -504,12 +517,13 @@ async def test_a_question_with_options_is_answered_by_scoring_them() -> None:
     assert out["gate"]["passed"] and out["outcome"] == "answered" and out["has_answer"] is True
     assert out["answer"].startswith("A) When its owner goes out of scope\n\nThe excerpt says")
     assert out["choice"]["letter"] == "A" and out["choice"]["orders"] == 2
-    assert out["choice"]["probabilities"][0] > 0.5
+    assert out["choice"]["probabilities"][0] > 0.5 and out["choice"]["method"] == "both"
+    assert out["choice"]["verify"][0] > max(out["choice"]["verify"][1:])
     assert [c.chunk_id for c in out["citations"]] == [11]
     scoring = [str(p[-1].content) for p in llm.prompts[:2]]
     assert "A) When its owner goes out of scope" in scoring[0]  # as the user ordered them
     assert "C) When its owner goes out of scope" in scoring[1]  # reversed: position bias cancels
-    assert model_calls(ctx) == 3  # two orders scored, one explanation; no planner call
+    assert model_calls(ctx) == 6  # two orders of letters, three options judged, one explanation; no planner
 
 
 async def test_option_scores_from_several_orders_outweigh_a_bias_for_the_first_letter() -> None:
