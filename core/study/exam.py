@@ -4,14 +4,15 @@ With an exam ahead, a card in the review state is next due at the earlier of
 - its term-time due date: the first whole day after its last review at which fsrs predicts recall at or
   below `term_retention` (a lower retention than the student's target spends fewer reviews during the
   term; the exam is what the target is for), and
-- the card's final review before the exam: the EARLIEST day of its final-review window, the days before
-  the exam at which one more review, assumed Good, still leaves fsrs's predicted retrievability at the
-  exam at or above the target (the student's desired retention), found by reviewing a copy of the card
-  with fsrs. The earliest day spreads the final reviews over the term: each card's window starts at its
-  own day (the later it is, the weaker the card), while the latest day of every window is the day before
-  the exam (fsrs counts whole days), where taking it piles every card into a one-day cram. After a Good
-  final review the card is at the target at the exam and waits for it; after a failed one its next window
-  is planned again.
+- the card's final review before the exam, a day of its final-review window: the days before the exam
+  at which one more review, assumed Good, still leaves fsrs's predicted retrievability at the exam at or
+  above the target (the student's desired retention), found by reviewing a copy of the card with fsrs.
+  Every window ends the day before the exam (fsrs counts whole days), so taking each card's latest day
+  piles every final review into a one-day cram, and its earliest day leaves the learner just at the
+  target, often below it. Final reviews are spread across the student's cards instead
+  (spread_final_reviews): at most `daily_max` a day, as late as that allows, never after a card's
+  window. After a Good final review the card is at the target at the exam and waits for it; after a
+  failed one its next window is planned again.
 A card whose predicted retrievability at the exam already reaches the target needs no review before the
 exam: it is due at the later of its own fsrs due date and the exam. Cards in a learning or relearning
 step keep fsrs's step (minutes); once the exam has begun it is plain fsrs again (the stored due date).
