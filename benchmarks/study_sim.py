@@ -18,11 +18,15 @@ Strategies:
 - fsrs r=…: the product's queue (core/study/queue.order_queue, exam mode on) and scheduler
   (core/study/scheduler.review, fsrs's default parameters, the given desired retention); a session
   goes round again while learning steps (1 min, 10 min) come due within the next half hour.
-- fsrs exam r=0.9 term=…: the same queue with exam mode's schedule (core/study/exam.planned_due, computed
-  once per review): a card is due at the earlier of its term-time date (fsrs's retrievability falling to
-  the term retention) and the latest day before the exam at which a Good review leaves fsrs's predicted
-  recall at the exam >= 0.9; a card already at 0.9 at the exam is not reviewed before it. The term
-  retention is core/study/exam.EXAM_TERM_RETENTION, chosen with `--tune` on seed 7 (not the report's).
+- fsrs exam r=0.9 term=… cap N/day: the same queue with exam mode's schedule (core/study/exam.py: each
+  card's plan computed once per review, spread over the cards once a day): a card is due at the earlier of
+  its term-time date (fsrs's retrievability falling to the term retention) and its final review, a day
+  of its window (the days before the exam at which a Good review leaves fsrs's predicted recall at the
+  exam >= 0.9), at most N final reviews a day, filled from the exam backwards; a card already at 0.9 at
+  the exam is not reviewed before it. The product's defaults (EXAM_TERM_RETENTION,
+  EXAM_DAILY_REVIEW_MAX) were chosen with `--tune` on seed 7 (not the report's).
+- fsrs exam … latest day / earliest day: no cap, each card's final review on the last day of its window
+  (the day before the exam: the previous plan, at its term retention 0.45) or on the first.
 - fixed k d (k = 2, 4, 7, 14): every introduced item again every k days, whatever the outcome.
 - random: each day the same number of reviews as fsrs r=0.9 spent per day (mean), on random items
   already introduced.
@@ -30,7 +34,7 @@ Strategies:
 
     python benchmarks/study_sim.py                  # 200 learners, 300 items, 60 days
     python benchmarks/study_sim.py --learners 20    # quick look
-    python benchmarks/study_sim.py --seed 7 --learners 40 --tune 0.4 0.45 0.5   # term retention"""
+    python benchmarks/study_sim.py --seed 7 --learners 16 --tune 0.45:30 0.6:30 0.45:latest  # exam mode"""
 
 import argparse
 import itertools
@@ -48,7 +52,15 @@ from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BO
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.study.exam import EXAM_TERM_RETENTION, planned_due
+from core.study.exam import (
+    EXAM_DAILY_REVIEW_MAX,
+    EXAM_TERM_RETENTION,
+    CardPlan,
+    FinalDay,
+    card_plan,
+    planned_due,
+    spread_final_reviews,
+)
 from core.study.queue import Candidate, order_queue
 from core.study.scheduler import StoredCard, make_scheduler, review
 
@@ -58,6 +70,7 @@ NEW_PER_DAY = 20
 TARGET = 0.9
 SESSION_HOUR = 18
 SECONDS_PER_REVIEW = 15
+LAST_DAY_TERM = 0.45  # the last-day plan's term retention, as tuned for it on seed 7
 
 
 @dataclass
@@ -104,6 +117,10 @@ class Learner:
         counts = [*self.day_starts, self.reviews]
         return max(b - a for a, b in itertools.pairwise(counts))
 
+    def last_days(self, days: int) -> int:
+        """Reviews in the last `days` sessions before the exam."""
+        return self.reviews - self.day_starts[-days]
+
 
 def make_learner(seed: int, item_factor: list[float]) -> Learner:
     rng = random.Random(seed)
@@ -120,16 +137,26 @@ def session_start(day: int) -> datetime:
 
 
 def run_fsrs(
-    learner: Learner, items: int, days: int, retention: float, term_retention: float | None = None
+    learner: Learner,
+    items: int,
+    days: int,
+    retention: float,
+    term_retention: float | None = None,
+    final: FinalDay | int = EXAM_DAILY_REVIEW_MAX or "latest",
 ) -> None:
-    """The product's queue; with `term_retention`, exam mode's schedule (core/study/exam.py) too."""
+    """The product's queue; with `term_retention`, exam mode's schedule (core/study/exam.py) too: with
+    `final` a daily cap, the product's plan (exam_plan: each card's plan computed once per review, spread
+    once a day); "latest"/"earliest", one card's plan on its own (planned_due) on that day of its window."""
     scheduler = make_scheduler(desired_retention=retention)
     exam = START + timedelta(days=days)
     cards: dict[int, StoredCard] = {}
-    planned: dict[int, datetime] = {}  # exam mode's due dates, computed once per review
+    plans: dict[int, CardPlan] = {}  # the capped plan's per-card part, computed once per review
+    planned: dict[int, datetime] = {}  # exam mode's due dates
     for day in range(days):
         learner.sample(day, items)
         now, introduced_today = session_start(day), 0
+        if isinstance(final, int):
+            planned = spread_final_reviews(plans, exam_at=exam, now=now, daily_max=final)
         for _ in range(12):  # rounds of one session: learning steps come due again within it
             candidates = [Candidate(i, cards.get(i), planned.get(i)) for i in range(items)]
             queue = order_queue(
@@ -145,9 +172,21 @@ def run_fsrs(
                 introduced_today += candidate.card is None
                 rating = learner.study(item, now)
                 cards[item], _ = review(scheduler, cards.get(item), rating, now)
-                if term_retention is not None:
-                    planned[item] = planned_due(
+                if term_retention is not None and isinstance(final, int):
+                    plans[item] = card_plan(
                         scheduler, cards[item].card, exam_at=exam, now=now, term_retention=term_retention
+                    )  # until tomorrow's spread: the uncapped plan (never today again but a step)
+                    planned[item] = spread_final_reviews(
+                        {item: plans[item]}, exam_at=exam, now=now, daily_max=None
+                    )[item]
+                elif term_retention is not None:
+                    planned[item] = planned_due(
+                        scheduler,
+                        cards[item].card,
+                        exam_at=exam,
+                        now=now,
+                        term_retention=term_retention,
+                        final_day=final,
                     )
                 now += timedelta(seconds=SECONDS_PER_REVIEW)
             dues = planned.values() if term_retention is not None else (c.card.due for c in cards.values())
@@ -196,12 +235,14 @@ class Result:
     reviews: list[int] = field(default_factory=list)
     term: list[float] = field(default_factory=list)
     busiest: list[int] = field(default_factory=list)
+    last3: list[int] = field(default_factory=list)
 
     def add(self, learner: Learner, items: int, exam: datetime) -> None:
         self.retention.append(learner.exam_retention(items, exam))
         self.reviews.append(learner.reviews)
         self.term.append(Result.mean(learner.term))
         self.busiest.append(learner.busiest_day())
+        self.last3.append(learner.last_days(3))
 
     @staticmethod
     def mean(values: list[float] | list[int]) -> float:
@@ -223,33 +264,49 @@ def _run_all(
     return result
 
 
-def exam_name(term_retention: float) -> str:
-    return f"fsrs exam r=0.9 term={term_retention:g}"
+Variant = tuple[float, FinalDay | int]  # exam mode: term retention, final-review rule or daily cap
+PRODUCT: Variant = (EXAM_TERM_RETENTION, EXAM_DAILY_REVIEW_MAX or "latest")
+
+
+def exam_name(variant: Variant) -> str:
+    term, final = variant
+    rule = f"cap {final}/day" if isinstance(final, int) else f"{final} day"
+    return f"fsrs exam r=0.9 term={term:g} {rule}"
+
+
+def parse_variant(text: str) -> Variant:
+    """TERM:CAP, TERM:latest or TERM:earliest (--tune)."""
+    term, _, final = text.partition(":")
+    rule: FinalDay | int = final if final in ("latest", "earliest") else int(final)  # type: ignore[assignment]
+    return float(term), rule
 
 
 def simulate(
-    learners: int, items: int, days: int, seed: int, terms: list[float] | None = None
+    learners: int, items: int, days: int, seed: int, variants: list[Variant] | None = None
 ) -> list[Result]:
-    """Every strategy; with `terms` (tuning), only exam mode at those term retentions and the fixed
+    """Every strategy; with `variants` (tuning), only exam mode in those variants and the fixed
     intervals."""
     rng = random.Random(seed)
     item_factor = [math.exp(rng.gauss(0, 0.35)) for _ in range(items)]
     exam = START + timedelta(days=days)
     seeds = [rng.randrange(1 << 30) for _ in range(learners)]
     strategies: list[tuple[str, Callable[[Learner], None]]] = []
-    if terms is None:
+    if variants is None:
         strategies += [
             (f"fsrs r={r}", lambda learner, r=r: run_fsrs(learner, items, days, r)) for r in (0.85, 0.9, 0.95)
         ]
+    # The product's plan, and for comparison the uncapped plans: every final review on the day before
+    # the exam (the previous plan, at the term retention tuned for it) or on the earliest day.
+    compared: list[Variant] = [PRODUCT, (LAST_DAY_TERM, "latest"), (EXAM_TERM_RETENTION, "earliest")]
     strategies += [
-        (exam_name(t), lambda learner, t=t: run_fsrs(learner, items, days, TARGET, t))
-        for t in (terms or [EXAM_TERM_RETENTION])
+        (exam_name(v), lambda learner, v=v: run_fsrs(learner, items, days, TARGET, *v))
+        for v in (variants or compared)
     ]
     strategies += [
         (f"fixed {k} d", lambda learner, k=k: run_fixed(learner, items, days, k)) for k in (2, 4, 7, 14)
     ]
     results = [_run_all(name, run, seeds, item_factor, exam) for name, run in strategies]
-    if terms is not None:
+    if variants is not None:
         return results
     # The unscheduled baselines spend what fsrs r=0.9 spent (its mean), minus the first exposures.
     budget = Result.mean(next(r for r in results if r.name == "fsrs r=0.9").reviews) - items
@@ -261,17 +318,22 @@ def simulate(
     return results
 
 
+def p90(values: list[int]) -> int:
+    return sorted(values)[min(len(values) - 1, (len(values) * 9) // 10)]
+
+
 def table(results: list[Result]) -> str:
     lines = [
         "| strategy | retention at exam (mean) | p10 | learners ≥ 0.9 | reviews per learner (mean)"
-        " | busiest day (reviews, mean) | mean recall days 15-59 |",
-        "|---|---|---|---|---|---|---|",
+        " | busiest day (mean) | busiest day (p90) | last 3 days (mean) | mean recall days 15-59 |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         p10 = sorted(r.retention)[len(r.retention) // 10]
         lines.append(
             f"| {r.name} | {Result.mean(r.retention):.3f} | {p10:.3f} | {r.reached:.0%} |"
-            f" {Result.mean(r.reviews):.0f} | {Result.mean(r.busiest):.0f} | {Result.mean(r.term):.3f} |"
+            f" {Result.mean(r.reviews):.0f} | {Result.mean(r.busiest):.0f} | {p90(r.busiest)} |"
+            f" {Result.mean(r.last3):.0f} | {Result.mean(r.term):.3f} |"
         )
     return "\n".join(lines)
 
@@ -306,10 +368,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPORTS / "study_sim")
     parser.add_argument(
         "--tune",
-        type=float,
+        type=parse_variant,
         nargs="+",
-        metavar="TERM_RETENTION",
-        help="only exam mode at these term retentions (and the fixed intervals); prints, writes nothing",
+        metavar="TERM:CAP",
+        help="only exam mode in these variants (TERM:CAP, TERM:latest, TERM:earliest) and the fixed"
+        " intervals; prints, writes nothing",
     )
     args = parser.parse_args()
     started = time.perf_counter()

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from core.study.exam import EXAM_TERM_RETENTION
+from core.study.exam import EXAM_DAILY_REVIEW_MAX, EXAM_TERM_RETENTION
 
 
 class Settings(BaseSettings):
@@ -152,6 +152,9 @@ class Settings(BaseSettings):
     # term while an exam is ahead (the exam itself is planned for the student's desired retention).
     # Default chosen by benchmarks/study_sim.py on its development seed (README, study loop).
     exam_term_retention: float = Field(default=EXAM_TERM_RETENTION, ge=0.05, le=0.99)
+    # At most this many final reviews before the exam planned a day, overflow moved earlier within each
+    # card's window (core/study/exam.py); 0 = no cap (every final review on the day before the exam).
+    exam_daily_review_max: int = Field(default=EXAM_DAILY_REVIEW_MAX or 0, ge=0, le=10_000)
 
     @property
     def pgdata_dir(self) -> Path:

@@ -99,6 +99,7 @@ async def study_queue(
             now=now,
             limit=limit,
             term_retention=settings.exam_term_retention,
+            daily_max=settings.exam_daily_review_max or None,
         )
     if queue is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
@@ -134,6 +135,7 @@ async def post_review(
             source="review",
             now=now,
             term_retention=settings.exam_term_retention,
+            daily_max=settings.exam_daily_review_max or None,
         )
     if reviewed is None:
         raise _not_studiable()

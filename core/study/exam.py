@@ -4,9 +4,15 @@ With an exam ahead, a card in the review state is next due at the earlier of
 - its term-time due date: the first whole day after its last review at which fsrs predicts recall at or
   below `term_retention` (a lower retention than the student's target spends fewer reviews during the
   term; the exam is what the target is for), and
-- the latest date before the exam at which one more review, assumed Good, still leaves fsrs's predicted
-  retrievability at the exam at or above the target (the student's desired retention): the card's last
-  review before the exam, found by reviewing a copy of the card with fsrs.
+- the card's final review before the exam, a day of its final-review window: the days before the exam
+  at which one more review, assumed Good, still leaves fsrs's predicted retrievability at the exam at or
+  above the target (the student's desired retention), found by reviewing a copy of the card with fsrs.
+  Every window ends the day before the exam (fsrs counts whole days), so taking each card's latest day
+  piles every final review into a one-day cram, and its earliest day leaves the learner just at the
+  target, often below it. Final reviews are spread across the student's cards instead
+  (spread_final_reviews): at most `daily_max` a day, as late as that allows, never after a card's
+  window. After a Good final review the card is at the target at the exam and waits for it; after a
+  failed one its next window is planned again.
 A card whose predicted retrievability at the exam already reaches the target needs no review before the
 exam: it is due at the later of its own fsrs due date and the exam. Cards in a learning or relearning
 step keep fsrs's step (minutes); once the exam has begun it is plain fsrs again (the stored due date).
@@ -16,15 +22,23 @@ exam (00:00 UTC of its date): the latest is one day before it. The window of dat
 review suffices is found by a binary search (a later review leaves more at the exam, so the dates that
 suffice are the days from the earliest one up to the exam)."""
 
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal, TypeVar
 
 from fsrs import Card, Rating, Scheduler, State
 
 from core.study.scheduler import retrievability
 
 # The term-time retention of exam mode; chosen by benchmarks/study_sim.py on its development seed.
-EXAM_TERM_RETENTION = 0.45
+EXAM_TERM_RETENTION = 0.6
 DAY = timedelta(days=1)
+# At most this many final reviews planned a day (None: no cap); chosen by benchmarks/study_sim.py on its
+# development seed.
+EXAM_DAILY_REVIEW_MAX: int | None = 30
+FinalDay = Literal["earliest", "latest"]
+K = TypeVar("K", bound=Hashable)
 
 
 def retention_after_review(scheduler: Scheduler, card: Card, at: datetime, exam_at: datetime) -> float:
@@ -74,6 +88,93 @@ def term_due(scheduler: Scheduler, card: Card, term_retention: float) -> datetim
     return last + max(1, hi) * DAY
 
 
+@dataclass(frozen=True)
+class CardPlan:
+    """One card's plan before the exam, from fsrs alone: `due` when it is not the exam's to plan (a
+    learning step, a card already at the target at the exam, no exam), else its term-time date and its
+    final-review window (None: no day suffices any more)."""
+
+    due: datetime | None = None
+    term: datetime | None = None
+    window: tuple[datetime, datetime] | None = None
+
+
+def card_plan(
+    scheduler: Scheduler,
+    card: Card,
+    *,
+    exam_at: datetime | None,
+    now: datetime,
+    term_retention: float = EXAM_TERM_RETENTION,
+) -> CardPlan:
+    """The card's plan (see the module's docstring); `scheduler.desired_retention` is the target."""
+    if exam_at is None or now >= exam_at or card.state != State.Review or card.last_review is None:
+        return CardPlan(due=card.due)
+    if card.last_review >= exam_at:
+        return CardPlan(due=card.due)
+    target = scheduler.desired_retention
+    if retrievability(scheduler, card, exam_at) >= target:
+        return CardPlan(due=max(card.due, exam_at))
+    window = final_review_window(scheduler, card, exam_at, target)
+    return CardPlan(term=term_due(scheduler, card, term_retention), window=window)
+
+
+def spread_final_reviews(
+    plans: Mapping[K, CardPlan], *, exam_at: datetime, now: datetime, daily_max: int | None
+) -> dict[K, datetime]:
+    """Each card's due date. A final review goes on the latest day of its window that has room for it
+    under `daily_max` final reviews a day (None: no cap, i.e. the day before the exam), filled from the
+    exam backwards, the cards with the latest window start (the least room to move) first; a card that
+    finds every day of its window full takes its window's earliest day (over the cap: never after its
+    window, where one review would no longer reach the target). Days before today count as today. A
+    card's due date is the earlier of its term-time date and its final review."""
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    last_chance = exam_at - DAY
+    due: dict[K, datetime] = {}
+    finals: list[tuple[datetime, datetime, K]] = []
+    for key, plan in plans.items():
+        if plan.due is not None:
+            due[key] = plan.due
+        else:
+            earliest, latest = plan.window or (last_chance, last_chance)
+            finals.append((max(earliest, today), max(latest, today), key))
+    finals.sort(key=lambda f: f[0], reverse=True)  # stable: ties keep the callers' order
+    day, used = last_chance, 0
+    for earliest, latest, key in finals:
+        if daily_max is None:
+            final = latest
+        else:
+            if used >= daily_max:
+                day, used = day - DAY, 0
+            if latest < day:
+                day, used = latest, 0
+            if day < earliest:
+                final = earliest  # the whole window is full
+            else:
+                final, used = day, used + 1
+        term = plans[key].term
+        due[key] = min(term, final) if term is not None else final
+    return due
+
+
+def exam_plan(
+    scheduler: Scheduler,
+    cards: Mapping[K, Card],
+    *,
+    exam_at: datetime,
+    now: datetime,
+    term_retention: float = EXAM_TERM_RETENTION,
+    daily_max: int | None = EXAM_DAILY_REVIEW_MAX,
+) -> dict[K, datetime]:
+    """Every card's due date in exam mode (the module's docstring), final reviews spread under
+    `daily_max` a day."""
+    plans = {
+        key: card_plan(scheduler, card, exam_at=exam_at, now=now, term_retention=term_retention)
+        for key, card in cards.items()
+    }
+    return spread_final_reviews(plans, exam_at=exam_at, now=now, daily_max=daily_max)
+
+
 def planned_due(
     scheduler: Scheduler,
     card: Card,
@@ -81,16 +182,15 @@ def planned_due(
     exam_at: datetime | None,
     now: datetime,
     term_retention: float = EXAM_TERM_RETENTION,
+    final_day: FinalDay = "latest",
 ) -> datetime:
-    """When the card is next due (see the module's docstring); `scheduler.desired_retention` is the
-    target at the exam."""
-    if exam_at is None or now >= exam_at or card.state != State.Review or card.last_review is None:
-        return card.due
-    if card.last_review >= exam_at:
-        return card.due
-    target = scheduler.desired_retention
-    if retrievability(scheduler, card, exam_at) >= target:
-        return max(card.due, exam_at)
-    window = final_review_window(scheduler, card, exam_at, target)
-    last_chance = window[1] if window else exam_at - DAY
-    return min(term_due(scheduler, card, term_retention), last_chance)
+    """One card's due date on its own, with no cap: its final review on the latest day of its window
+    (the day before the exam) or, `final_day="earliest"`, the earliest (benchmarks/study_sim.py compares
+    both with the capped plan, exam_plan, which is what the product serves)."""
+    plan = card_plan(scheduler, card, exam_at=exam_at, now=now, term_retention=term_retention)
+    if plan.due is not None or exam_at is None:
+        return plan.due or card.due
+    if final_day == "latest" or plan.window is None:
+        return spread_final_reviews({0: plan}, exam_at=exam_at, now=now, daily_max=None)[0]
+    final = max(plan.window[0], now.replace(hour=0, minute=0, second=0, microsecond=0))
+    return min(plan.term, final) if plan.term is not None else final

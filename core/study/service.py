@@ -8,7 +8,7 @@ from typing import Any
 from fsrs import Rating, Scheduler
 
 from core.store import study
-from core.study.exam import EXAM_TERM_RETENTION, planned_due
+from core.study.exam import EXAM_DAILY_REVIEW_MAX, EXAM_TERM_RETENTION, exam_plan
 from core.study.optimize import due_for_optimization
 from core.study.queue import Candidate, exam_start, is_due, order_queue, predicted_retention
 from core.study.scheduler import StoredCard, card_from_row, card_out, make_scheduler, review
@@ -63,6 +63,7 @@ async def review_item(
     source: str,
     now: datetime,
     term_retention: float = EXAM_TERM_RETENTION,
+    daily_max: int | None = EXAM_DAILY_REVIEW_MAX,
 ) -> Reviewed | None:
     """None when the caller may not study this item (not a member, not studiable, gone)."""
     async with conn.transaction():
@@ -88,10 +89,18 @@ async def review_item(
         )
         if saved is None:
             return None
-    # In exam mode the next due date is exam mode's plan (core/study/exam.py); the stored one is fsrs's.
-    due = planned_due(
-        scheduler, after.card, exam_at=exam_of(settings, now)[2], now=now, term_retention=term_retention
-    )
+    # In exam mode the next due date is exam mode's plan (core/study/exam.py) over all the student's
+    # cards (the daily cap spreads final reviews across them); the stored one is fsrs's.
+    due = after.card.due
+    exam_at = exam_of(settings, now)[2]
+    if exam_at is not None:
+        rows = await study.study_items(conn, project_id=project_id, user_id=user_id)
+        cards = {row["id"]: stored.card for row in rows if (stored := card_from_row(row)) is not None}
+        cards[question_id] = after.card
+        plan = exam_plan(
+            scheduler, cards, exam_at=exam_at, now=now, term_retention=term_retention, daily_max=daily_max
+        )
+        due = plan[question_id]
     return Reviewed(
         card={**card_out(scheduler, after, now), "due": due},
         next_due=due,
@@ -112,6 +121,7 @@ async def build_queue(
     now: datetime,
     limit: int,
     term_retention: float = EXAM_TERM_RETENTION,
+    daily_max: int | None = EXAM_DAILY_REVIEW_MAX,
 ) -> dict[str, Any] | None:
     """The queue (core/study/queue.py): rows of the items to study with their CardOut, counts, exam.
     In exam mode a card's due date (served, counted and shown) is exam mode's plan (core/study/exam.py)."""
@@ -125,14 +135,14 @@ async def build_queue(
     scheduler = scheduler_for(settings)
     exam_date, source, exam_at = exam_of(settings, now)
 
-    def candidate(row: dict[str, Any]) -> Candidate:
-        stored = card_from_row(row)
-        if stored is None or exam_at is None:
-            return Candidate(row["id"], stored)
-        due = planned_due(scheduler, stored.card, exam_at=exam_at, now=now, term_retention=term_retention)
-        return Candidate(row["id"], stored, due)
-
-    candidates = [candidate(row) for row in rows]
+    stored_cards = {row["id"]: card_from_row(row) for row in rows}
+    plan: dict[Any, Any] = {}
+    if exam_at is not None:
+        cards = {key: stored.card for key, stored in stored_cards.items() if stored is not None}
+        plan = exam_plan(
+            scheduler, cards, exam_at=exam_at, now=now, term_retention=term_retention, daily_max=daily_max
+        )
+    candidates = [Candidate(row["id"], stored_cards[row["id"]], plan.get(row["id"])) for row in rows]
     by_id = {row["id"]: row for row in rows}
     budget = max(0, settings["new_per_day"] - introduced)
     ordered = order_queue(

@@ -21,7 +21,7 @@ from langchain_core.language_models import FakeMessagesListChatModel
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import questions
-from core.study.exam import planned_due
+from core.study.exam import exam_plan
 from tests.conftest import Caller, UserFactory, create_project, own_app
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
@@ -275,13 +275,15 @@ async def test_exam_mode_schedules_for_the_exam(course: Course) -> None:
         card, _ = scheduler.review_card(card, Rating(rating), review_datetime=course.clock.now)
         out = await course.review(course.alice, item, rating)
         course.clock.now = card.due
-    planned = planned_due(
+    settings = course.app.state.settings
+    planned = exam_plan(  # the student's only card: the capped plan is the card's own
         scheduler,
-        card,
+        {item: card},
         exam_at=exam_at,
         now=card.last_review,
-        term_retention=course.app.state.settings.exam_term_retention,
-    )
+        term_retention=settings.exam_term_retention,
+        daily_max=settings.exam_daily_review_max or None,
+    )[item]
     assert _as_utc(out["next_due"]) == _as_utc(out["card"]["due"]) == planned
     assert card.due < planned < exam_at  # later than plain fsrs, before the exam
     course.clock.now = card.due  # fsrs alone would serve it now; exam mode does not yet

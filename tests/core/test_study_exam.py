@@ -1,15 +1,20 @@
 """Exam mode's schedule (core/study/exam.py), checked against fsrs's own Scheduler: the planned review
 leaves the target at the exam, a safe card waits for the exam, after the exam it is plain fsrs."""
 
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 from fsrs import Card, Rating, Scheduler, State
 
 from core.study.exam import (
+    EXAM_DAILY_REVIEW_MAX,
     EXAM_TERM_RETENTION,
+    CardPlan,
+    exam_plan,
     final_review_window,
     planned_due,
     retention_after_review,
+    spread_final_reviews,
     term_due,
 )
 from core.study.queue import Candidate, order_queue
@@ -109,3 +114,68 @@ def test_the_queue_serves_planned_dates() -> None:
     queue = order_queue(candidates, scheduler=scheduler, now=now, new_budget_left=0, limit=5, exam_at=EXAM)
     assert [c.item_id for c in queue] == ["weak"]  # the safe card is past its fsrs date, yet not served
     assert 0.3 <= EXAM_TERM_RETENTION < 0.9
+
+
+def weak_cards(scheduler: Scheduler, count: int) -> dict[int, Card]:
+    """`count` cards in review, each with a final-review window of several days before the exam."""
+    cards = {}
+    for key in range(count):
+        card = graduated(scheduler, Rating.Good, Rating.Good, Rating.Good)
+        card.card_id = key
+        cards[key] = card
+    return cards
+
+
+def test_the_daily_cap_spreads_final_reviews_within_their_windows() -> None:
+    scheduler = make_scheduler()
+    cards = weak_cards(scheduler, 10)
+    now = max(card.last_review for card in cards.values())  # type: ignore[type-var]
+    window = final_review_window(scheduler, cards[0], EXAM, 0.9)
+    assert window is not None and (window[1] - window[0]).days >= 4  # room for 10 at 3 a day
+    uncapped = exam_plan(scheduler, cards, exam_at=EXAM, now=now, term_retention=0.05, daily_max=None)
+    assert set(uncapped.values()) == {EXAM - DAY}  # no cap: all ten on the day before the exam
+    capped = exam_plan(scheduler, cards, exam_at=EXAM, now=now, term_retention=0.05, daily_max=3)
+    per_day = Counter(capped.values())
+    assert max(per_day.values()) == 3 and sum(per_day.values()) == 10
+    # Filled from the exam backwards: the last three days full, the remaining card the day before.
+    assert sorted(per_day.items()) == [(EXAM - 4 * DAY, 1), *((EXAM - k * DAY, 3) for k in (3, 2, 1))]
+    for key, due in capped.items():  # never outside the card's window: one Good review still suffices
+        earliest, latest = final_review_window(scheduler, cards[key], EXAM, 0.9)  # type: ignore[misc]
+        assert earliest <= due <= latest
+        assert retention_after_review(scheduler, cards[key], due, EXAM) >= 0.9
+
+
+def test_a_full_window_overflows_to_its_earliest_day_never_later() -> None:
+    """Cards whose window is only the last days: past the cap they take their window's earliest day
+    (over the cap) rather than a day after the window, where one review would not reach the target."""
+    scheduler = make_scheduler()
+    short = CardPlan(window=(EXAM - 2 * DAY, EXAM - DAY))
+    plans = {key: short for key in range(5)}
+    now = EXAM - 10 * DAY
+    due = spread_final_reviews(plans, exam_at=EXAM, now=now, daily_max=2)
+    assert Counter(due.values()) == {EXAM - DAY: 2, EXAM - 2 * DAY: 3}  # 2 + 2 in the window, 1 over
+    # The term-time date still comes first when it is earlier, and safe/learning cards keep their date.
+    early = CardPlan(term=EXAM - 20 * DAY, window=(EXAM - 5 * DAY, EXAM - DAY))
+    fixed = CardPlan(due=EXAM + DAY)
+    both = spread_final_reviews({"a": early, "b": fixed}, exam_at=EXAM, now=now - 20 * DAY, daily_max=1)
+    assert both == {"a": EXAM - 20 * DAY, "b": EXAM + DAY}
+    # A window that began before today counts from today (due now, not in the past).
+    late_now = EXAM - 3 * DAY + timedelta(hours=18)
+    stale = CardPlan(window=(EXAM - 9 * DAY, EXAM - DAY))
+    spread = spread_final_reviews(
+        {0: stale, 1: stale, 2: stale, 3: stale}, exam_at=EXAM, now=late_now, daily_max=1
+    )
+    assert sorted(spread.values()) == [EXAM - 3 * DAY, EXAM - 3 * DAY, EXAM - 2 * DAY, EXAM - DAY]
+    assert exam_plan(scheduler, {}, exam_at=EXAM, now=now) == {}
+
+
+def test_one_card_plan_is_the_uncapped_plan() -> None:
+    scheduler = make_scheduler()
+    card = graduated(scheduler, Rating.Good, Rating.Good, Rating.Good)
+    now = card.last_review
+    assert now is not None
+    alone = exam_plan(scheduler, {0: card}, exam_at=EXAM, now=now, term_retention=0.05, daily_max=1)
+    assert alone[0] == planned_due(scheduler, card, exam_at=EXAM, now=now, term_retention=0.05) == EXAM - DAY
+    earliest = planned_due(scheduler, card, exam_at=EXAM, now=now, term_retention=0.05, final_day="earliest")
+    assert earliest == final_review_window(scheduler, card, EXAM, 0.9)[0]  # type: ignore[index]
+    assert 1 <= (EXAM_DAILY_REVIEW_MAX or 0) <= 200
