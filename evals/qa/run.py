@@ -38,6 +38,7 @@ class QARecord:
     request_id: str = ""
     run_id: str | None = None  # the traced run, from the query history (LangSmith feedback)
     error: str | None = None
+    choice: dict[str, Any] | None = None  # a question with options: each scorer's option probabilities
 
 
 async def load_project(
@@ -127,6 +128,7 @@ def _apply(record: QARecord, event: str, data: Any, started: float) -> None:
         record.selected_ids = list(debug.get("selected_ids", []))
         record.stage_ms = dict(debug.get("timings_ms", {}))
         record.tokens = dict(debug.get("tokens", {}))
+        record.choice = debug.get("choice")
 
 
 @dataclass(frozen=True)
