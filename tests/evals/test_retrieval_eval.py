@@ -21,7 +21,8 @@ from core.retrieval.rerankers.none import FusedOrder
 from core.services import ServiceUrls
 from core.settings import Settings
 from evals.retrieval.__main__ import write_chart
-from evals.retrieval.beir import BeirDocument, load_dataset, load_qrels
+from evals.retrieval.beir import BeirDataset, BeirDocument, load_dataset, load_qrels
+from evals.retrieval.bm25_reference import bm25_reference
 from evals.retrieval.ingest import corpus_id_of, create_project, filename_for, load_corpus
 from evals.retrieval.metrics import evaluate_ranking, mean_metrics, mrr_at, ndcg_at, recall_at
 from evals.retrieval.run import (
@@ -235,3 +236,20 @@ async def test_runner_core_loads_through_the_api_and_scores_every_system(
     assert f"| {LEXICAL} | 0.6667 |" in report and report.count("\n| ") == len(results) + 2
     write_chart(results, tmp_path / "chart.png", "tiny")
     assert (tmp_path / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_bm25_reference_is_computed_on_the_dataset() -> None:
+    corpus = {
+        "d1": BeirDocument("d1", "Ownership", "Each value in Rust has an owner that drops it."),
+        "d2": BeirDocument("d2", "Borrowing", "References borrow a value without taking ownership of it."),
+        "d3": BeirDocument("d3", "Cooking", "Boil the pasta for ten minutes in salted water."),
+    }
+    dataset = BeirDataset(
+        "tiny",
+        corpus,
+        {"q1": "who drops a value owner", "q2": "boiling pasta"},
+        {"q1": {"d1": 1}, "q2": {"d3": 1}},
+    )
+    assert bm25_reference(dataset) == pytest.approx(1.0)
+    missing = BeirDataset("tiny", corpus, {"q1": "boiling pasta"}, {"q1": {"d1": 1}})
+    assert bm25_reference(missing) < 1.0
