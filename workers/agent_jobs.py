@@ -20,6 +20,7 @@ from agents.planner.state import PlanGap, PlanSection, outline_document
 from agents.writer.graph import graph as writer_graph
 from agents.writer.kinds import SPECS, Kind
 from agents.writer.state import WriterInput
+from core.calibration import thresholds_of
 from core.llm import structured_mode
 from core.queue import INDEX_DOCUMENT, INDEX_QUEUE
 from core.retrieval import RetrievalConfig, Retriever
@@ -153,7 +154,7 @@ async def _write(
         llm=llm,
         structured_mode=structured_mode(ctx["settings"]),
         language=project["language"],
-        thresholds=ctx["thresholds"],
+        thresholds=thresholds_of(ctx),
     )
     if plan is None:
         planned = planner_input(topic, [], max_sections)

@@ -10,6 +10,7 @@ from typing import Any
 import openai
 
 from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answer, judge_config
+from core.calibration import thresholds_of
 from core.llm import structured_mode
 from core.store import evaluations, history, privacy
 from core.structured import StructuredOutputError, TokenUsage, model_name
@@ -59,7 +60,7 @@ async def judge_answer_job(
                 mode=structured_mode(ctx["settings"]),
                 usage=usage,
                 embeddings=ctx.get("embeddings"),
-                config=judge_config(ctx["thresholds"]),
+                config=judge_config(thresholds_of(ctx)),
                 contrast=ContrastCheck(admitted) if ctx["settings"].groundedness_contrast_check else None,
             )
     except (StructuredOutputError, openai.APIConnectionError, openai.APITimeoutError) as error:
