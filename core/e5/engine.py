@@ -69,6 +69,3 @@ class E5OnnxEmbeddings(Embeddings):
     def _run(self, content: list[int]) -> np.ndarray:
         ids = np.array([[self._tokenizer.bos, *content, self._tokenizer.eos]], dtype=np.int32)
         return self._session.run(None, {"input_ids": ids})[0][0]
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False)
