@@ -9,10 +9,19 @@ class EvaluatorConfig:
     chunk_chars: int = 400  # per chunk in the prompt: five of them cost ~5 s of prefill on the 1.5B model
     # The verdict follows the (clamped) score, so the two can never disagree.
     correct_from: float = 0.75
-    partial_from: float = 0.35
+    # 0.35 before the grading set's dev split: a "partially correct" (0.5) on a short partial answer,
+    # which holds a fifth to a third of the reference's key terms, was scaled below it.
+    partial_from: float = 0.3
     # A small grader tends to accept any true statement from the excerpts as "correct" ("matches the
     # reference exactly"). The application scales its score by the answer's agreement with the
     # reference: the share of the reference's key terms in the answer, where `overlap_full` of them
     # counts as full agreement and none leaves `overlap_floor` of the model's score.
     overlap_floor: float = 0.25
     overlap_full: float = 0.5
+    # A partial score (from partial_from) on an answer with at least this agreement (0..1, of
+    # overlap_full) counts as correct: on the dev split the 1.5B model called complete paraphrases
+    # "partially correct", naming as missing points the answer makes.
+    partial_is_correct_from: float = 0.8
+    # The most an answer carrying text addressed to the grader can score (agents/common/injection.py).
+    # 0: it forfeits the grade without a model call; the model cannot be trusted with the rest of it.
+    hostile_max_score: float = 0.0
