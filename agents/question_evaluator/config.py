@@ -9,9 +9,9 @@ class EvaluatorConfig:
     chunk_chars: int = 400  # per chunk in the prompt: five of them cost ~5 s of prefill on the 1.5B model
     # The verdict follows the (clamped) score, so the two can never disagree.
     correct_from: float = 0.75
-    # 0.35 before the grading set's dev split: a "partially correct" (0.5) on a short partial answer,
-    # which holds a fifth to a third of the reference's key terms, was scaled below it.
-    partial_from: float = 0.3
+    # Checked on the grading set's dev split: 0.3 let a "correct" on a wrong or off-topic answer with
+    # a few of the reference's terms through as partial more often than it saved short partial answers.
+    partial_from: float = 0.35
     # A small grader tends to accept any true statement from the excerpts as "correct" ("matches the
     # reference exactly"). The application scales its score by the answer's agreement with the
     # reference: the share of the reference's key terms in the answer, where `overlap_full` of them
