@@ -72,6 +72,12 @@ _GRADER = [
     r"\b(give|award|assign)\b[^.!?\n]{0,30}\b(full|maximum|max|perfect|top)\s+(marks?|score|credit|grade|points)\b",
     r"\b(dê|atribua|conceda)\b[^.!?\n]{0,30}\b(nota|pontuação|pontuacao)\s+(máxima|maxima|total|10)\b",
     r"\bgrader\b",
+    # How the answer should be marked: the rubric or answer key, full or maximum marks, leniency.
+    r"\b(rubric|gabarito)\b",
+    r"\b(full|maximum|max|perfect|top)\s+(marks?|score|credit|grade|points)\b",
+    r"\b(nota|pontuação|pontuacao)\s+(máxima|maxima|cheia|total)\b",
+    r"\b(graded|marked|corrected)\s+(leniently|generously)\b|\bbe\s+(lenient|generous)\b",
+    r"\b(score|grade|mark|rate|evaluate)\s+(this|it|me)\b[^.!?\n]{0,20}(\d+\s*%|correct|right|full|high)",
     # A forged prompt: a "Reference answer:" label, or a statement of the outcome.
     r"^\s*(reference|expected)\s+answer\s*:",
     r"^\s*(resposta\s+de\s+referência|resposta\s+esperada)\s*:",

@@ -9,6 +9,8 @@ class EvaluatorConfig:
     chunk_chars: int = 400  # per chunk in the prompt: five of them cost ~5 s of prefill on the 1.5B model
     # The verdict follows the (clamped) score, so the two can never disagree.
     correct_from: float = 0.75
+    # Checked on the grading set's dev split: 0.3 let a "correct" on a wrong or off-topic answer with
+    # a few of the reference's terms through as partial more often than it saved short partial answers.
     partial_from: float = 0.35
     # A small grader tends to accept any true statement from the excerpts as "correct" ("matches the
     # reference exactly"). The application scales its score by the answer's agreement with the
@@ -16,3 +18,10 @@ class EvaluatorConfig:
     # counts as full agreement and none leaves `overlap_floor` of the model's score.
     overlap_floor: float = 0.25
     overlap_full: float = 0.5
+    # A partial score (from partial_from) on an answer with at least this agreement (0..1, of
+    # overlap_full) counts as correct: on the dev split the 1.5B model called complete paraphrases
+    # "partially correct", naming as missing points the answer makes.
+    partial_is_correct_from: float = 0.8
+    # The most an answer carrying text addressed to the grader can score (agents/common/injection.py).
+    # 0: it forfeits the grade without a model call; the model cannot be trusted with the rest of it.
+    hostile_max_score: float = 0.0

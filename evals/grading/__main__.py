@@ -28,7 +28,9 @@ from evals.stack import REPO_ROOT
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m evals.grading", description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=["dev", "test"], default="dev")
-    parser.add_argument("--limit", type=int, default=0, help="the first N questions of the split (0 = all)")
+    parser.add_argument(
+        "--limit", type=int, default=0, help="the first N questions of each language in the split (0 = all)"
+    )
     parser.add_argument("--language", choices=["en", "pt"], help="only this language's questions")
     parser.add_argument("--out", type=Path, help="default evals/reports/grading-<split>.md")
     parser.add_argument("--records", type=Path, help="also write one JSON line per graded answer here")
@@ -42,8 +44,9 @@ def main(argv: list[str] | None = None) -> None:
     questions = in_split(load_questions(), args.split)
     if args.language:
         questions = [q for q in questions if q.language == args.language]
-    if args.limit:
-        questions = questions[: args.limit]
+    if args.limit:  # a short run still sees both languages
+        by_language = [[q for q in questions if q.language == language] for language in ("en", "pt")]
+        questions = [q for group in by_language for q in group[: args.limit]]
     settings = Settings()
     started = time.perf_counter()
     with chat_model(settings) as (llm, mode):
