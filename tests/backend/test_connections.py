@@ -109,10 +109,7 @@ async def test_no_connection_is_held_while_the_model_answers(course: Course) -> 
     )
     chunk_id = chunk.json()["results"][0]["chunk_id"]
     probe = PoolProbe(course.app)
-    script = [
-        reply(question=QUESTION, terms=[], document="", ambiguous=False, clarification=""),
-        reply(answer="It is moved.", has_answer=True, used_chunk_ids=[chunk_id]),
-    ]
+    script = [reply(answer="It is moved.", has_answer=True, used_chunk_ids=[chunk_id])]
     url = f"/projects/{course.project_id}/qa"
     for stream in (False, True):
         course.app.state.llm = GenericFakeChatModel(messages=iter(script), callbacks=[probe])
@@ -125,7 +122,7 @@ async def test_no_connection_is_held_while_the_model_answers(course: Course) -> 
             course.app.state.llm = None
         assert response.status_code == 200, body
         assert "It is moved." in body
-    assert probe.borrowed == [0, 0, 0, 0]  # two model calls per answer, plain and streamed
+    assert probe.borrowed == [0, 0]  # one model call per answer (no planner call), plain and streamed
 
 
 async def test_an_exhausted_pool_answers_503_with_retry_after_at_once(
