@@ -1,11 +1,14 @@
 """A question that carries its own options: the model scores the options instead of writing an answer.
 
-Why: asked to write an answer, the 1.5B model often names no letter, lists the options back, or
-argues itself into a wrong one; the probability it gives each option's letter as the first token of its
-reply ranks them better and costs one prefill and one token. Small models also favour letters by
-position, so the options are scored in more than one order (reversed, then rotated) and the letter
-log-probabilities of each option are summed across orders; the orders share the excerpts' prefix,
-which the server keeps cached, so each extra order costs only the options' tokens."""
+Why: asked to write an answer, the 1.5B model often names no letter, lists the options back, or argues
+itself into another option; scoring costs a prefill and one token per score and always names an option.
+Two scorers: (1) the probability of each option's letter as the first token of the reply, in more than
+one order (reversed, then rotated) with the log-probabilities summed, because small models favour
+letters by position; (2) each option judged alone as the answer (P(yes) of a yes/no verdict), which has
+no letters and so no position bias. Both share the excerpts' prefix, which the server keeps cached, so
+each extra order or option costs only its own tokens. Which of them (or both, multiplied) answers best
+is not measured on the whole development set yet: `QAConfig.choice_method`, and each QA debug reply
+carries every scorer's probabilities so one eval run compares them."""
 
 import math
 from dataclasses import dataclass
