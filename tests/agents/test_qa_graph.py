@@ -517,13 +517,21 @@ async def test_a_question_with_options_is_answered_by_scoring_them() -> None:
     assert out["gate"]["passed"] and out["outcome"] == "answered" and out["has_answer"] is True
     assert out["answer"].startswith("A) When its owner goes out of scope\n\nThe excerpt says")
     assert out["choice"]["letter"] == "A" and out["choice"]["orders"] == 2
-    assert out["choice"]["probabilities"][0] > 0.5 and out["choice"]["method"] == "both"
-    assert out["choice"]["verify"][0] > max(out["choice"]["verify"][1:])
+    assert out["choice"]["probabilities"][0] > 0.5 and out["choice"]["method"] == "letters"
     assert [c.chunk_id for c in out["citations"]] == [11]
     scoring = [str(p[-1].content) for p in llm.prompts[:2]]
     assert "A) When its owner goes out of scope" in scoring[0]  # as the user ordered them
     assert "C) When its owner goes out of scope" in scoring[1]  # reversed: position bias cancels
-    assert model_calls(ctx) == 6  # two orders of letters, three options judged, one explanation; no planner
+    assert model_calls(ctx) == 3  # two orders of letters, one explanation; no planner call
+
+
+async def test_options_judged_alone_have_no_position_bias() -> None:
+    llm = OptionReader(right="When its owner goes out of scope", responses=[reply(explanation="")])
+    ctx = context(llm, FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)]))
+    out = await build_graph(QAConfig(choice_method="both")).ainvoke({"question": QUIZ}, context=ctx)
+    assert out["choice"]["method"] == "both" and out["choice"]["letter"] == "A"
+    assert out["choice"]["verify"][0] > max(out["choice"]["verify"][1:])
+    assert model_calls(ctx) == 6  # two orders of letters, three options judged, one explanation
 
 
 async def test_option_scores_from_several_orders_outweigh_a_bias_for_the_first_letter() -> None:
