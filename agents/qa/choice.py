@@ -17,6 +17,7 @@ import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from agents.groundedness.contrast import yes_share
 from agents.qa.options import Choice
 from core.llm import output_cap
 from core.structured import TokenUsage, model_name
@@ -122,20 +123,11 @@ def verify_messages(excerpts: str, choice: Choice, option: str) -> list[BaseMess
 
 
 def yes_logprob(message: AIMessage) -> float | None:
-    """log P(yes) / (P(yes) + P(no)) over the first token's top alternatives; None without log-probs."""
-    logprobs = (message.response_metadata or {}).get("logprobs") or {}
-    tokens = logprobs.get("content") or []
-    if not tokens:
+    """log of the contrast check's P(yes) / (P(yes) + P(no)); None without log-probs."""
+    share = yes_share(message)
+    if share is None:
         return None
-    mass = {"yes": 0.0, "no": 0.0}
-    for alternative in tokens[0].get("top_logprobs") or []:
-        word = str(alternative.get("token", "")).strip().lower()
-        if word in mass:
-            mass[word] += math.exp(float(alternative["logprob"]))
-    total = mass["yes"] + mass["no"]
-    if total <= 0:
-        return None
-    return math.log(mass["yes"] / total) if mass["yes"] > 0 else _FLOOR
+    return math.log(share) if share > 0 else _FLOOR
 
 
 async def verify_options(
