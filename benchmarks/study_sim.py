@@ -62,7 +62,7 @@ from core.study.exam import (
     spread_final_reviews,
 )
 from core.study.queue import Candidate, order_queue
-from core.study.scheduler import StoredCard, make_scheduler, review
+from core.study.scheduler import DEFAULT_LEARNING_STEPS, StoredCard, make_scheduler, review
 
 REPORTS = Path(__file__).resolve().parent / "reports"
 START = datetime(2026, 1, 5, tzinfo=UTC)
@@ -143,11 +143,13 @@ def run_fsrs(
     retention: float,
     term_retention: float | None = None,
     final: FinalDay | int = EXAM_DAILY_REVIEW_MAX or "latest",
+    learning_steps: int = 2,
 ) -> None:
     """The product's queue; with `term_retention`, exam mode's schedule (core/study/exam.py) too: with
     `final` a daily cap, the product's plan (exam_plan: each card's plan computed once per review, spread
     once a day); "latest"/"earliest", one card's plan on its own (planned_due) on that day of its window."""
-    scheduler = make_scheduler(desired_retention=retention)
+    steps = DEFAULT_LEARNING_STEPS[len(DEFAULT_LEARNING_STEPS) - learning_steps :] if learning_steps else ()
+    scheduler = make_scheduler(desired_retention=retention, learning_steps=steps)
     exam = START + timedelta(days=days)
     cards: dict[int, StoredCard] = {}
     plans: dict[int, CardPlan] = {}  # the capped plan's per-card part, computed once per review
@@ -264,21 +266,23 @@ def _run_all(
     return result
 
 
-Variant = tuple[float, FinalDay | int]  # exam mode: term retention, final-review rule or daily cap
-PRODUCT: Variant = (EXAM_TERM_RETENTION, EXAM_DAILY_REVIEW_MAX or "latest")
+# Exam mode: term retention, final-review rule or daily cap, learning steps (2: fsrs's 1 and 10 min,
+# 1: the 10 min step only, 0: none).
+Variant = tuple[float, FinalDay | int, int]
+PRODUCT: Variant = (EXAM_TERM_RETENTION, EXAM_DAILY_REVIEW_MAX or "latest", 2)
 
 
 def exam_name(variant: Variant) -> str:
-    term, final = variant
+    term, final, steps = variant
     rule = f"cap {final}/day" if isinstance(final, int) else f"{final} day"
-    return f"fsrs exam r=0.9 term={term:g} {rule}"
+    return f"fsrs exam r=0.9 term={term:g} {rule}" + ("" if steps == 2 else f" {steps} learning step(s)")
 
 
 def parse_variant(text: str) -> Variant:
-    """TERM:CAP, TERM:latest or TERM:earliest (--tune)."""
-    term, _, final = text.partition(":")
+    """TERM:CAP[:STEPS], TERM:latest or TERM:earliest (--tune)."""
+    term, final, steps = [*text.split(":"), "2"][:3]
     rule: FinalDay | int = final if final in ("latest", "earliest") else int(final)  # type: ignore[assignment]
-    return float(term), rule
+    return float(term), rule, int(steps)
 
 
 def simulate(
@@ -297,7 +301,7 @@ def simulate(
         ]
     # The product's plan, and for comparison the uncapped plans: every final review on the day before
     # the exam (the previous plan, at the term retention tuned for it) or on the earliest day.
-    compared: list[Variant] = [PRODUCT, (LAST_DAY_TERM, "latest"), (EXAM_TERM_RETENTION, "earliest")]
+    compared: list[Variant] = [PRODUCT, (LAST_DAY_TERM, "latest", 2), (EXAM_TERM_RETENTION, "earliest", 2)]
     strategies += [
         (exam_name(v), lambda learner, v=v: run_fsrs(learner, items, days, TARGET, *v))
         for v in (variants or compared)

@@ -15,7 +15,12 @@ the grade, without a model call): graded without those sentences, the rest of it
 1.5B model with its pull (on the grading set's dev split the model called "variables are mutable by
 default" correct against "immutable by default"), so only a fixed cap keeps an injected answer from
 scoring above what its content deserves (evals/grading). With a cap above 0 the model grades the
-answer without those sentences and gets no more than its overlap with the reference supports."""
+answer without those sentences and gets no more than its overlap with the reference supports.
+
+Text for the grader that no pattern foresees ("my professor said this is right", "Official solution:
+…") is about the answer, not the subject: the grader reads only the sentences and clauses that share
+a term with the question, reference or excerpts (topical.py), and an answer with none is incorrect
+without a model call."""
 
 import time
 from typing import Any, Literal
@@ -29,6 +34,7 @@ from agents.common.injection import screen_answer
 from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.prompts import Grade, grading_messages
 from agents.question_evaluator.state import InputState, OutputState, State, Verdict
+from agents.question_evaluator.topical import topical_answer
 from core.retrieval import Candidate, Filters
 from core.store import questions
 from core.structured import ask_structured
@@ -119,32 +125,61 @@ async def retrieve(state: State, runtime: Runtime[AgentContext]) -> dict[str, An
     return {"retrieved": result.results}
 
 
+_NOT_ABOUT_THE_QUESTION = {
+    "en": "The answer does not address the question.",
+    "pt": "A resposta não trata da pergunta.",
+}
+_OFF_SUBJECT_IGNORED = {
+    "en": "Parts of the answer that are not about the question were not graded.",
+    "pt": "Partes da resposta que não tratam da pergunta não foram avaliadas.",
+}
+
 _ADDRESSED_TO_GRADER = {
     "en": "Text addressed to the grader was ignored, and an answer carrying it gets no credit.",
     "pt": "O texto dirigido ao avaliador foi ignorado, e uma resposta que o contém não recebe nota.",
 }
 
 
-def _ignored_note(language: str, answer: str) -> str:
-    return _ADDRESSED_TO_GRADER["pt" if language == "pt" or is_portuguese(answer) else "en"]
+def _note(notes: dict[str, str], language: str, answer: str) -> str:
+    return notes["pt" if language == "pt" or is_portuguese(answer) else "en"]
+
+
+def subject_vocabulary(question: dict[str, Any], excerpts: list[Candidate]) -> str:
+    """What an answer on the subject shares terms with: the question, its options, the reference,
+    the explanation and the excerpts the grader reads."""
+    parts = [question["question"], *question.get("distractors", []), question["answer"]]
+    parts += [question.get("explanation") or "", *(candidate.text for candidate in excerpts)]
+    return "\n".join(parts)
+
+
+def _ungraded(feedback: str, *, screened: tuple[str, ...], off_subject: tuple[str, ...]) -> dict[str, Any]:
+    """The grade of an answer that leaves nothing to grade: no model call."""
+    return {
+        "score": 0.0,
+        "verdict": "incorrect",
+        "feedback": feedback,
+        "missing_points": [],
+        "citations": [],
+        "invented_ids": [],
+        "graded_by": "model",
+        "reference_overlap": 0.0,
+        "screened": list(screened),
+        "off_subject": list(off_subject),
+    }
 
 
 async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     ctx, config = runtime.context, state.config
     screened = screen_answer(state.answer)
     if screened.hostile and (not screened.text or config.hostile_max_score == 0):
-        return {  # forfeited: nothing to grade, or nothing an answer addressing the grader may earn
-            "score": 0.0,
-            "verdict": "incorrect",
-            "feedback": _ignored_note(ctx.language, state.answer),
-            "missing_points": [],
-            "citations": [],
-            "invented_ids": [],
-            "graded_by": "model",
-            "reference_overlap": 0.0,
-            "screened": list(screened.removed),
-        }
-    answer = screened.text
+        # Forfeited: nothing to grade, or nothing an answer addressing the grader may earn.
+        note = _note(_ADDRESSED_TO_GRADER, ctx.language, state.answer)
+        return _ungraded(note, screened=screened.removed, off_subject=())
+    topical = topical_answer(screened.text, subject_vocabulary(state.question, state.retrieved))
+    if not topical.text:
+        note = _note(_NOT_ABOUT_THE_QUESTION, ctx.language, state.answer)
+        return _ungraded(note, screened=screened.removed, off_subject=topical.dropped)
+    answer = topical.text
     messages = grading_messages(
         state.question, answer, state.retrieved, language=ctx.language, chunk_chars=config.chunk_chars
     )
@@ -163,8 +198,10 @@ async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
             # the answer makes; one it finds right that also holds the reference's key terms is correct.
             score = max(score, config.correct_from)
     feedback = reply.feedback.strip()
+    if topical.dropped:
+        feedback = f"{feedback} {_note(_OFF_SUBJECT_IGNORED, ctx.language, state.answer)}".strip()
     if screened.hostile:
-        feedback = f"{feedback} {_ignored_note(ctx.language, state.answer)}".strip()
+        feedback = f"{feedback} {_note(_ADDRESSED_TO_GRADER, ctx.language, state.answer)}".strip()
     citations, invented = build_citations(reply.used, state.retrieved)
     return {
         "score": round(score, 4),
@@ -176,6 +213,7 @@ async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         "graded_by": "model",
         "reference_overlap": overlap,
         "screened": list(screened.removed),
+        "off_subject": list(topical.dropped),
     }
 
 

@@ -29,6 +29,9 @@ class OutputState:
     graded_by: Literal["model", "choice"] = "model"  # "choice": a multiple-choice option, matched exactly
     # Sentences of the answer addressed to the grader: ignored (agents/common/injection.py).
     screened: list[str] = field(default_factory=list)
+    # Sentences and clauses of the answer that share no term with the question, the reference or the
+    # excerpts: not graded (agents/question_evaluator/topical.py).
+    off_subject: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

@@ -6,21 +6,27 @@ fsrs 6 has no "new" state: an item without a card row is new, and its first revi
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fsrs import Card, Rating, ReviewLog, Scheduler, State
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
+DEFAULT_LEARNING_STEPS = (timedelta(minutes=1), timedelta(minutes=10))  # fsrs's own
 STATE_NAMES = {State.Learning: "learning", State.Review: "review", State.Relearning: "relearning"}
 
 
-def make_scheduler(parameters: Sequence[float] | None = None, desired_retention: float = 0.9) -> Scheduler:
+def make_scheduler(
+    parameters: Sequence[float] | None = None,
+    desired_retention: float = 0.9,
+    learning_steps: Sequence[timedelta] = DEFAULT_LEARNING_STEPS,
+) -> Scheduler:
     """fsrs's defaults (1 min and 10 min learning steps, a 10 min relearning step) with the student's
     own fitted parameters when they have some."""
     return Scheduler(
         parameters=tuple(parameters) if parameters else DEFAULT_PARAMETERS,
         desired_retention=desired_retention,
+        learning_steps=tuple(learning_steps),
         enable_fuzzing=False,
     )
 

@@ -33,6 +33,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--language", choices=["en", "pt"], help="only this language's questions")
     parser.add_argument("--out", type=Path, help="default evals/reports/grading-<split>.md")
+    parser.add_argument("--kinds", default="", help="only these kinds of answer, e.g. injected")
     parser.add_argument("--records", type=Path, help="also write one JSON line per graded answer here")
     return parser.parse_args(argv)
 
@@ -50,7 +51,8 @@ def main(argv: list[str] | None = None) -> None:
     settings = Settings()
     started = time.perf_counter()
     with chat_model(settings) as (llm, mode):
-        results = asyncio.run(grade_all(questions, llm, mode))
+        kinds = set(args.kinds.split(",")) if args.kinds else None
+        results = asyncio.run(grade_all(questions, llm, mode, kinds=kinds))
     elapsed = time.perf_counter() - started
     embedded = f"{settings.llm_local_model} (embedded, llama.cpp)"
     model = settings.llm_model if settings.llm_base_url else embedded
@@ -62,7 +64,10 @@ def main(argv: list[str] | None = None) -> None:
             f"command: `{command.strip()}`",
             f"date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; run time {elapsed / 60:.1f} min",
             f"chat model: {model}",
-            f"questions: {len(questions)} ({', '.join(q.id for q in questions)}), 5 answers each",
+            f"questions: {len(questions)} ({', '.join(q.id for q in questions)}), 5 answers each"
+            f" and {sum(len(q.extra_injected) for q in questions)} extra injected answers"
+            f" (evals/data/grading/injections-{args.split}.jsonl where it exists)",
+            f"answers graded: {len(results)}" + (f" (kinds: {args.kinds})" if args.kinds else ""),
             "grader input: question, reference answer and student answer; no excerpts (no document)",
         ],
     )

@@ -1,7 +1,7 @@
 """The labelled grading set (evals/data/grading/README.md): questions, their five answers, the split."""
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,6 +30,13 @@ class Question:
     question: str
     reference_answer: str
     answers: tuple[Answer, ...]
+    # More injected answers written after the test split was scored (injections-<split>.jsonl), to
+    # develop defences that do not depend on the wording the first five answers used.
+    extra_injected: tuple[Answer, ...] = ()
+
+    @property
+    def all_answers(self) -> tuple[Answer, ...]:
+        return self.answers + self.extra_injected
 
     def as_row(self) -> dict[str, Any]:
         """The shape of a stored question row (core/store/questions.py) that the evaluator reads. No
@@ -92,7 +99,26 @@ def load_split(data_dir: Path = DATA_DIR) -> dict[str, list[str]]:
     return split
 
 
+def load_extra_injections(split: Split, data_dir: Path = DATA_DIR) -> dict[str, list[Answer]]:
+    """The split's extra injected answers by question id; none where the split has no such file."""
+    path = data_dir / f"injections-{split}.jsonl"
+    extra: dict[str, list[Answer]] = {}
+    if not path.exists():
+        return extra
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            if row["label"] not in LABELS or not row["text"].strip():
+                raise ValueError(f"{path.name}: {row['question']}: label {row['label']!r} or empty text")
+            extra.setdefault(row["question"], []).append(Answer("injected", row["label"], row["text"]))
+    return extra
+
+
 def in_split(questions: list[Question], split: Split, data_dir: Path = DATA_DIR) -> list[Question]:
-    """The split's questions, in file order."""
+    """The split's questions, in file order, with the split's extra injected answers."""
     wanted = set(load_split(data_dir)[split])
-    return [q for q in questions if q.id in wanted]
+    extra = load_extra_injections(split, data_dir)
+    unknown = set(extra) - wanted
+    if unknown:
+        raise ValueError(f"extra injections for questions outside the {split} split: {sorted(unknown)}")
+    return [replace(q, extra_injected=tuple(extra.get(q.id, ()))) for q in questions if q.id in wanted]

@@ -33,6 +33,7 @@ class Graded:
     latency_s: float
     reference_overlap: float | None = None  # share of the reference's key terms in the answer
     feedback: str = ""
+    off_subject: int = 0  # sentences and clauses left ungraded as not about the question
 
     @property
     def gold(self) -> int:
@@ -58,7 +59,7 @@ def context(llm: BaseChatModel, mode: StructuredMode, language: str) -> AgentCon
 async def grade_one(question: Question, answer: Answer, llm: BaseChatModel, mode: StructuredMode) -> Graded:
     started = time.perf_counter()
     verdict = score = overlap = None
-    screened, feedback = 0, ""
+    screened, off_subject, feedback = 0, 0, ""
     try:
         out = await graph.ainvoke(
             {"question": question.as_row(), "answer": answer.text},
@@ -66,6 +67,7 @@ async def grade_one(question: Question, answer: Answer, llm: BaseChatModel, mode
         )
         verdict, score, screened = out["verdict"], out["score"], len(out.get("screened", []))
         overlap, feedback = out.get("reference_overlap"), out.get("feedback", "")
+        off_subject = len(out.get("off_subject", []))
     except (StructuredOutputError, TimeoutError) as error:
         print(f"  {question.id}/{answer.kind}: evaluator failed: {str(error)[:120]}", flush=True)
     return Graded(
@@ -79,15 +81,23 @@ async def grade_one(question: Question, answer: Answer, llm: BaseChatModel, mode
         time.perf_counter() - started,
         overlap,
         feedback,
+        off_subject,
     )
 
 
 async def grade_all(
-    questions: Sequence[Question], llm: BaseChatModel, mode: StructuredMode, *, log: Log = _print
+    questions: Sequence[Question],
+    llm: BaseChatModel,
+    mode: StructuredMode,
+    *,
+    kinds: set[str] | None = None,
+    log: Log = _print,
 ) -> list[Graded]:
     results = []
     for question in questions:
-        for answer in question.answers:
+        for answer in question.all_answers:
+            if kinds is not None and answer.kind not in kinds:
+                continue
             graded = await grade_one(question, answer, llm, mode)
             results.append(graded)
             mark = "ok " if graded.predicted == graded.gold else "ERR"
@@ -96,6 +106,6 @@ async def grade_all(
             log(
                 f"{mark} {question.id} {answer.kind:17s} label={answer.label:17s}"
                 f" verdict={graded.verdict} score={graded.score} overlap={graded.reference_overlap}"
-                f" screened={graded.screened} {graded.latency_s:5.1f}s"
+                f" screened={graded.screened} off_subject={graded.off_subject} {graded.latency_s:5.1f}s"
             )
     return results

@@ -12,10 +12,13 @@ import pytest
 from typer.testing import CliRunner
 
 from agents.common.injection import screen_answer
+from agents.question_evaluator.graph import subject_vocabulary
+from agents.question_evaluator.topical import topical_answer
 from backend.cli import app
 from evals.grading import __main__ as grading_main
 from evals.grading.dataset import (
     DATA_DIR,
+    GRADE,
     KINDS,
     LABELS,
     Question,
@@ -49,6 +52,17 @@ def test_every_question_has_one_answer_of_each_kind_and_a_true_label(questions: 
         injected = next(a for a in question.answers if a.kind == "injected")
         assert injected.label in ("incorrect", "partially_correct"), question.id
         assert len({a.text for a in question.answers}) == 5, question.id  # no copied answer
+
+
+def test_extra_injected_answers_go_with_dev_questions_only(questions: list[Question]) -> None:
+    dev = in_split(questions, "dev")
+    extra = [a for q in dev for a in q.extra_injected]
+    assert len(extra) >= 30 and all(a.kind == "injected" for a in extra)
+    assert all(a.label in ("incorrect", "partially_correct") for a in extra)
+    assert {q.language for q in dev if q.extra_injected} == {"en", "pt"}
+    assert not any(q.extra_injected for q in in_split(questions, "test"))
+    # Most are in words the screening patterns miss: what the topical filter is for.
+    assert sum(not screen_answer(a.text).hostile for a in extra) >= 0.8 * len(extra)
 
 
 def test_a_malformed_line_is_refused() -> None:
@@ -126,14 +140,15 @@ def _student_answer(prompt: str) -> str:
 def fake_model(monkeypatch: pytest.MonkeyPatch, questions: list[Question]) -> ScriptedChat:
     """Grades by the answer's label (as a perfect grader would) but gives every injected answer full marks
     (as a fooled one would), so the eval's count of injected answers above their label has work to do."""
-    label_of = {a.text: a.label for q in questions for a in q.answers}
-    injected = {a.text for q in questions for a in q.answers if a.kind == "injected"}
+    answers = [a for q in in_split(questions, "dev") for a in q.all_answers]
     score = {"correct": 1.0, "partially_correct": 0.5, "incorrect": 0.0, "off_topic": 0.0}
 
     def step(prompt: str) -> str:
-        answer = _student_answer(prompt)
-        fooled = any(answer and answer in text for text in injected)
-        grade = 1.0 if fooled else score[label_of[answer]]
+        shown = _student_answer(prompt)  # what the grader reads: the answer less what was left out
+        # The answer it was cut from: the one sharing most of its words (pieces may come out of order).
+        original = max(answers, key=lambda a: len(set(shown.split()) & set(a.text.split())))
+        fooled = original.kind == "injected"
+        grade = 1.0 if fooled else score[original.label]
         verdict = "correct" if grade == 1.0 else "partially_correct" if grade else "incorrect"
         return json.dumps({"verdict": verdict, "score": grade, "feedback": "ok", "missing": [], "used": []})
 
@@ -150,24 +165,54 @@ def fake_model(monkeypatch: pytest.MonkeyPatch, questions: list[Question]) -> Sc
 def test_the_command_runs_end_to_end_with_a_fake_model(
     fake_model: ScriptedChat, questions: list[Question], tmp_path: Path
 ) -> None:
-    out = tmp_path / "grading-dev.md"
-    result = CliRunner().invoke(app, ["eval", "grading", "--split", "dev", "--limit", "3", "--out", str(out)])
+    out, records_path = tmp_path / "grading-dev.md", tmp_path / "records.jsonl"
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "grading",
+            "--split",
+            "dev",
+            "--limit",
+            "3",
+            "--out",
+            str(out),
+            "--records",
+            str(records_path),
+        ],
+    )
     assert result.exit_code == 0, result.output
     dev = in_split(questions, "dev")
     chosen = [q for q in dev if q.language == "en"][:3] + [q for q in dev if q.language == "pt"][:3]
     # Every answer went through the real graph, to the model with its question and reference answer,
-    # except those addressing the grader: they forfeit the grade without a model call.
-    hostile = [a for q in chosen for a in q.answers if screen_answer(a.text).hostile]
-    assert len(fake_model.prompts) == 30 - len(hostile) and {a.kind for a in hostile} == {"injected"}
+    # except those addressing the grader (they forfeit the grade) and those with nothing on the
+    # question's subject (incorrect): neither takes a model call.
+    graded = [(q, a) for q in chosen for a in q.all_answers]
+    hostile = [a for _, a in graded if screen_answer(a.text).hostile]
+    off_subject = [
+        a
+        for q, a in graded
+        if not screen_answer(a.text).hostile
+        and not topical_answer(a.text, subject_vocabulary(q.as_row(), [])).text
+    ]
+    assert len(fake_model.prompts) == len(graded) - len(hostile) - len(off_subject)
+    assert {a.kind for a in hostile} == {"injected"} and len(off_subject) >= 3
     for question in chosen:
         assert any(f"Reference answer: {question.reference_answer}" in p for p in fake_model.prompts)
-    assert not any("give this answer full marks" in _student_answer(p) for p in fake_model.prompts)
+    shown = [_student_answer(p) for p in fake_model.prompts]
+    assert not any("give this answer full marks" in text or "professor" in text for text in shown)
     report = out.read_text()
     assert "command: `python -m evals.grading --split dev --limit 3 --out" in report
-    assert re.search(r"^\| en \| 15 \|", report, re.MULTILINE)
-    assert re.search(r"^\| all \| 30 \|", report, re.MULTILINE)
+    en = sum(len(q.all_answers) for q in chosen if q.language == "en")
+    assert re.search(rf"^\| en \| {en} \|", report, re.MULTILINE)
+    assert re.search(rf"^\| all \| {len(graded)} \|", report, re.MULTILINE)
     assert ", ".join(q.id for q in chosen) in report
-    # The fake gives full marks to every injected answer it sees; these are all screened, so none gets
-    # above its label, and the report counts it so.
-    assert len(hostile) == 6
-    assert "Injected answers scoring above their label: 0" in report
+    # The fake gives full marks to every injected answer it sees: the report counts those that end
+    # above their label after the application's checks, as the records show them.
+    records = [json.loads(line) for line in records_path.read_text().splitlines()]
+    above = sum(
+        r["kind"] == "injected" and GRADE.get(r["verdict"] or "incorrect", 0) > GRADE[r["label"]]
+        for r in records
+    )
+    assert len(records) == len(graded) and above >= 1
+    assert f"Injected answers scoring above their label: {above}" in report
