@@ -44,7 +44,9 @@ def stages(record: QARecord) -> dict[str, float]:
 
 
 def prompt_tokens(record: QARecord) -> int:
-    return sum(int(usage.get("prompt_tokens", 0)) for usage in record.tokens.values())
+    """Prompt tokens of the reply's unstreamed calls (option scoring, the planner's): llama.cpp's
+    server reports no usage for a streamed completion."""
+    return sum(int(usage.get("input_tokens", 0)) for usage in record.tokens.values())
 
 
 def summary_rows(records: Sequence[QARecord]) -> list[dict[str, object]]:
@@ -62,7 +64,7 @@ def summary_rows(records: Sequence[QARecord]) -> list[dict[str, object]]:
             row[f"{name} p50"], row[f"{name} p95"] = percentile(values, 0.5), percentile(values, 0.95)
         for stage in STAGES:
             row[f"{stage} p50"] = percentile([stages(r)[stage] for r in group], 0.5)
-        row["prompt tokens p50"] = percentile([prompt_tokens(r) for r in group], 0.5)
+        row["unstreamed prompt tokens p50"] = percentile([prompt_tokens(r) for r in group], 0.5)
         row["model calls p50"] = percentile(
             [sum(int(u.get("calls", 0)) for u in r.tokens.values()) for r in group], 0.5
         )
@@ -78,7 +80,8 @@ def markdown(rows: list[dict[str, object]], command: str, records: int) -> str:
         f"- **command**: `{command}`",
         f"- **replies**: {records}, asked one at a time, streamed over HTTP",
         "- seconds; prefill = the answer step's time to its first token (options: their scoring),"
-        " generation = the rest of it; prompt tokens = all model calls of the reply",
+        " generation = the rest of it; unstreamed prompt tokens = the reply's calls that were not"
+        " streamed (the embedded server reports no usage for a streamed one)",
         "",
         "| " + " | ".join(headers) + " |",
         "|" + "|".join("---" if h == "kind" else "---:" for h in headers) + "|",

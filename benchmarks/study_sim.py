@@ -17,7 +17,8 @@ holds during the term).
 Strategies:
 - fsrs r=…: the product's queue (core/study/queue.order_queue, exam mode on) and scheduler
   (core/study/scheduler.review, fsrs's default parameters, the given desired retention); a session
-  goes round again while learning steps (1 min, 10 min) come due within the next half hour.
+  goes round again while a learning step (10 min: core/study/scheduler.LEARNING_STEPS) comes due
+  within the next half hour. "fsrs's 2 learning steps" rows use fsrs's own (1 min, 10 min).
 - fsrs exam r=0.9 term=… cap N/day: the same queue with exam mode's schedule (core/study/exam.py: each
   card's plan computed once per review, spread over the cards once a day): a card is due at the earlier of
   its term-time date (fsrs's retrievability falling to the term retention) and its final review, a day
@@ -62,7 +63,7 @@ from core.study.exam import (
     spread_final_reviews,
 )
 from core.study.queue import Candidate, order_queue
-from core.study.scheduler import DEFAULT_LEARNING_STEPS, StoredCard, make_scheduler, review
+from core.study.scheduler import FSRS_LEARNING_STEPS, LEARNING_STEPS, StoredCard, make_scheduler, review
 
 REPORTS = Path(__file__).resolve().parent / "reports"
 START = datetime(2026, 1, 5, tzinfo=UTC)
@@ -143,12 +144,12 @@ def run_fsrs(
     retention: float,
     term_retention: float | None = None,
     final: FinalDay | int = EXAM_DAILY_REVIEW_MAX or "latest",
-    learning_steps: int = 2,
+    learning_steps: int = len(LEARNING_STEPS),
 ) -> None:
     """The product's queue; with `term_retention`, exam mode's schedule (core/study/exam.py) too: with
     `final` a daily cap, the product's plan (exam_plan: each card's plan computed once per review, spread
     once a day); "latest"/"earliest", one card's plan on its own (planned_due) on that day of its window."""
-    steps = DEFAULT_LEARNING_STEPS[len(DEFAULT_LEARNING_STEPS) - learning_steps :] if learning_steps else ()
+    steps = FSRS_LEARNING_STEPS[len(FSRS_LEARNING_STEPS) - learning_steps :] if learning_steps else ()
     scheduler = make_scheduler(desired_retention=retention, learning_steps=steps)
     exam = START + timedelta(days=days)
     cards: dict[int, StoredCard] = {}
@@ -267,20 +268,22 @@ def _run_all(
 
 
 # Exam mode: term retention, final-review rule or daily cap, learning steps (2: fsrs's 1 and 10 min,
-# 1: the 10 min step only, 0: none).
+# 1: the 10 min step only, the product's LEARNING_STEPS; 0: none).
 Variant = tuple[float, FinalDay | int, int]
-PRODUCT: Variant = (EXAM_TERM_RETENTION, EXAM_DAILY_REVIEW_MAX or "latest", 2)
+PRODUCT: Variant = (EXAM_TERM_RETENTION, EXAM_DAILY_REVIEW_MAX or "latest", len(LEARNING_STEPS))
 
 
 def exam_name(variant: Variant) -> str:
     term, final, steps = variant
     rule = f"cap {final}/day" if isinstance(final, int) else f"{final} day"
-    return f"fsrs exam r=0.9 term={term:g} {rule}" + ("" if steps == 2 else f" {steps} learning step(s)")
+    return f"fsrs exam r=0.9 term={term:g} {rule}" + (
+        "" if steps == len(LEARNING_STEPS) else f" {steps} learning steps"
+    )
 
 
 def parse_variant(text: str) -> Variant:
     """TERM:CAP[:STEPS], TERM:latest or TERM:earliest (--tune)."""
-    term, final, steps = [*text.split(":"), "2"][:3]
+    term, final, steps = [*text.split(":"), str(len(LEARNING_STEPS))][:3]
     rule: FinalDay | int = final if final in ("latest", "earliest") else int(final)  # type: ignore[assignment]
     return float(term), rule, int(steps)
 
@@ -301,7 +304,13 @@ def simulate(
         ]
     # The product's plan, and for comparison the uncapped plans: every final review on the day before
     # the exam (the previous plan, at the term retention tuned for it) or on the earliest day.
-    compared: list[Variant] = [PRODUCT, (LAST_DAY_TERM, "latest", 2), (EXAM_TERM_RETENTION, "earliest", 2)]
+    steps = len(LEARNING_STEPS)
+    compared: list[Variant] = [
+        PRODUCT,
+        (EXAM_TERM_RETENTION, EXAM_DAILY_REVIEW_MAX or "latest", len(FSRS_LEARNING_STEPS)),
+        (LAST_DAY_TERM, "latest", steps),
+        (EXAM_TERM_RETENTION, "earliest", steps),
+    ]
     strategies += [
         (exam_name(v), lambda learner, v=v: run_fsrs(learner, items, days, TARGET, *v))
         for v in (variants or compared)

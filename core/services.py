@@ -69,7 +69,6 @@ class EmbeddedServices:
         log.info("embedded redis ready at %s", server.socket_file)
         return f"unix://{server.socket_file}"
 
-
     def _start_llm(self) -> str:
         from core.local_llm import LlamaServer
 

@@ -167,6 +167,7 @@ class Settings(BaseSettings):
     # At most this many final reviews before the exam planned a day, overflow moved earlier within each
     # card's window (core/study/exam.py); 0 = no cap (every final review on the day before the exam).
     exam_daily_review_max: int = Field(default=EXAM_DAILY_REVIEW_MAX or 0, ge=0, le=10_000)
+
     @model_validator(mode="after")
     def _default_embedding_model(self) -> "Settings":
         if not self.embedding_model:

@@ -22,6 +22,7 @@ from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import questions
 from core.study.exam import exam_plan
+from core.study.scheduler import LEARNING_STEPS
 from tests.conftest import Caller, UserFactory, create_project, own_app
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
@@ -161,8 +162,10 @@ async def test_queue_follows_fsrs_over_days(course: Course) -> None:
     first = queue["items"][0]["question"]
     assert first["answer"] is None and first["explanation"] is None  # a question's answer stays hidden
 
-    # Alice studies items[0] over days; fsrs's own scheduler gets the same ratings at the same times.
-    fsrs_scheduler, card = Scheduler(enable_fuzzing=False), Card(card_id=0, due=T0)
+    # Alice studies items[0] over days; fsrs's own scheduler (with the product's learning step) gets the
+    # same ratings at the same times.
+    fsrs_scheduler = Scheduler(learning_steps=LEARNING_STEPS, enable_fuzzing=False)
+    card = Card(card_id=0, due=T0)
     for rating in (3, 3, 3, 1, 3, 3):
         card, _ = fsrs_scheduler.review_card(card, Rating(rating), review_datetime=course.clock.now)
         out = await course.review(course.alice, items[0], rating)

@@ -18,11 +18,16 @@ from core.study.exam import (
     term_due,
 )
 from core.study.queue import Candidate, order_queue
-from core.study.scheduler import StoredCard, make_scheduler, retrievability
+from core.study.scheduler import FSRS_LEARNING_STEPS, StoredCard, make_scheduler, retrievability
 
 T0 = datetime(2026, 3, 2, 18, 0, tzinfo=UTC)
 EXAM = datetime(2026, 4, 20, tzinfo=UTC)  # 48 days and 6 hours after T0
 DAY = timedelta(days=1)
+
+
+def two_step_scheduler() -> Scheduler:
+    """fsrs's own two learning steps: the scenarios below walk a card through them."""
+    return make_scheduler(learning_steps=FSRS_LEARNING_STEPS)
 
 
 def graduated(scheduler: Scheduler, *ratings: Rating) -> Card:
@@ -35,7 +40,7 @@ def graduated(scheduler: Scheduler, *ratings: Rating) -> Card:
 
 
 def test_planned_review_leaves_the_target_at_the_exam() -> None:
-    scheduler = make_scheduler()
+    scheduler = two_step_scheduler()
     card = graduated(scheduler, Rating.Good, Rating.Good)  # in review, a stability of a few days
     assert card.state == State.Review and retrievability(scheduler, card, EXAM) < 0.9
     due = planned_due(scheduler, card, exam_at=EXAM, now=card.last_review, term_retention=0.9)
@@ -51,7 +56,7 @@ def test_planned_review_leaves_the_target_at_the_exam() -> None:
 
 
 def test_final_review_window_is_fsrs_own_boundary() -> None:
-    scheduler = make_scheduler()
+    scheduler = two_step_scheduler()
     card = graduated(scheduler, Rating.Good, Rating.Good, Rating.Good)
     window = final_review_window(scheduler, card, EXAM, 0.9)
     assert window is not None
@@ -64,7 +69,7 @@ def test_final_review_window_is_fsrs_own_boundary() -> None:
 
 
 def test_a_safe_card_gets_no_review_before_the_exam() -> None:
-    scheduler = make_scheduler()
+    scheduler = two_step_scheduler()
     card = Card(
         card_id=0,
         state=State.Review,
@@ -85,7 +90,7 @@ def test_a_safe_card_gets_no_review_before_the_exam() -> None:
 
 
 def test_plain_fsrs_after_the_exam_and_in_learning_steps() -> None:
-    scheduler = make_scheduler()
+    scheduler = two_step_scheduler()
     card = graduated(scheduler, Rating.Good, Rating.Good)
     assert planned_due(scheduler, card, exam_at=None, now=T0) == card.due
     assert planned_due(scheduler, card, exam_at=EXAM, now=EXAM) == card.due  # the exam has begun
@@ -97,7 +102,7 @@ def test_plain_fsrs_after_the_exam_and_in_learning_steps() -> None:
 
 
 def test_the_queue_serves_planned_dates() -> None:
-    scheduler = make_scheduler()
+    scheduler = two_step_scheduler()
     weak = graduated(scheduler, Rating.Good, Rating.Good)
     safe = Card(card_id=1, state=State.Review, step=None, stability=400.0, difficulty=4.0, due=T0 + DAY)
     safe.last_review = T0
@@ -127,7 +132,7 @@ def weak_cards(scheduler: Scheduler, count: int) -> dict[int, Card]:
 
 
 def test_the_daily_cap_spreads_final_reviews_within_their_windows() -> None:
-    scheduler = make_scheduler()
+    scheduler = two_step_scheduler()
     cards = weak_cards(scheduler, 10)
     now = max(card.last_review for card in cards.values())  # type: ignore[type-var]
     window = final_review_window(scheduler, cards[0], EXAM, 0.9)
@@ -148,7 +153,7 @@ def test_the_daily_cap_spreads_final_reviews_within_their_windows() -> None:
 def test_a_full_window_overflows_to_its_earliest_day_never_later() -> None:
     """Cards whose window is only the last days: past the cap they take their window's earliest day
     (over the cap) rather than a day after the window, where one review would not reach the target."""
-    scheduler = make_scheduler()
+    scheduler = two_step_scheduler()
     short = CardPlan(window=(EXAM - 2 * DAY, EXAM - DAY))
     plans = {key: short for key in range(5)}
     now = EXAM - 10 * DAY
@@ -170,7 +175,7 @@ def test_a_full_window_overflows_to_its_earliest_day_never_later() -> None:
 
 
 def test_one_card_plan_is_the_uncapped_plan() -> None:
-    scheduler = make_scheduler()
+    scheduler = two_step_scheduler()
     card = graduated(scheduler, Rating.Good, Rating.Good, Rating.Good)
     now = card.last_review
     assert now is not None

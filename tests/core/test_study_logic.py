@@ -8,13 +8,13 @@ from fsrs import Card, Rating, Scheduler, State
 from core.study.optimize import MIN_REVIEWS, due_for_optimization
 from core.study.queue import Candidate, exam_start, order_queue, predicted_retention
 from core.study.rating import rating_for_attempt
-from core.study.scheduler import card_out, make_scheduler, retrievability, review
+from core.study.scheduler import LEARNING_STEPS, card_out, make_scheduler, retrievability, review
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
 def test_review_follows_fsrs_scheduler() -> None:
-    ours, theirs = make_scheduler(), Scheduler(enable_fuzzing=False)
+    ours, theirs = make_scheduler(), Scheduler(learning_steps=LEARNING_STEPS, enable_fuzzing=False)
     stored, card, now = None, Card(card_id=0, due=T0), T0
     ratings = [Rating.Good, Rating.Good, Rating.Good, Rating.Again, Rating.Good, Rating.Hard, Rating.Easy]
     for rating in ratings:
@@ -31,6 +31,15 @@ def test_review_follows_fsrs_scheduler() -> None:
     assert stored.lapses == 1  # the Again came on a card in the review state
     assert card_out(ours, stored, now)["state"] == "review"
     assert card_out(ours, None, now)["state"] == "new"
+
+
+def test_one_learning_step_a_failed_new_card_comes_back_in_ten_minutes() -> None:
+    known, _ = review(make_scheduler(), None, Rating.Good, T0)  # fsrs's schedule at once
+    assert known.card.state == State.Review and known.card.due >= T0 + timedelta(days=1)
+    failed, _ = review(make_scheduler(), None, Rating.Again, T0)
+    assert failed.card.state == State.Learning and failed.card.due == T0 + timedelta(minutes=10)
+    again, _ = review(make_scheduler(), failed, Rating.Good, failed.card.due)
+    assert again.card.state == State.Review
 
 
 def test_parameters_and_retention_change_the_schedule() -> None:
