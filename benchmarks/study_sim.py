@@ -277,7 +277,11 @@ def exam_name(variant: Variant) -> str:
     term, final, steps = variant
     rule = f"cap {final}/day" if isinstance(final, int) else f"{final} day"
     return f"fsrs exam r=0.9 term={term:g} {rule}" + (
-        "" if steps == len(LEARNING_STEPS) else f" {steps} learning steps"
+        ""
+        if steps == len(LEARNING_STEPS)
+        else f" with fsrs's {steps} learning steps"
+        if steps == 2
+        else f" {steps} learning steps"
     )
 
 
