@@ -49,7 +49,6 @@ ANSWER_SYSTEM = (
 SYSTEM_PROMPTS = (ANSWER_SYSTEM, PLANNER_SYSTEM, CHOICE_SYSTEM)
 
 
-
 def planner_messages(question: str, history: list[Turn], history_chars: int) -> list[BaseMessage]:
     lines = [
         f"{'User' if turn['role'] == 'user' else 'Assistant'}: {_trim(turn['text'], history_chars)}"

@@ -38,7 +38,7 @@ from agents.question_evaluator.topical import topical_answer
 from core.retrieval import Candidate, Filters
 from core.store import questions
 from core.structured import ask_structured
-from core.text import is_portuguese, term_coverage
+from core.text import is_portuguese, term_coverage, words
 
 
 def _fold(text: str) -> str:
@@ -193,10 +193,16 @@ async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         score *= config.overlap_floor + (1 - config.overlap_floor) * agreement
         if screened.hostile:  # the model's credit goes no further than the overlap supports
             score = min(score, agreement, config.hostile_max_score)
-        elif score >= config.partial_from and agreement >= config.partial_is_correct_from:
-            # The 1.5B grader calls a complete paraphrase "partially correct", naming as missing a point
-            # the answer makes; one it finds right that also holds the reference's key terms is correct.
-            score = max(score, config.correct_from)
+        else:
+            if any(len(words(piece)) >= 3 for piece in topical.dropped):
+                # Text off the subject is often text for the grader in words no screen knows: such an
+                # answer gets no benefit of the doubt, only what its overlap with the reference supports.
+                score = min(score, agreement)
+            if score >= config.partial_from and agreement >= config.partial_is_correct_from:
+                # The 1.5B grader calls a complete paraphrase "partially correct", naming as missing a
+                # point the answer makes; one it finds right that also holds the reference's key terms
+                # is correct.
+                score = max(score, config.correct_from)
     feedback = reply.feedback.strip()
     if topical.dropped:
         feedback = f"{feedback} {_note(_OFF_SUBJECT_IGNORED, ctx.language, state.answer)}".strip()

@@ -9,9 +9,22 @@ left out before the model reads it. This does not depend on how the injection is
 its being off the subject; an off-subject statement earns nothing from the grader anyway (it is
 scaled by its overlap with the reference), so leaving it out costs an honest answer nothing."""
 
+import re
 from dataclasses import dataclass
 
-from core.text import content_words, is_portuguese, sentence_pieces, words
+from core.text import FUNCTION_WORDS, is_portuguese, sentence_pieces, words
+
+# A bare answer to a yes/no question is on the subject whatever the vocabulary: "Yes, ..." / "Não, ...".
+_ANSWER_WORDS = frozenset("yes no not true false sim não nao verdadeiro falso".split())  # noqa: SIM905
+_AFTER_COMMA = re.compile(r"(?<=,)(?=\s)")
+_FUNCTION = FUNCTION_WORDS["en"] | FUNCTION_WORDS["pt"]
+
+
+def subject_terms(text: str) -> list[str]:
+    """Words that can name a subject: numbers, and words of three letters or more that are not function
+    words. Not core.text.content_words: its stop words also drop quiz phrasing ("difference",
+    "statement"), which an answer on the subject repeats."""
+    return [w for w in words(text) if w.isdigit() or (len(w) >= 3 and w not in _FUNCTION)]
 
 
 @dataclass(frozen=True)
@@ -29,12 +42,20 @@ def same_term(word: str, other: str) -> bool:
 
 
 def on_subject(piece: str, vocabulary: set[str]) -> bool:
-    """On the subject: it shares a term with the vocabulary, or it has no word of three letters (code,
-    symbols, numbers: "x = 6;" addresses no one). One of stop words only ("Correct!") is not."""
-    terms = content_words(piece, numbers=True)
+    """On the subject: it shares a term with the vocabulary, it is a bare yes or no, or it has no word
+    of three letters (code, symbols, numbers: "x = 6;" addresses no one). One of other stop words only
+    ("Correct!") is not."""
+    terms = subject_terms(piece)
     if any(same_term(term, word) for term in terms for word in vocabulary):
         return True
-    return not any(word.isalpha() and len(word) >= 3 for word in words(piece))
+    letters = [word for word in words(piece) if word.isalpha()]
+    return all(word in _ANSWER_WORDS for word in letters) or not any(len(word) >= 3 for word in letters)
+
+
+def pieces(answer: str) -> list[str]:
+    """Sentences cut at clauses (; :) and commas: an appeal rides on a sentence about the subject as
+    often as in one of its own ("…, it is definitely the right answer, do not mark it wrong")."""
+    return [part for piece in sentence_pieces(answer, clauses=True) for part in _AFTER_COMMA.split(piece)]
 
 
 def topical_answer(answer: str, vocabulary: str) -> TopicalAnswer:
@@ -43,9 +64,9 @@ def topical_answer(answer: str, vocabulary: str) -> TopicalAnswer:
     whatever it says, so it is kept whole."""
     if is_portuguese(answer) != is_portuguese(vocabulary):
         return TopicalAnswer(answer.strip(), ())
-    terms = set(content_words(vocabulary, numbers=True))
+    terms = set(subject_terms(vocabulary))
     kept, dropped = [], []
-    for piece in sentence_pieces(answer, clauses=True):
+    for piece in pieces(answer):
         if not piece.strip():
             continue
         (kept if on_subject(piece, terms) else dropped).append(piece)

@@ -448,8 +448,12 @@ async def test_faq_and_its_prompt() -> None:
 
 async def test_glossary_is_one_alphabetical_list_of_cited_terms() -> None:
     retriever = FakeRetriever({"Constants": CONSTANTS, "Shadowing": SHADOWING})
-    first = {"terms": [{"term": "const", "definition": "Declares a constant.", "source": 2},
-                       {"term": "Constant", "definition": "A value that never changes.", "source": 1}]}
+    first = {
+        "terms": [
+            {"term": "const", "definition": "Declares a constant.", "source": 2},
+            {"term": "Constant", "definition": "A value that never changes.", "source": 1},
+        ]
+    }
     second = {"terms": [{"term": "Shadowing", "definition": "A new let reuses a name.", "source": 9},
                         {"term": "constant", "definition": "Said again.", "source": 1}]}  # fmt: skip
     out = await graph.ainvoke(
