@@ -193,16 +193,15 @@ async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         score *= config.overlap_floor + (1 - config.overlap_floor) * agreement
         if screened.hostile:  # the model's credit goes no further than the overlap supports
             score = min(score, agreement, config.hostile_max_score)
-        else:
-            if any(len(words(piece)) >= 3 for piece in topical.dropped):
-                # Text off the subject is often text for the grader in words no screen knows: such an
-                # answer gets no benefit of the doubt, only what its overlap with the reference supports.
-                score = min(score, agreement)
-            if score >= config.partial_from and agreement >= config.partial_is_correct_from:
-                # The 1.5B grader calls a complete paraphrase "partially correct", naming as missing a
-                # point the answer makes; one it finds right that also holds the reference's key terms
-                # is correct.
-                score = max(score, config.correct_from)
+        elif any(any(w.isalpha() and len(w) >= 3 for w in words(piece)) for piece in topical.dropped):
+            # Words off the subject are often words for the grader that no screen knows ("Certo!", "the
+            # teacher approved it"): such an answer gets no benefit of the doubt, only the square of
+            # its agreement with the reference (half the key terms earn a quarter) and no promotion.
+            score = min(score, agreement**2)
+        elif score >= config.partial_from and agreement >= config.partial_is_correct_from:
+            # The 1.5B grader calls a complete paraphrase "partially correct", naming as missing a point
+            # the answer makes; one it finds right that also holds the reference's key terms is correct.
+            score = max(score, config.correct_from)
     feedback = reply.feedback.strip()
     if topical.dropped:
         feedback = f"{feedback} {_note(_OFF_SUBJECT_IGNORED, ctx.language, state.answer)}".strip()

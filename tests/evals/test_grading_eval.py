@@ -207,12 +207,13 @@ def test_the_command_runs_end_to_end_with_a_fake_model(
     assert re.search(rf"^\| en \| {en} \|", report, re.MULTILINE)
     assert re.search(rf"^\| all \| {len(graded)} \|", report, re.MULTILINE)
     assert ", ".join(q.id for q in chosen) in report
-    # The fake gives full marks to every injected answer it sees: the report counts those that end
-    # above their label after the application's checks, as the records show them.
+    # The fake gives full marks to every injected answer it sees, as a fully fooled grader would. Each of
+    # these carries words off the subject, so the application caps the credit at what its overlap with
+    # the reference supports: none ends above its label, and the report counts as the records show.
     records = [json.loads(line) for line in records_path.read_text().splitlines()]
     above = sum(
         r["kind"] == "injected" and GRADE.get(r["verdict"] or "incorrect", 0) > GRADE[r["label"]]
         for r in records
     )
-    assert len(records) == len(graded) and above >= 1
+    assert len(records) == len(graded) and above == 0
     assert f"Injected answers scoring above their label: {above}" in report
