@@ -38,7 +38,7 @@ from agents.question_evaluator.topical import topical_answer
 from core.retrieval import Candidate, Filters
 from core.store import questions
 from core.structured import ask_structured
-from core.text import is_portuguese, term_coverage, words
+from core.text import is_portuguese, term_coverage
 
 
 def _fold(text: str) -> str:
@@ -193,7 +193,7 @@ async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         score *= config.overlap_floor + (1 - config.overlap_floor) * agreement
         if screened.hostile:  # the model's credit goes no further than the overlap supports
             score = min(score, agreement, config.hostile_max_score)
-        elif any(any(w.isalpha() and len(w) >= 3 for w in words(piece)) for piece in topical.dropped):
+        elif topical.suspicious:
             # Words off the subject are often words for the grader that no screen knows ("Certo!", "the
             # teacher approved it"): such an answer gets no benefit of the doubt, only the square of
             # its agreement with the reference (half the key terms earn a quarter) and no promotion.

@@ -18,6 +18,23 @@ from core.text import FUNCTION_WORDS, is_portuguese, sentence_pieces, words
 _ANSWER_WORDS = frozenset("yes no not true false sim não nao verdadeiro falso".split())  # noqa: SIM905
 _AFTER_COMMA = re.compile(r"(?<=,)(?=\s)")
 _FUNCTION = FUNCTION_WORDS["en"] | FUNCTION_WORDS["pt"]
+# A student's hedge qualifies their own claim and asks nothing of the grader ("Not sure, …", "Acho que …").
+_HEDGES = frozenset(
+    [
+        "sure",
+        "think",
+        "believe",
+        "guess",
+        "maybe",
+        "perhaps",
+        "probably",
+        "acho",
+        "talvez",
+        "creio",
+        "certeza",
+        "provavelmente",
+    ]
+)
 
 
 def subject_terms(text: str) -> list[str]:
@@ -31,6 +48,16 @@ def subject_terms(text: str) -> list[str]:
 class TopicalAnswer:
     text: str  # the pieces on the subject, as written ("" when none is)
     dropped: tuple[str, ...]  # the pieces left out, stripped
+
+    @property
+    def suspicious(self) -> bool:
+        """Whether a piece left out says something (a word of three letters that is neither a function
+        word nor a hedge): "Correct!", "accept.", "the teacher approved it", not "Not sure," or "x = 6;"."""
+        return any(
+            word.isalpha() and len(word) >= 3 and word not in _FUNCTION and word not in _HEDGES
+            for piece in self.dropped
+            for word in words(piece)
+        )
 
 
 def same_term(word: str, other: str) -> bool:

@@ -62,3 +62,16 @@ def test_an_answer_off_the_subject_keeps_nothing() -> None:
 )
 def test_close_forms_of_a_word_are_the_same_term(word: str, other: str, same: bool) -> None:
     assert same_term(word, other) is same
+
+
+@pytest.mark.parametrize(
+    ("answer", "suspicious"),
+    [
+        ("Not sure, it is freed when its owner goes out of scope?", False),  # a hedge asks nothing
+        ("It is freed when its owner goes out of scope. Correct!", True),
+        ("Rust frees the heap memory, trust me.", True),
+        ("The box's heap memory is freed.", False),  # nothing left out
+    ],
+)
+def test_words_left_out_that_say_something_make_an_answer_suspicious(answer: str, suspicious: bool) -> None:
+    assert topical_answer(answer, VOCABULARY).suspicious is suspicious
