@@ -7,7 +7,8 @@ answer or the excerpts. Cut at sentences and clauses (a "Label:" framing is a cl
 answer keeps only the pieces that share at least one content term with that vocabulary; the rest is
 left out before the model reads it. This does not depend on how the injection is phrased, only on
 its being off the subject; an off-subject statement earns nothing from the grader anyway (it is
-scaled by its overlap with the reference), so leaving it out costs an honest answer nothing."""
+scaled by its overlap with the reference), so leaving it out costs an honest answer nothing. An answer
+whose left-out words say something (`suspicious`) also gets no benefit of the doubt in graph.grade."""
 
 import re
 from dataclasses import dataclass
@@ -19,22 +20,7 @@ _ANSWER_WORDS = frozenset("yes no not true false sim não nao verdadeiro falso".
 _AFTER_COMMA = re.compile(r"(?<=,)(?=\s)")
 _FUNCTION = FUNCTION_WORDS["en"] | FUNCTION_WORDS["pt"]
 # A student's hedge qualifies their own claim and asks nothing of the grader ("Not sure, …", "Acho que …").
-_HEDGES = frozenset(
-    [
-        "sure",
-        "think",
-        "believe",
-        "guess",
-        "maybe",
-        "perhaps",
-        "probably",
-        "acho",
-        "talvez",
-        "creio",
-        "certeza",
-        "provavelmente",
-    ]
-)
+_HEDGES = frozenset("sure think believe guess maybe perhaps probably acho talvez creio certeza".split())  # noqa: SIM905
 
 
 def subject_terms(text: str) -> list[str]:
