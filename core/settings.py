@@ -88,7 +88,7 @@ class Settings(BaseSettings):
     llm_context_tokens: int = 4096
     llm_max_tokens: int = 512
     llm_timeout_s: float = 180.0
-    llm_threads: int | None = None  # llama.cpp threads; None lets it pick
+    llm_threads: int | None = None  # llama.cpp threads; None: every core (core/local_llm.server_command)
     llm_flash_attn: bool = False  # llama.cpp flash attention (benchmarks/llm_server.py)
     # Issue 10 part 3 (supervision): how long the embedded model server may take to answer before
     # `studyai up` stops with the reason (its exit code or log lines, or the wait itself).
