@@ -89,7 +89,7 @@ class Settings(BaseSettings):
     llm_max_tokens: int = 512
     llm_timeout_s: float = 180.0
     llm_threads: int | None = None  # llama.cpp threads; None: every core (core/local_llm.server_command)
-    llm_flash_attn: bool = False  # llama.cpp flash attention (benchmarks/llm_server.py)
+    llm_flash_attn: bool = True  # llama.cpp flash attention (benchmarks/reports/llm_server.md)
     # Issue 10 part 3 (supervision): how long the embedded model server may take to answer before
     # `studyai up` stops with the reason (its exit code or log lines, or the wait itself).
     llm_start_timeout_s: float = Field(default=180.0, gt=0)
