@@ -276,13 +276,10 @@ PRODUCT: Variant = (EXAM_TERM_RETENTION, EXAM_DAILY_REVIEW_MAX or "latest", len(
 def exam_name(variant: Variant) -> str:
     term, final, steps = variant
     rule = f"cap {final}/day" if isinstance(final, int) else f"{final} day"
-    return f"fsrs exam r=0.9 term={term:g} {rule}" + (
-        ""
-        if steps == len(LEARNING_STEPS)
-        else f" with fsrs's {steps} learning steps"
-        if steps == 2
-        else f" {steps} learning steps"
-    )
+    if steps == len(LEARNING_STEPS):
+        return f"fsrs exam r=0.9 term={term:g} {rule}"
+    owner = "fsrs's " if steps == len(FSRS_LEARNING_STEPS) else ""
+    return f"fsrs exam r=0.9 term={term:g} {rule} with {owner}{steps} learning steps"
 
 
 def parse_variant(text: str) -> Variant:

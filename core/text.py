@@ -111,6 +111,24 @@ def term_coverage(text: str, other: str) -> float | None:
     return found / len(terms)
 
 
+_ANY_FUNCTION_WORD = FUNCTION_WORDS["en"] | FUNCTION_WORDS["pt"]
+
+
+def subject_terms(text: str) -> list[str]:
+    """Words that can name a subject: numbers, and words of three letters or more that are not function
+    words. Not content_words: its stop words also drop quiz phrasing ("difference", "statement"),
+    which an answer on the subject repeats (agents/question_evaluator/topical.py)."""
+    return [w for w in words(text) if w.isdigit() or (len(w) >= 3 and w not in _ANY_FUNCTION_WORD)]
+
+
+def same_term(word: str, other: str) -> bool:
+    """The same word or a close form of it ('string'/'strings', 'owner'/'ownership'). Stricter than
+    covers (a five-letter prefix), under which 'complete' is on the subject of "two's
+    complement"; a word under four letters only as itself ('out' is not 'output')."""
+    short, long = sorted((word, other), key=len)
+    return short == long or (len(short) >= 4 and long.startswith(short) and len(long) - len(short) <= 4)
+
+
 # Sentences. A sentence ends at . ! ? … (and any closing quote or bracket) followed by white space,
 # and at every line break; with clauses, also at ; and :. Never inside "1.0" or "std::io", nor after
 # an abbreviation ("e.g. this") or a numbered list's "1." at the start of a line. Extracted text

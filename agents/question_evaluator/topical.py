@@ -13,21 +13,13 @@ whose left-out words say something (`suspicious`) also gets no benefit of the do
 import re
 from dataclasses import dataclass
 
-from core.text import FUNCTION_WORDS, is_portuguese, sentence_pieces, words
+from core.text import is_portuguese, same_term, sentence_pieces, subject_terms, words
 
 # A bare answer to a yes/no question is on the subject whatever the vocabulary: "Yes, ..." / "Não, ...".
 _ANSWER_WORDS = frozenset("yes no not true false sim não nao verdadeiro falso".split())  # noqa: SIM905
 _AFTER_COMMA = re.compile(r"(?<=,)(?=\s)")
-_FUNCTION = FUNCTION_WORDS["en"] | FUNCTION_WORDS["pt"]
 # A student's hedge qualifies their own claim and asks nothing of the grader ("Not sure, …", "Acho que …").
 _HEDGES = frozenset("sure think believe guess maybe perhaps probably acho talvez creio certeza".split())  # noqa: SIM905
-
-
-def subject_terms(text: str) -> list[str]:
-    """Words that can name a subject: numbers, and words of three letters or more that are not function
-    words. Not core.text.content_words: its stop words also drop quiz phrasing ("difference",
-    "statement"), which an answer on the subject repeats."""
-    return [w for w in words(text) if w.isdigit() or (len(w) >= 3 and w not in _FUNCTION)]
 
 
 @dataclass(frozen=True)
@@ -40,18 +32,8 @@ class TopicalAnswer:
         """Whether a piece left out says something (a word of three letters that is neither a function
         word nor a hedge): "Correct!", "accept.", "the teacher approved it", not "Not sure," or "x = 6;"."""
         return any(
-            word.isalpha() and len(word) >= 3 and word not in _FUNCTION and word not in _HEDGES
-            for piece in self.dropped
-            for word in words(piece)
+            word.isalpha() and word not in _HEDGES for piece in self.dropped for word in subject_terms(piece)
         )
-
-
-def same_term(word: str, other: str) -> bool:
-    """The same word or a close form of it ('string'/'strings', 'owner'/'ownership'). Stricter than
-    core.text.covers (a five-letter prefix), under which 'complete' is on the subject of "two's
-    complement"; a word under four letters only as itself ('out' is not 'output')."""
-    short, long = sorted((word, other), key=len)
-    return short == long or (len(short) >= 4 and long.startswith(short) and len(long) - len(short) <= 4)
 
 
 def on_subject(piece: str, vocabulary: set[str]) -> bool:

@@ -2,7 +2,8 @@
 
 import pytest
 
-from agents.question_evaluator.topical import same_term, topical_answer
+from agents.question_evaluator.topical import topical_answer
+from core.text import same_term
 
 VOCABULARY = (
     "When is the heap memory owned by a box freed? Automatically, when the box's owner goes out of "
