@@ -38,6 +38,7 @@ class QADebug(BaseModel):
     selected_ids: list[int]
     claimed_ids: list[int]
     invented_ids: list[int]
+    support: float | None = None  # share of the answer's own words in the excerpts (agents/qa/support.py)
     timings_ms: dict[str, float]
     tokens: dict[str, dict[str, int]]
 
@@ -106,6 +107,7 @@ def to_response(
             selected_ids=result.get("selected_ids", []),
             claimed_ids=result.get("claimed_ids", []),
             invented_ids=result.get("invented_ids", []),
+            support=result.get("support"),
             timings_ms=timings_ms,
             tokens=tokens,
         )

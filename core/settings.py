@@ -97,6 +97,11 @@ class Settings(BaseSettings):
     # llama.cpp), "json_schema" (OpenAI strict), "function_calling", or "auto" (grammar for the
     # embedded server, json_schema for api.openai.com, function calling elsewhere).
     llm_structured_output: Literal["auto", "llama-grammar", "json_schema", "function_calling"] = "auto"
+    # How many characters of the retrieved chunks the QA answer and option-scoring prompts show
+    # (agents/qa/config.py); unset: the defaults read off the development data. A hosted model with a
+    # fast prefill can afford more.
+    qa_context_chars: int | None = Field(default=None, gt=0)
+    qa_choice_context_chars: int | None = Field(default=None, gt=0)
     # Issue 10 part 2 (model admission, core/admission.py): one fair queue in Redis for every process.
     # Requests using the model at once (None: 1 for the embedded server, 4 for LLM_BASE_URL); waiting
     # interactive requests past llm_queue_max answer 429; a dead holder's slot frees after its lease.

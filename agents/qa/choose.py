@@ -49,7 +49,8 @@ async def choose(
     if choice is None:  # after_gate routes only questions with options here
         raise ValueError("choose needs a question with options")
     chunks = state["retrieved"][: qa.answer_chunks]
-    excerpts = prompts.excerpts_block(chunks, f"{choice.stem}\n" + "\n".join(choice.options), qa.choice_chars)
+    about = f"{choice.stem}\n" + "\n".join(choice.options)
+    excerpts = prompts.excerpts_block(chunks, about, qa.choice_context_chars, qa.chunk_chars)
     by_letter = by_verdict = None
     if qa.choice_method in ("letters", "both"):
         by_letter = await score_options(

@@ -1,20 +1,28 @@
 """RAG QA knobs: how much context the small model sees, and where the relevance gate sits."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
 class QAConfig:
     profile: str = "qa"  # the retriever profile (top 9)
     answer_chunks: int = 4  # the best chunks shown to the answer model: short prompts, fast first token
-    chunk_chars: int = 700  # each shown chunk trimmed to this many characters
+    chunk_chars: int = 700  # at most this much of any one chunk
+    # All the shown chunks' windows together (agents/qa/excerpts.py): the prompt's size, and so the
+    # time to the first token, is mostly this budget. Read off the development QA cases (FaQuAD
+    # extractive, quiz short answers, absent; `QA_CONTEXT_CHARS=N python -m evals.qa --kinds
+    # extractive,short_answer,absent`, one run each, same machine): 2800 -> ~900 prompt tokens,
+    # TTFT p50 12.5 s, FaQuAD 20/20, short answers 6/12; 1400 -> ~590 tokens (135 of them the
+    # cached system prompt), TTFT p50 8.0 s, FaQuAD 17/20, short answers 7/12.
+    context_chars: int = 1400
     history_turns: int = 3  # question/answer pairs the planner sees
     history_chars: int = 300  # each earlier message trimmed to this many characters
     planner_max_tokens: int = 160
     answer_max_tokens: int = 400
-    # A question with options (agents/qa/choice.py): each shown chunk's window for the stem and the
+    # A question with options (agents/qa/choice.py): the windows' budget for the stem and the
     # options, how many option orders are scored, and the cap on the explanation after the choice.
-    choice_chars: int = 700
+    # Larger than the answer's: the choice's accuracy, not its wait, is the furthest from its target.
+    choice_context_chars: int = 2000
     # "letters", "verify" (each option judged yes/no alone) or "both" (multiplied). On 24 development
     # quiz questions (`python -m evals.qa --rust-limit 28 --faquad-limit 0 --no-absent --kinds
     # multiple_choice`, one run recording all three): letters 13, verify 13, both 11 right; letters is
@@ -26,6 +34,20 @@ class QAConfig:
     # (core/calibration.py, AgentContext.thresholds); this share of the question's content words must
     # be in the best chunks when the cosine alone does not decide.
     coverage_min: float = 0.8  # evals/reports/gate-dev.md
+    # After the answer (agents/qa/support.py): an answer with fewer than this share of its own content
+    # words in the excerpts it was shown came from the model's knowledge and is withheld; answers with
+    # fewer than support_words content words are not judged.
+    support_min: float = 0.6
+    support_words: int = 4
 
 
 DEFAULT_CONFIG = QAConfig()
+
+
+def qa_config(context_chars: int | None, choice_context_chars: int | None) -> QAConfig:
+    """The defaults with the deployment's context budgets (QA_CONTEXT_CHARS, QA_CHOICE_CONTEXT_CHARS)."""
+    return replace(
+        DEFAULT_CONFIG,
+        context_chars=context_chars or DEFAULT_CONFIG.context_chars,
+        choice_context_chars=choice_context_chars or DEFAULT_CONFIG.choice_context_chars,
+    )

@@ -20,6 +20,7 @@ from agents.qa.options import parse_choice, question_stem
 from agents.qa.planning import exact_terms, named_document, needs_model_plan
 from agents.qa.state import ModelAnswer, QAState, QueryPlan, ThreadPlan
 from agents.qa.stream_json import JsonStream, bool_field, int_list_field, streams_content, string_field
+from agents.qa.support import answer_support
 from agents.qa.threads import standalone_question
 from core.llm import output_cap
 from core.retrieval import Filters
@@ -158,7 +159,8 @@ async def answer(
         usage=ctx.usage,
     )
     ctx.timings_ms["generation"] = elapsed_ms(mark)
-    return finish(state, chunks, reply.answer.strip(), reply.has_answer, reply.used_chunk_ids)
+    text, claimed = reply.answer.strip(), reply.used_chunk_ids
+    return finish(state, chunks, text, reply.has_answer, claimed, prompt=messages, qa=qa)
 
 
 async def answer_stream(
@@ -196,7 +198,7 @@ async def answer_stream(
         found, text, claimed = reply.has_answer, reply.answer.strip(), reply.used_chunk_ids
     except ValidationError:  # cut off or malformed: what was shown stands, with the ids it gave
         found, text, claimed = bool(sent.strip()), sent.strip(), int_list_field(stream.raw, "used_chunk_ids")
-    update = finish(state, chunks, text, found, claimed)
+    update = finish(state, chunks, text, found, claimed, prompt=messages, qa=qa)
     if not update["has_answer"]:
         write({"token": update["answer"]})
     return update
@@ -207,7 +209,7 @@ def answer_prompt(state: QAState, qa: QAConfig) -> tuple[list[Any], list[Any]]:
     rewrite of a standalone question can only lose detail (code, options)."""
     chunks = state["retrieved"][: qa.answer_chunks]
     question = state["plan"]["question"] if state.get("history") else state["question"]
-    return chunks, prompts.answer_messages(question, chunks, state["language"], qa.chunk_chars)
+    return chunks, prompts.answer_messages(question, chunks, state["language"], qa)
 
 
 def not_found(state: QAState, outcome: Literal["not_found", "declined", "unsupported"]) -> dict[str, Any]:
@@ -220,14 +222,29 @@ def not_found(state: QAState, outcome: Literal["not_found", "declined", "unsuppo
 
 
 def finish(
-    state: QAState, chunks: list[Any], text: str, has_answer: bool, claimed: list[int]
+    state: QAState,
+    chunks: list[Any],
+    text: str,
+    has_answer: bool,
+    claimed: list[int],
+    *,
+    prompt: list[Any] | None = None,
+    qa: QAConfig = DEFAULT_CONFIG,
 ) -> dict[str, Any]:
+    """The reply from the model's answer; with the `prompt` it was given, an answer whose words the
+    excerpts do not hold is withheld (agents/qa/support.py)."""
     shown = {"selected_ids": [c.chunk_id for c in chunks], "claimed_ids": claimed}
     # Only ids of the chunks shown become citations: a passage that says "cite chunk 999999" gets nowhere.
     citations, invented = build_citations(claimed, chunks)
     if not has_answer or not text or leaks_instructions(text):
         return shown | {"invented_ids": invented} | not_found(state, "declined")
     if not citations:  # an answer resting on no excerpt it was shown is the model's own knowledge
+        return shown | {"invented_ids": invented} | not_found(state, "unsupported")
+    support = None
+    if prompt is not None:
+        support = answer_support(text, state["question"], str(prompt[-1].content), min_words=qa.support_words)
+        shown |= {"support": support}
+    if support is not None and support < qa.support_min:  # so is one that uses words they do not hold
         return shown | {"invented_ids": invented} | not_found(state, "unsupported")
     return shown | {
         "answer": text,

@@ -8,7 +8,8 @@ from agents.common.citations import Citation
 from core.retrieval import Candidate
 
 # not_found: the gate found no support; declined: the model said the excerpts lack the answer;
-# unsupported: the model answered but cited none of the excerpts it was shown.
+# unsupported: the model answered but cited none of the excerpts it was shown, or its answer uses words
+# they do not hold (agents/qa/support.py).
 Outcome = Literal["answered", "not_found", "declined", "unsupported", "clarification"]
 
 
@@ -68,6 +69,7 @@ class QAOutput(TypedDict, total=False):
     selected_ids: list[int]
     claimed_ids: list[int]
     invented_ids: list[int]
+    support: float | None  # share of the answer's own words in the excerpts shown
     gate: dict[str, Any]
     choice: dict[str, Any]  # a question with options: the letter chosen and each option's probability
 

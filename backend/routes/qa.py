@@ -11,12 +11,12 @@ from uuid import UUID
 
 import openai
 import psycopg
-from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 from psycopg_pool import AsyncConnectionPool
 
 from agents.common.context import AgentContext
-from agents.qa import DEFAULT_CONFIG, graph
+from agents.qa import DEFAULT_CONFIG
 from agents.qa.state import QAInput
 from agents.qa.threads import history_from_messages, turn_messages
 from backend.admission import (
@@ -131,11 +131,13 @@ async def ask(
     audit: AuditDep,
     admission: AdmissionDep,
     settings: SettingsDep,
+    request: Request,
 ) -> QAResponse | StreamingResponse:
     """Answers from this project's material only. With `stream: true` the reply is
     `text/event-stream`: `token` events ({"text"}), then `citations` ([...]), then `done` (the
     same object as the JSON reply); `error` ({"detail"}) if the model fails mid-way. While it waits
     for the chat model, `queued` ({"position"}) events and `: keep-alive` comments."""
+    qa_graph = request.app.state.qa_graph  # built at start-up with the deployment's QAConfig
     # A place in the model's queue first: a full queue is a plain 429, before anything is written.
     ticket = await admission.enqueue(user=str(access.user.id))
     try:
@@ -146,7 +148,7 @@ async def ask(
         await ticket.release()
         raise
     if body.stream:
-        events = _stream(ticket, db, access, ctx, body, inputs, thread_id, audit)
+        events = _stream(qa_graph, ticket, db, access, ctx, body, inputs, thread_id, audit)
         return StreamingResponse(
             events,
             media_type="text/event-stream",
@@ -155,7 +157,7 @@ async def ask(
     async with ticket:  # the slot is held for the graph only, freed however it ends
         await ticket.acquired()
         try:
-            result = await graph.ainvoke(inputs, config=audit.run_config(), context=ctx)
+            result = await qa_graph.ainvoke(inputs, config=audit.run_config(), context=ctx)
         except StructuredOutputError as error:
             await audit.record_failure(access, error, agent="qa", question=body.question, ctx=ctx)
             raise HTTPException(
@@ -169,6 +171,7 @@ def _event(name: str, data: Any) -> str:
 
 
 async def _stream(
+    qa_graph: Any,
     ticket: Ticket,
     db: AsyncConnectionPool,
     access: ProjectAccess,
@@ -186,7 +189,7 @@ async def _stream(
         try:
             async for waiting in queued_events(ticket):
                 yield waiting
-            steps = graph.astream(
+            steps = qa_graph.astream(
                 inputs, config=audit.run_config(), context=ctx, stream_mode=["custom", "values"]
             )
             async for step in with_keepalive(steps):

@@ -33,6 +33,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--faquad-limit", type=int, default=20, help="FaQuAD questions (0 = none)")
     parser.add_argument("--faquad-articles", type=int, default=3)
     parser.add_argument("--no-absent", action="store_true", help="skip the questions nothing answers")
+    parser.add_argument(
+        "--absent-holdout", action="store_true", help="ask the held-out absent questions instead"
+    )
     parser.add_argument("--kinds", default="", help="only these kinds, e.g. multiple_choice,extractive")
     parser.add_argument("--groundedness", action="store_true", help="judge each answer's groundedness")
     parser.add_argument("--rescore", action="store_true", help="score the saved records; ask nothing")
@@ -58,7 +61,7 @@ def datasets(args: argparse.Namespace) -> list[QADataset]:
         )
     if not args.no_absent:
         for dataset in chosen:
-            dataset.cases.extend(absent_cases(dataset.corpus))
+            dataset.cases.extend(absent_cases(dataset.corpus, holdout=args.absent_holdout))
     if args.kinds:
         kinds = set(args.kinds.split(","))
         for dataset in chosen:

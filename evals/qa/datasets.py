@@ -166,8 +166,36 @@ ABSENT = {
 }
 
 
-def absent_cases(corpus: Corpus) -> list[QACase]:
+# Written after the answer-support threshold (agents/qa/support.py) was read off ABSENT, to check it
+# on questions it was not tuned on: topics of the Rust book's later chapters (not its quizzes) and
+# general knowledge in Portuguese.
+ABSENT_HOLDOUT = {
+    "rust-book": (
+        "How do I send values between threads using channels?",
+        "How do I implement the Iterator trait for my own struct?",
+        "What is the Deref trait and how does deref coercion work?",
+        "How do I dereference a raw pointer in an unsafe block?",
+        "How do I write a generic function with a trait bound?",
+        "How do I use cargo workspaces to manage several packages?",
+        "How do I mark a test so that cargo test ignores it unless asked?",
+        "What is the difference between the Fn, FnMut and FnOnce traits?",
+        "How do I build a web server with a pool of worker threads?",
+        "How do I use Weak<T> to avoid reference cycles?",
+        "How do I read environment variables in a command line program?",
+        "How do I overload the + operator for my own type?",
+    ),
+    "faquad": (
+        "Qual é a velocidade da luz no vácuo?",
+        "Quem pintou a Mona Lisa?",
+        "Como se resolve uma equação do segundo grau?",
+        "O que diz o teorema de Pitágoras?",
+    ),
+}
+
+
+def absent_cases(corpus: Corpus, *, holdout: bool = False) -> list[QACase]:
+    questions, tag = (ABSENT_HOLDOUT, "absent-holdout") if holdout else (ABSENT, "absent")
     return [
-        QACase(f"absent-{corpus.name}-{i}", corpus.name, "absent", question)
-        for i, question in enumerate(ABSENT.get(corpus.name, ()))
+        QACase(f"{tag}-{corpus.name}-{i}", corpus.name, "absent", question)
+        for i, question in enumerate(questions.get(corpus.name, ()))
     ]

@@ -18,10 +18,11 @@ from agents.common.context import AgentContext
 from agents.common.language import question_language
 from agents.qa import build_graph
 from agents.qa.config import QAConfig
+from agents.qa.excerpts import best_window
 from agents.qa.gate import content_words, judge
 from agents.qa.options import question_stem
 from agents.qa.planning import named_document
-from agents.qa.prompts import NOT_FOUND, best_window
+from agents.qa.prompts import NOT_FOUND
 from core.calibration import UNCALIBRATED, Thresholds
 from core.retrieval import Candidate
 from core.retrieval.types import RetrievalResult, StageTimings
@@ -375,7 +376,7 @@ def streaming(*replies: AIMessage) -> GenericFakeChatModel:
 
 
 async def test_streamed_answer_sends_the_answer_text_as_it_arrives() -> None:
-    answer = 'The value is "dropped",\nand its memory is freed.'
+    answer = 'The value is "dropped",\nand there can only be one owner at a time.'
     llm = streaming(
         reply(has_answer=True, answer=answer, used_chunk_ids=[11, 77]),
     )
@@ -385,6 +386,16 @@ async def test_streamed_answer_sends_the_answer_text_as_it_arrives() -> None:
     assert out["answer"] == answer and out["has_answer"] is True
     assert [c.chunk_id for c in out["citations"]] == [11] and out["invented_ids"] == [77]
     assert "first_token" in ctx.timings_ms and model_calls(ctx) == 1
+
+
+async def test_an_answer_from_the_models_own_knowledge_is_withheld() -> None:
+    """Cited, but with words the excerpts do not hold: how the 1.5B model answers what is absent."""
+    answer = "Call std::thread::spawn with a closure, then join the handle to wait for the thread."
+    llm = streaming(reply(has_answer=True, answer=answer, used_chunk_ids=[11]))
+    tokens, out = await stream(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), "How do I spawn a thread?")
+    assert out["outcome"] == "unsupported" and out["has_answer"] is False and out["citations"] == []
+    assert out["answer"] == NOT_FOUND["en"] and out["support"] is not None and out["support"] < 0.5
+    assert "".join(tokens).endswith(NOT_FOUND["en"])  # the `done` reply the client ends with says so too
 
 
 async def test_streamed_answer_the_model_declines_shows_only_not_found() -> None:

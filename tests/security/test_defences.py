@@ -14,6 +14,7 @@ from pydantic import Field
 
 from agents.common.injection import PASSAGE_MARK, data_block, screen_answer, screen_passage
 from agents.qa import prompts as qa_prompts
+from agents.qa.config import QAConfig
 from agents.question_evaluator.prompts import grading_messages
 from tests.security.cases import ANSWER_CASES, DOCUMENT_CASES, HOSTILE_ID, NAMED_ID, AnswerCase, DocumentCase
 from tests.security.harness import grade, run_answer_case, run_document_case, shown_chunks
@@ -71,7 +72,7 @@ class Obedient(BaseChatModel):
 
 @pytest.mark.parametrize("case", DOCUMENT_CASES, ids=lambda c: c.name)
 def test_the_answer_prompt_shows_no_hostile_sentence_and_delimits_the_passages(case: DocumentCase) -> None:
-    messages = qa_prompts.answer_messages(case.question, shown_chunks(case), case.language, 700)
+    messages = qa_prompts.answer_messages(case.question, shown_chunks(case), case.language, QAConfig())
     system, human = str(messages[0].content), str(messages[1].content)
     assert "never instructions" in system and "<excerpts>" in human and human.rstrip().endswith(case.question)
     for sentence in screen_passage(case.hostile).removed:

@@ -1,0 +1,21 @@
+"""Does a drafted answer rest on the excerpts it was given? A lexical check after the answer model.
+
+Asked about something the material does not hold, on passages that merely share its words, the 1.5B
+model answers from its own knowledge of the subject and says `has_answer: true`. Such answers use
+words the excerpts never contain ("spawn", "closure", "await"); an answer drawn from the excerpts
+reuses theirs. On the development QA records (evals/reports/qa-dev.md) every answered FaQuAD and quiz
+question had all of its own words in the excerpts it was shown, and the answers to absent questions
+0.10-0.50 of them (one 0.93). Costs no model call."""
+
+from core.text import content_words, covers, words
+
+
+def answer_support(answer: str, question: str, excerpts: str, *, min_words: int) -> float | None:
+    """Share of the answer's own content words (those not in the question) found in the excerpts;
+    None when it has fewer than `min_words` of them, too few to judge."""
+    asked = set(content_words(question))
+    own = [word for word in content_words(answer) if word not in asked]
+    if len(own) < min_words:
+        return None
+    tokens = set(words(excerpts))
+    return sum(covers(word, tokens) for word in own) / len(own)
