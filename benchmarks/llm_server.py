@@ -1,12 +1,14 @@
 """The embedded chat model server's speed by setting: prompt processing (prefill) and generation,
 tokens per second, for each thread / flash-attention setting, on the same prompts in one run.
 
-    python -m benchmarks.llm_server [--repeats 3] [--configs 1,2,2fa]
+    python -m benchmarks.llm_server [--repeats 3] [--configs 1,2,2fa,2fanl]
 
 llama-cpp-python's server generates with cpu_count // 2 threads unless told (1 on two cores) and
 processes prompts with all of them; this measures what `LLM_THREADS` and `LLM_FLASH_ATTN` should be
-on this machine. Each repeat's prompt starts with a new line so no prefix of it is cached. Run it on an
-idle machine; the report is benchmarks/reports/llm_server.md."""
+on this machine, and what the server's `logits_all` costs (on by default, it computes and copies the
+logits of every prompt token; without it the server refuses the log-probabilities that option scoring
+and the groundedness judge's contrast check read). Each repeat's prompt starts with a new line so no
+prefix of it is cached. Run it on an idle machine; the report is benchmarks/reports/llm_server.md."""
 
 import argparse
 import statistics
@@ -27,15 +29,27 @@ class Config:
     name: str
     threads: int
     flash_attn: bool
+    logits_all: bool  # llama-cpp-python's default; the QA's option scoring needs its log-probabilities
 
 
 def parse_configs(text: str) -> list[Config]:
+    """`2fa` = 2 threads with flash attention; a trailing `nl` = without logits for every prompt token."""
     configs = []
     for item in text.split(","):
-        flash = item.endswith("fa")
-        threads = int(item.removesuffix("fa"))
-        configs.append(Config(item, threads, flash))
+        rest = item.removesuffix("nl")
+        flash = rest.endswith("fa")
+        configs.append(Config(item, int(rest.removesuffix("fa")), flash, logits_all=rest == item))
     return configs
+
+
+class BenchServer(LlamaServer):
+    def __init__(self, *args: object, logits_all: bool, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.logits_all = logits_all
+
+    @property
+    def command(self) -> list[str]:
+        return super().command + ([] if self.logits_all else ["--logits_all", "False"])
 
 
 def prompt(repeat: int, chars: int) -> str:
@@ -56,8 +70,9 @@ def measure(base_url: str, text: str, max_tokens: int) -> tuple[float, int, int]
 
 
 def run(config: Config, model_path: Path, repeats: int, chars: int, log_dir: Path) -> dict[str, float]:
-    server = LlamaServer(
+    server = BenchServer(
         model_path,
+        logits_all=config.logits_all,
         context_tokens=4096,
         threads=config.threads,
         log_path=log_dir / "llm.log",
@@ -99,12 +114,12 @@ def main(argv: list[str] | None = None) -> None:
         f"- **command**: `python -m benchmarks.llm_server --repeats {args.repeats} --configs {args.configs}`",
         "- qwen2.5-coder-1.5b-instruct q4_k_m, llama-cpp-python server; medians of the repeats",
         "",
-        "| setting | threads | flash attention | prefill tok/s | generation tok/s |",
-        "|---|---:|---|---:|---:|",
+        "| setting | threads | flash attention | logits_all | prefill tok/s | generation tok/s |",
+        "|---|---:|---|---|---:|---:|",
     ]
     for config, figures in rows:
         lines.append(
-            f"| {config.name} | {config.threads} | {config.flash_attn} |"
+            f"| {config.name} | {config.threads} | {config.flash_attn} | {config.logits_all} |"
             f" {figures['prefill tok/s']:.1f} | {figures['generation tok/s']:.1f} |"
         )
     args.report.write_text("\n".join(lines) + "\n")
