@@ -39,6 +39,7 @@ class QADebug(BaseModel):
     claimed_ids: list[int]
     invented_ids: list[int]
     support: float | None = None  # share of the answer's own words in the excerpts (agents/qa/support.py)
+    withheld: str | None = None  # the model's answer when that share was too low
     timings_ms: dict[str, float]
     tokens: dict[str, dict[str, int]]
 
@@ -108,6 +109,7 @@ def to_response(
             claimed_ids=result.get("claimed_ids", []),
             invented_ids=result.get("invented_ids", []),
             support=result.get("support"),
+            withheld=result.get("withheld"),
             timings_ms=timings_ms,
             tokens=tokens,
         )

@@ -10,7 +10,9 @@ are wall-clock. `--records` summarises the records of an earlier run instead of 
 
 import argparse
 import json
+import shlex
 import statistics
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -122,7 +124,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--records", type=Path, help="summarise these records instead of asking")
     parser.add_argument("--report", type=Path, default=REPORTS / "qa_latency")
     args = parser.parse_args(argv)
-    command = "python -m benchmarks.qa_latency " + " ".join(argv if argv is not None else [])
+    given = argv if argv is not None else sys.argv[1:]
+    command = shlex.join(["python", "-m", "benchmarks.qa_latency", *given])
     records_path = args.records
     if records_path is None:
         report = args.workdir / "latency-eval"

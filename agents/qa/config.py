@@ -11,9 +11,9 @@ class QAConfig:
     # All the shown chunks' windows together (agents/qa/excerpts.py): the prompt's size, and so the
     # time to the first token, is mostly this budget. Read off the development QA cases (FaQuAD
     # extractive, quiz short answers, absent; `QA_CONTEXT_CHARS=N python -m evals.qa --kinds
-    # extractive,short_answer,absent`, one run each, same machine): 2800 -> ~900 prompt tokens,
-    # TTFT p50 12.5 s, FaQuAD 20/20, short answers 6/12; 1400 -> ~590 tokens (135 of them the
-    # cached system prompt), TTFT p50 8.0 s, FaQuAD 17/20, short answers 7/12.
+    # extractive,short_answer,absent`, one run each, same machine; evals/reports/qa-dev.md): 2800 ->
+    # ~720 tokens to prefill after the cached system prompt, TTFT p50 12.5 s, FaQuAD 20/20, short
+    # answers 6/12; 1400 -> ~480 tokens, TTFT p50 8.0 s, FaQuAD 17/20, short answers 7/12.
     context_chars: int = 1400
     history_turns: int = 3  # question/answer pairs the planner sees
     history_chars: int = 300  # each earlier message trimmed to this many characters

@@ -245,7 +245,7 @@ def finish(
         support = answer_support(text, state["question"], str(prompt[-1].content), min_words=qa.support_words)
         shown |= {"support": support}
     if support is not None and support < qa.support_min:  # so is one that uses words they do not hold
-        return shown | {"invented_ids": invented} | not_found(state, "unsupported")
+        return shown | {"invented_ids": invented, "withheld": text} | not_found(state, "unsupported")
     return shown | {
         "answer": text,
         "has_answer": True,

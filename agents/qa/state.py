@@ -70,6 +70,7 @@ class QAOutput(TypedDict, total=False):
     claimed_ids: list[int]
     invented_ids: list[int]
     support: float | None  # share of the answer's own words in the excerpts shown
+    withheld: str  # the model's answer when the support check withheld it
     gate: dict[str, Any]
     choice: dict[str, Any]  # a question with options: the letter chosen and each option's probability
 

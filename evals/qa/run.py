@@ -2,6 +2,7 @@
 sees) and keeps one record per case; scoring reads the records and the cited chunks back."""
 
 import asyncio
+import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -39,6 +40,15 @@ class QARecord:
     run_id: str | None = None  # the traced run, from the query history (LangSmith feedback)
     error: str | None = None
     choice: dict[str, Any] | None = None  # a question with options: each scorer's option probabilities
+    support: float | None = None  # share of the answer's own words in its excerpts (agents/qa/support.py)
+    withheld: str | None = None  # the model's answer when the support check withheld it
+
+
+def corpus_key(corpus: Corpus) -> str:
+    digest = hashlib.sha256()
+    for name, text in sorted(corpus.files.items()):
+        digest.update(f"{name}\0{text}\0".encode())
+    return f"{corpus.name}-{digest.hexdigest()[:16]}"
 
 
 async def load_project(
@@ -51,9 +61,12 @@ async def load_project(
     log: Log = print,
     timeout_s: float = 3600,
 ) -> str:
-    """The corpus as a project, uploaded once: a later run with the same files reuses it."""
+    """The corpus as a project, uploaded once: a later run with the same files reuses it. Reuse is
+    keyed by the files' contents: another sample of articles under the same file names is another
+    project."""
     state = json.loads(state_path.read_text()) if state_path.exists() else {}
-    project_id = state.get(corpus.name)
+    key = corpus_key(corpus)
+    project_id = state.get(key)
     if project_id and (await http.get(f"/projects/{project_id}", headers=headers)).status_code != 200:
         project_id = None
     if project_id is None:
@@ -62,7 +75,7 @@ async def load_project(
         )
         response.raise_for_status()
         project_id = str(response.json()["id"])
-        state[corpus.name] = project_id
+        state[key] = project_id
         state_path.write_text(json.dumps(state, indent=1))
     listing = await list_documents(http, headers, project_id)
     have = {row["filename"] for row in listing if row["status"] != "failed"}
@@ -129,6 +142,7 @@ def _apply(record: QARecord, event: str, data: Any, started: float) -> None:
         record.stage_ms = dict(debug.get("timings_ms", {}))
         record.tokens = dict(debug.get("tokens", {}))
         record.choice = debug.get("choice")
+        record.support, record.withheld = debug.get("support"), debug.get("withheld")
 
 
 @dataclass(frozen=True)

@@ -395,6 +395,7 @@ async def test_an_answer_from_the_models_own_knowledge_is_withheld() -> None:
     tokens, out = await stream(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), "How do I spawn a thread?")
     assert out["outcome"] == "unsupported" and out["has_answer"] is False and out["citations"] == []
     assert out["answer"] == NOT_FOUND["en"] and out["support"] is not None and out["support"] < 0.5
+    assert out["withheld"] == answer  # for the asker's debug view
     assert "".join(tokens).endswith(NOT_FOUND["en"])  # the `done` reply the client ends with says so too
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from evals.qa.datasets import absent_cases, faquad, rust_quizzes
 from evals.qa.report import figures, markdown_table
-from evals.qa.run import QARecord
+from evals.qa.run import QARecord, corpus_key
 from evals.qa.scoring import chosen_option, score_case, token_f1
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -87,3 +87,14 @@ def test_figures_count_errors_as_wrong_and_report_latency() -> None:
     assert row.cases == 2 and row.accuracy == 0.5 and row.errors == 1
     assert row.citation_precision == 1.0 and row.retrieval_hit == 1.0 and row.ttft_p50_ms == 100.0
     assert "| faquad | 2 | 0.500 |" in markdown_table([row])
+
+
+def test_another_sample_of_articles_is_another_project_and_held_out_absent_cases_are_apart() -> None:
+    """Samples share file names (faquad-00.md...): reusing a project by name asked one sample's
+    questions of another's articles."""
+    first, again, other = (faquad(DATA, articles=3, limit=5, seed=s).corpus for s in (7, 7, 8))
+    assert set(first.files) == set(other.files)
+    assert corpus_key(first) == corpus_key(again) != corpus_key(other)
+    dev, held_out = absent_cases(first), absent_cases(first, holdout=True)
+    assert not {c.question for c in dev} & {c.question for c in held_out}
+    assert all(c.id.startswith("absent-holdout-") for c in held_out)
