@@ -67,7 +67,7 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
         app.state.thresholds = thresholds_for(settings.embedding_model, settings.data_dir)
         app.state.llm = make_chat_model(settings, base_url=urls.llm_base_url) if urls.llm_base_url else None
         app.state.tracing = Tracing.from_settings(settings)  # None unless LangSmith is configured
-        qa = qa_config(settings.qa_context_chars, settings.qa_choice_context_chars)
+        qa = qa_config(settings.qa_context_chars, settings.qa_choice_context_chars, settings.qa_support_min)
         app.state.qa_graph = build_graph(qa)
         # Which answers are judged for groundedness; a test may replace it with a seeded one.
         app.state.sampler = random.Random()

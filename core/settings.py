@@ -102,6 +102,9 @@ class Settings(BaseSettings):
     # fast prefill can afford more.
     qa_context_chars: int | None = Field(default=None, gt=0)
     qa_choice_context_chars: int | None = Field(default=None, gt=0)
+    # The answer-support check (agents/qa/support.py) was calibrated on the embedded 1.5B model; a
+    # hosted model that paraphrases more may need a lower share; 0 turns the check off.
+    qa_support_min: float | None = Field(default=None, ge=0, le=1)
     # Issue 10 part 2 (model admission, core/admission.py): one fair queue in Redis for every process.
     # Requests using the model at once (None: 1 for the embedded server, 4 for LLM_BASE_URL); waiting
     # interactive requests past llm_queue_max answer 429; a dead holder's slot frees after its lease.

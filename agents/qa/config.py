@@ -44,10 +44,14 @@ class QAConfig:
 DEFAULT_CONFIG = QAConfig()
 
 
-def qa_config(context_chars: int | None, choice_context_chars: int | None) -> QAConfig:
-    """The defaults with the deployment's context budgets (QA_CONTEXT_CHARS, QA_CHOICE_CONTEXT_CHARS)."""
+def qa_config(
+    context_chars: int | None, choice_context_chars: int | None, support_min: float | None = None
+) -> QAConfig:
+    """The defaults with the deployment's overrides (QA_CONTEXT_CHARS, QA_CHOICE_CONTEXT_CHARS,
+    QA_SUPPORT_MIN)."""
     return replace(
         DEFAULT_CONFIG,
         context_chars=context_chars or DEFAULT_CONFIG.context_chars,
         choice_context_chars=choice_context_chars or DEFAULT_CONFIG.choice_context_chars,
+        support_min=DEFAULT_CONFIG.support_min if support_min is None else support_min,
     )

@@ -1,6 +1,7 @@
 """The RAG QA graph's nodes, each a module-level function a test can import and call alone with a
 state and a runtime whose `context` is an AgentContext (`qa` is the graph's QAConfig)."""
 
+import re
 import time
 from typing import Any, Literal
 from uuid import UUID
@@ -25,6 +26,7 @@ from agents.qa.threads import standalone_question
 from core.llm import output_cap
 from core.retrieval import Filters
 from core.structured import StructuredOutputError, ask_structured, model_name
+from core.text import content_words
 
 
 def elapsed_ms(mark: float) -> float:
@@ -40,11 +42,21 @@ def capped(llm: BaseChatModel, max_tokens: int) -> BaseChatModel:
     return llm.model_copy(update=update) if update else llm
 
 
-def _offers_readings(clarification: str) -> bool:
+def _offers_readings(clarification: str, question: str) -> bool:
     """A 1.5B model flags plain questions as ambiguous and asks back "Which one was meant?": only a
-    question back that names alternatives ("Do you mean X or Y?") stops the graph."""
+    question back that names alternatives ("Do you mean X or Y?") stops the graph, and not when the
+    user's own words already name one of them ("and what about mutable ones?" -> "Do you mean mutable
+    references or immutable ones?"): a word of one reading only, said as is."""
     text = f" {clarification.strip().lower()} "
-    return len(text) >= 15 and any(word in text for word in (" or ", " ou "))
+    if len(text) < 15 or not any(word in text for word in (" or ", " ou ")):
+        return False
+    readings = [set(content_words(part)) for part in re.split(r"\s(?:or|ou)\s", text)]
+    said = set(content_words(question))
+    for index, reading in enumerate(readings):
+        others = set().union(*(r for i, r in enumerate(readings) if i != index))
+        if (reading - others) & said:
+            return False
+    return True
 
 
 async def plan(
@@ -79,7 +91,8 @@ async def plan(
         "document_filter": named_document(question, state.get("documents", [])),
     }
     # A question that lists its options is a choice, never an ambiguity.
-    if planned.ambiguous and _offers_readings(planned.clarification) and parse_choice(question) is None:
+    readings = _offers_readings(planned.clarification, question)
+    if planned.ambiguous and readings and parse_choice(question) is None:
         update |= {"clarification": planned.clarification.strip()}
     return update
 

@@ -1,5 +1,6 @@
 """The answer prompt's excerpts: one budget shared by the shown chunks, the sentences that bear on it."""
 
+from agents.qa.config import DEFAULT_CONFIG, qa_config
 from agents.qa.excerpts import best_window, select
 from agents.qa.support import answer_support
 
@@ -52,3 +53,9 @@ def test_answer_support_counts_the_answers_own_words_found_in_the_excerpts() -> 
     assert answer_support(drawn, question, OWNERSHIP, min_words=4) == 1.0
     assert answer_support(known, question, OWNERSHIP, min_words=4) == 0.0
     assert answer_support("It is dropped.", question, OWNERSHIP, min_words=4) is None  # too short to judge
+
+
+def test_the_deployment_overrides_the_budgets_and_the_support_share() -> None:
+    assert qa_config(None, None) == DEFAULT_CONFIG
+    custom = qa_config(4000, 5000, 0.0)
+    assert (custom.context_chars, custom.choice_context_chars, custom.support_min) == (4000, 5000, 0.0)

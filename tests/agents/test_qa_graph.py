@@ -210,6 +210,24 @@ async def test_ambiguous_question_asks_back_and_stops_before_retrieval() -> None
     assert retriever.calls == [] and model_calls(ctx) == 1
 
 
+async def test_a_clarification_about_what_the_user_already_said_is_not_asked() -> None:
+    """Seen with the real 1.5B model: "and what about mutable ones?" asked back as "mutable or immutable?"."""
+    llm = FakeMessagesListChatModel(
+        responses=[
+            plan(
+                "What is a mutable reference in Rust?",
+                ambiguous=True,
+                clarification="Do you mean mutable references or immutable ones?",
+            ),
+            reply(answer="A value is dropped.", has_answer=True, used_chunk_ids=[11]),
+        ]
+    )
+    history = [{"role": "user", "text": "What is a reference?"}, {"role": "assistant", "text": "A borrow."}]
+    ctx = context(llm, FakeRetriever(OWNERSHIP_CHUNKS))
+    out = await ask(ctx, "and what about mutable ones?", history=history)
+    assert out["outcome"] == "answered" and out.get("clarification") is None
+
+
 async def test_answer_citing_no_shown_chunk_is_not_given() -> None:
     llm = FakeMessagesListChatModel(
         responses=[
