@@ -213,6 +213,8 @@ async def answer_stream(
         found, text, claimed = bool(sent.strip()), sent.strip(), int_list_field(stream.raw, "used_chunk_ids")
     update = finish(state, chunks, text, found, claimed, prompt=messages, qa=qa)
     if not update["has_answer"]:
+        if sent:  # shown, then withheld: the client drops what it was shown
+            write({"reset": True})
         write({"token": update["answer"]})
     return update
 

@@ -135,7 +135,9 @@ async def ask(
 ) -> QAResponse | StreamingResponse:
     """Answers from this project's material only. With `stream: true` the reply is
     `text/event-stream`: `token` events ({"text"}), then `citations` ([...]), then `done` (the
-    same object as the JSON reply); `error` ({"detail"}) if the model fails mid-way. While it waits
+    same object as the JSON reply); `error` ({"detail"}) if the model fails mid-way. A `reset` event
+    ({}) means the tokens so far are withdrawn (an answer withheld after it streamed: its words were
+    not in the excerpts); the tokens after the last `reset` make the `done` reply's answer. While it waits
     for the chat model, `queued` ({"position"}) events and `: keep-alive` comments."""
     qa_graph = request.app.state.qa_graph  # built at start-up with the deployment's QAConfig
     # A place in the model's queue first: a full queue is a plain 429, before anything is written.
@@ -197,7 +199,9 @@ async def _stream(
                     yield KEEPALIVE
                     continue
                 mode, payload = step
-                if mode == "custom":
+                if mode == "custom" and payload.get("reset"):
+                    yield _event("reset", {})
+                elif mode == "custom":
                     sent_tokens = True
                     yield _event("token", {"text": payload["token"]})
                 else:

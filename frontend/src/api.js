@@ -193,7 +193,7 @@ export class Api {
     });
   }
 
-  // POST /qa with stream: calls onEvent(name, data) for queued, token, citations, done, error.
+  // POST /qa with stream: calls onEvent(name, data) for queued, token, reset, citations, done, error.
   async askStream(params, body, onEvent, signal) {
     const response = await fetch(this.url('ask', params), {
       method: 'POST',

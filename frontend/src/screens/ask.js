@@ -91,7 +91,8 @@ function Conversation({ messages, setMessages, threadId, onThread, onOpen }) {
           if (first) performance.mark('studyai:first-token'); // benchmarks/web_budget.py
           first = false;
           update((m) => ({ content: m.content + data.text, queued: null }));
-        } else if (name === 'citations') update({ citations: data });
+        } else if (name === 'reset') update({ content: '' }); // withheld after it streamed
+        else if (name === 'citations') update({ citations: data });
         else if (name === 'done') {
           update({ streaming: false, outcome: data.outcome, has_answer: data.has_answer, content: data.answer, citations: data.citations });
           if (data.thread_id && data.thread_id !== threadId) onThread(data.thread_id);
