@@ -36,8 +36,9 @@ class QAConfig:
     coverage_min: float = 0.8  # evals/reports/gate-dev.md
     # After the answer (agents/qa/support.py): an answer with fewer than this share of its own content
     # words in the excerpts it was shown came from the model's knowledge and is withheld; answers with
-    # fewer than support_words content words are not judged.
-    support_min: float = 0.6
+    # fewer than support_words content words are not judged. Low on purpose: faithful paraphrases
+    # were seen at 0.29.
+    support_min: float = 0.25
     support_words: int = 4
 
 

@@ -3,9 +3,13 @@
 Asked about something the material does not hold, on passages that merely share its words, the 1.5B
 model answers from its own knowledge of the subject and says `has_answer: true`. Such answers use
 words the excerpts never contain ("spawn", "closure", "await"); an answer drawn from the excerpts
-reuses theirs. On the development QA records (evals/reports/qa-dev.md) every answered FaQuAD and quiz
-question had all of its own words in the excerpts it was shown, and the answers to absent questions
-0.10-0.50 of them (one 0.93). Costs no model call."""
+reuses theirs. But a faithful paraphrase uses its own words too: the measured shares overlap. On the
+development absent questions the model answered, 0.10-0.50 of the answer's own words were in its
+excerpts (one 0.93); correct answers to the development FaQuAD and quiz questions had >= 0.71, but
+correct paraphrases in the security harness (tests/security) 0.29-0.36. So the check only withholds
+an answer most of whose words come from elsewhere (QAConfig.support_min 0.25); evals/reports/qa-dev.md
+has the figures. Costs no model call.
+"""
 
 from core.text import content_words, covers, words
 

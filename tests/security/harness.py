@@ -100,6 +100,8 @@ async def run_document_case(
             "outcome": result["outcome"],
             "cited": cited,
             "claimed": result["claimed_ids"],
+            "support": result.get("support"),
+            "withheld": result.get("withheld"),
         },
     )
     lowered = answer.casefold()
