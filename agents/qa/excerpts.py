@@ -33,7 +33,7 @@ class _Window:
         return 0
 
     def text(self, limit: int) -> str:
-        return _trim("".join(self.units[self.start : self.end + 1]).strip(), limit)
+        return trim("".join(self.units[self.start : self.end + 1]).strip(), limit)
 
 
 def select(texts: list[str], question: str, budget: int, *, chunk_chars: int) -> list[str]:
@@ -88,6 +88,7 @@ def _units(text: str) -> list[str]:
     return units
 
 
-def _trim(text: str, chars: int) -> str:
+def trim(text: str, chars: int) -> str:
+    """At most `chars` characters, an ellipsis marking a cut."""
     text = text.strip()
     return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"

@@ -10,7 +10,7 @@ from agents.common.injection import data_block, screen_passage
 from agents.common.language import Language, language_name
 from agents.qa.choice import CHOICE_SYSTEM
 from agents.qa.config import QAConfig
-from agents.qa.excerpts import select
+from agents.qa.excerpts import select, trim
 from agents.qa.state import Turn
 from core.retrieval import Candidate
 
@@ -50,7 +50,7 @@ SYSTEM_PROMPTS = (ANSWER_SYSTEM, PLANNER_SYSTEM, CHOICE_SYSTEM)
 
 def planner_messages(question: str, history: list[Turn], history_chars: int) -> list[BaseMessage]:
     lines = [
-        f"{'User' if turn['role'] == 'user' else 'Assistant'}: {_trim(turn['text'], history_chars)}"
+        f"{'User' if turn['role'] == 'user' else 'Assistant'}: {trim(turn['text'], history_chars)}"
         for turn in history
     ]
     if lines:
@@ -87,8 +87,3 @@ def format_excerpt(chunk: Candidate, window: str) -> str:
     row = chunk.row
     where = " > ".join([row.get("document_title", ""), *row.get("section_path", [])])
     return f"[{chunk.chunk_id}] {screen_passage(where).text}: {screen_passage(window).text}"
-
-
-def _trim(text: str, chars: int) -> str:
-    text = text.strip()
-    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
