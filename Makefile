@@ -7,14 +7,14 @@ EXTRAS := embedded,local-llm,cross-encoder,study-optimizer,dev
 install:
 	python3 -m venv .venv
 	.venv/bin/pip install --upgrade -c requirements.lock pip
-	CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" .venv/bin/pip install -c requirements.lock -e ".[$(EXTRAS)]"
+	.venv/bin/pip install -c requirements.lock -e ".[$(EXTRAS)]"
+	CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" .venv/bin/python -m core.llama_build
 
 # Moves .venv to the newest versions pyproject.toml allows and pins them in requirements.lock;
 # run `make test` before committing the new lock.
 lock:
 	.venv/bin/pip install --upgrade pip
-	CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" \
-		.venv/bin/pip install --upgrade --upgrade-strategy eager -e ".[$(EXTRAS)]"
+	.venv/bin/pip install --upgrade --upgrade-strategy eager -e ".[$(EXTRAS)]"
 	{ echo "# The tested tree for 'make install', CI and the Dockerfile (used as pip constraints)."; \
 	  echo "# Regenerate with 'make lock' (the newest versions pyproject.toml allows), then 'make test'."; \
 	  echo "# torch is the CPU build (+cpu): from a local wheel directory or PyTorch's CPU wheel index."; \

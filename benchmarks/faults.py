@@ -199,7 +199,7 @@ async def kill_model(stack: Stack, http: httpx.AsyncClient, headers: dict[str, s
 
     async def killer() -> None:
         await asyncio.sleep(4)  # mid-answer on this machine: after retrieval, while the model writes
-        pid = stack.child_pid("llama_cpp.server")
+        pid = stack.child_pid("llama-server")
         if pid:
             os.kill(pid, signal.SIGKILL)
 

@@ -1,14 +1,15 @@
-"""The embedded chat model server's speed by setting: prompt processing (prefill) and generation,
-tokens per second, for each thread / flash-attention setting, on the same prompts in one run.
+"""The embedded chat model server's speed by engine and setting: prompt processing (prefill) and
+generation, tokens per second, on the same prompts in one run.
 
-    python -m benchmarks.llm_server [--repeats 3] [--configs 1,2,2fa,2fanl]
+    python -m benchmarks.llm_server [--repeats 3] [--configs 1,2,2fa] [--python-server PYTHON]
 
-llama-cpp-python's server generates with cpu_count // 2 threads unless told (1 on two cores) and
-processes prompts with all of them; this measures what `LLM_THREADS` and `LLM_FLASH_ATTN` should be
-on this machine, and what the server's `logits_all` costs (on by default, it computes and copies the
-logits of every prompt token; without it the server refuses the log-probabilities that option scoring
-and the groundedness judge's contrast check read). Each repeat's prompt starts with a new line so no
-prefix of it is cached. Run it on an idle machine; the report is benchmarks/reports/llm_server.md."""
+A config is threads, `fa` for flash attention; a `py` prefix runs llama-cpp-python's server (given the
+python of an environment that has `llama-cpp-python[server]`, `--python-server`) instead of llama.cpp's
+own llama-server that studyAI runs. llama-cpp-python's server computes the logits of every prompt token
+unless `logits_all` is off, and refuses the log-probabilities that option scoring and the groundedness
+judge's contrast check read without them: `py2fa` is how it served studyAI. Each repeat's prompt
+starts with a new line so no prefix of it is cached. Run it on an idle machine; the report is
+benchmarks/reports/llm_server.md."""
 
 import argparse
 import statistics
@@ -29,27 +30,35 @@ class Config:
     name: str
     threads: int
     flash_attn: bool
-    logits_all: bool  # llama-cpp-python's default; the QA's option scoring needs its log-probabilities
+    python_server: bool  # llama-cpp-python's server (with its default logits_all) instead of llama-server
 
 
 def parse_configs(text: str) -> list[Config]:
-    """`2fa` = 2 threads with flash attention; a trailing `nl` = without logits for every prompt token."""
+    """`2fa` = 2 threads with flash attention; a leading `py` = llama-cpp-python's server."""
     configs = []
     for item in text.split(","):
-        rest = item.removesuffix("nl")
+        rest = item.removeprefix("py")
         flash = rest.endswith("fa")
-        configs.append(Config(item, int(rest.removesuffix("fa")), flash, logits_all=rest == item))
+        configs.append(Config(item, int(rest.removesuffix("fa")), flash, python_server=rest != item))
     return configs
 
 
-class BenchServer(LlamaServer):
-    def __init__(self, *args: object, logits_all: bool, **kwargs: object) -> None:
+class PythonServer(LlamaServer):
+    """llama-cpp-python's server with the flags studyAI gave it before it moved to llama-server."""
+
+    def __init__(self, *args: object, python: Path, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.logits_all = logits_all
+        self.python = python
 
     @property
     def command(self) -> list[str]:
-        return super().command + ([] if self.logits_all else ["--logits_all", "False"])
+        threads = str(self.threads)
+        command = [
+            str(self.python), "-m", "llama_cpp.server", "--model", str(self.model_path),
+            "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.context_tokens),
+            "--interrupt_requests", "False", "--n_threads", threads, "--n_threads_batch", threads,
+        ]  # fmt: skip
+        return command + (["--flash_attn", "True"] if self.flash_attn else [])
 
 
 def prompt(repeat: int, chars: int) -> str:
@@ -69,15 +78,19 @@ def measure(base_url: str, text: str, max_tokens: int) -> tuple[float, int, int]
     return time.perf_counter() - started, usage["prompt_tokens"], usage["completion_tokens"]
 
 
-def run(config: Config, model_path: Path, repeats: int, chars: int, log_dir: Path) -> dict[str, float]:
-    server = BenchServer(
-        model_path,
-        logits_all=config.logits_all,
-        context_tokens=4096,
-        threads=config.threads,
-        log_path=log_dir / "llm.log",
-        flash_attn=config.flash_attn,
-    )
+def run(
+    config: Config, model_path: Path, repeats: int, chars: int, log_dir: Path, python: Path | None
+) -> dict[str, float]:
+    options = {
+        "context_tokens": 4096, "threads": config.threads, "log_path": log_dir / "llm.log",
+        "flash_attn": config.flash_attn,
+    }  # fmt: skip
+    if config.python_server:
+        if python is None:
+            raise SystemExit(f"{config.name}: --python-server names the python that has llama-cpp-python")
+        server: LlamaServer = PythonServer(model_path, python=python, **options)
+    else:
+        server = LlamaServer(model_path, **options)  # type: ignore[arg-type]
     prefill, generation = [], []
     with server:
         measure(server.base_url, prompt(-1, 200), 4)  # warm up
@@ -96,7 +109,8 @@ def main(argv: list[str] | None = None) -> None:
         prog="python -m benchmarks.llm_server", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--configs", default="1,2,2fa", help="threads, 'fa' = flash attention")
+    parser.add_argument("--configs", default="1,2,2fa", help="threads, 'fa' = flash attention, 'py' prefix")
+    parser.add_argument("--python-server", type=Path, help="a python with llama-cpp-python[server]")
     parser.add_argument("--prompt-chars", type=int, default=2400, help="~600 tokens")
     parser.add_argument("--report", type=Path, default=REPO_ROOT / "benchmarks" / "reports" / "llm_server.md")
     args = parser.parse_args(argv)
@@ -105,21 +119,22 @@ def main(argv: list[str] | None = None) -> None:
     log_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for config in parse_configs(args.configs):
-        figures = run(config, model_path, args.repeats, args.prompt_chars, log_dir)
+        figures = run(config, model_path, args.repeats, args.prompt_chars, log_dir, args.python_server)
         rows.append((config, figures))
         print(config.name, {k: round(v, 1) for k, v in figures.items()}, flush=True)
     lines = [
-        "# Embedded chat model server: threads and flash attention",
+        "# Embedded chat model server: engine, threads and flash attention",
         "",
         f"- **command**: `python -m benchmarks.llm_server --repeats {args.repeats} --configs {args.configs}`",
-        "- qwen2.5-coder-1.5b-instruct q4_k_m, llama-cpp-python server; medians of the repeats",
+        "- qwen2.5-coder-1.5b-instruct q4_k_m; medians of the repeats",
         "",
-        "| setting | threads | flash attention | logits_all | prefill tok/s | generation tok/s |",
-        "|---|---:|---|---|---:|---:|",
+        "| setting | server | threads | flash attention | prefill tok/s | generation tok/s |",
+        "|---|---|---:|---|---:|---:|",
     ]
     for config, figures in rows:
         lines.append(
-            f"| {config.name} | {config.threads} | {config.flash_attn} | {config.logits_all} |"
+            f"| {config.name} | {'llama-cpp-python' if config.python_server else 'llama-server'} |"
+            f" {config.threads} | {config.flash_attn} |"
             f" {figures['prefill tok/s']:.1f} | {figures['generation tok/s']:.1f} |"
         )
     args.report.write_text("\n".join(lines) + "\n")

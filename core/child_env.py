@@ -1,8 +1,8 @@
 """The environment a child process of `studyai up` gets: an allowlist, never the whole parent's.
 
-Hosting platforms set variables that mean something else to a child: `PORT` and `HOST` make
-llama-cpp-python's server bind another address than the one it was given (its pydantic settings
-read them), `API_KEY` would make it demand a key, and unrelated secrets have no business in a child."""
+Hosting platforms and shells set variables that mean something else to a child: llama.cpp's server
+reads its options from `LLAMA_ARG_*` (another port, host or model than the ones it was given) and
+`LLAMA_API_KEY` would make it demand a key; unrelated secrets have no business in a child."""
 
 import os
 from collections.abc import Mapping

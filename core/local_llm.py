@@ -7,6 +7,7 @@ import hashlib
 import importlib
 import logging
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from types import TracebackType
 import httpx
 
 from core.child_env import child_environment
+from core.llama_build import SERVER_NAME, installed_server
 from core.settings import Settings
 from core.supervisor import ChildSpec, ChildStartError, describe_exit, log_tail
 
@@ -98,7 +100,16 @@ def assemble(model: LocalModel, models_dir: Path) -> Path:
     return target
 
 
-SERVER_MODULE = "llama_cpp.server"  # run with `python -m`; its package comes with the local-llm extra
+def server_binary() -> Path:
+    """The compiled llama-server of this environment (make install builds it), else one on PATH."""
+    built = installed_server()
+    if built.exists():
+        return built
+    if found := shutil.which(SERVER_NAME):
+        return Path(found)
+    raise RuntimeError(
+        f"llama.cpp's server is not built: run `{sys.executable} -m core.llama_build` (make install does)"
+    )
 
 
 def server_command(
@@ -110,28 +121,31 @@ def server_command(
     threads: int | None,
     flash_attn: bool = False,
     alias: str | None = None,
+    binary: Path | None = None,
 ) -> list[str]:
-    """llama-cpp-python's OpenAI-compatible server for the weights, as the embedded server and the
+    """llama.cpp's OpenAI-compatible server for the weights, as the embedded server and the
     docker-compose model service (core/model_server.py) both run it."""
     command = [
-        sys.executable, "-m", SERVER_MODULE,
+        str(binary or server_binary()),
         "--model", str(model_path),
         "--host", host,
         "--port", str(port),
-        "--n_ctx", str(context_tokens),
-        # By default the server cuts a streaming completion short as soon as another request waits;
-        # requests queue instead, and admission in front of the model keeps that queue fair.
-        "--interrupt_requests", "False",
+        "--ctx-size", str(context_tokens),
+        # One slot: requests queue in the server instead of sharing two cores, admission in front of the
+        # model keeps that queue fair, and the slot keeps the previous prompt, so a request that shares
+        # its prefix (the system prompt) prefills only the rest.
+        "--parallel", "1",
+        # Saved prompt states of other prefixes (the judge's, the option scorer's): bounded, not 8 GiB.
+        "--cache-ram", "1024",
+        "--no-webui",
     ]  # fmt: skip
     if alias:
-        command += ["--model_alias", alias]
-    # Prompt processing and generation alike on every core unless told: the server's own default
-    # generates on half of them (benchmarks/reports/llm_server.md: on 2 cores, 2 threads generate at
-    # 29.5 tok/s against 19.3 with 1).
+        command += ["--alias", alias]
+    # Prompt processing and generation alike on every core unless told (benchmarks/reports/llm_server.md:
+    # on 2 cores, 2 threads generate at 29.5 tok/s against 19.3 with 1).
     threads = threads or os.cpu_count() or 1
-    command += ["--n_threads", str(threads), "--n_threads_batch", str(threads)]
-    if flash_attn:
-        command += ["--flash_attn", "True"]
+    command += ["--threads", str(threads), "--threads-batch", str(threads)]
+    command += ["--flash-attn", "on" if flash_attn else "off"]
     return command
 
 
@@ -142,7 +156,7 @@ def _free_port() -> int:
 
 
 class LlamaServer:
-    """A llama-cpp-python OpenAI-compatible server in a subprocess, for as long as the context lasts,
+    """llama.cpp's OpenAI-compatible server in a subprocess, for as long as the context lasts,
     or as a supervised child (`child_spec`) that `studyai up` restarts on the same port."""
 
     def __init__(

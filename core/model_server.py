@@ -2,7 +2,7 @@
 
 docker-compose's `model` service (and any operator who wants the model on another machine) runs this:
 it assembles the pinned weights, checks their sha256 (core/local_llm.py), then replaces itself with
-llama-cpp-python's OpenAI-compatible server, so the container's process is the server and its exit
+llama.cpp's OpenAI-compatible server (llama-server), so the container's process is the server and its exit
 code is the server's. The API and the workers reach it through LLM_BASE_URL=http://HOST:PORT/v1."""
 
 import argparse
@@ -41,9 +41,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         alias=model.name,
     )
     print(f"serving {path.name} on http://{args.host}:{args.port}/v1", file=sys.stderr, flush=True)
-    # The same allowlisted environment as the embedded server's: llama-cpp-python's server reads PORT, HOST,
-    # API_KEY, MODEL, ... from it, which would override or add to the flags above.
-    os.execve(sys.executable, command, LlamaServer.environment())
+    # The same allowlisted environment as the embedded server's: no variable of the container's reaches
+    # the server's own settings (LLAMA_ARG_*, LLAMA_API_KEY), which would override or add to the flags above.
+    os.execve(command[0], command, LlamaServer.environment())
 
 
 if __name__ == "__main__":

@@ -209,7 +209,10 @@ def llm_urls(services: ServiceUrls, private_redis: str, local_llm: ChatOpenAI) -
 @pytest.fixture(scope="module")
 def llm_worker(llm_urls: ServiceUrls, data_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
     assert llm_urls.llm_base_url
-    process = start_worker(llm_urls, data_dir, LLM_BASE_URL=llm_urls.llm_base_url)
+    # As `studyai up` starts it (backend/cli.py): the embedded server's URL, and llama.cpp's grammar mode.
+    process = start_worker(
+        llm_urls, data_dir, LLM_BASE_URL=llm_urls.llm_base_url, LLM_STRUCTURED_OUTPUT="llama-grammar"
+    )
     yield process
     stop_worker(process)
 
