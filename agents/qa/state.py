@@ -10,7 +10,7 @@ from core.retrieval import Candidate
 # not_found: the gate found no support; declined: the model said the excerpts lack the answer;
 # unsupported: the model answered but cited none of the excerpts it was shown, or its answer uses words
 # they do not hold (agents/qa/support.py).
-Outcome = Literal["answered", "not_found", "declined", "unsupported", "clarification"]
+Outcome = Literal["answered", "not_found", "declined", "unsupported", "clarification", "study_plan"]
 
 
 class QueryPlan(BaseModel):

@@ -6,6 +6,7 @@ streams (its retriever borrows its own), one at the end to store the turn."""
 
 import json
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -15,9 +16,11 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 from psycopg_pool import AsyncConnectionPool
 
+from agents.common.citations import citation_for
 from agents.common.context import AgentContext
 from agents.qa import DEFAULT_CONFIG
 from agents.qa.state import QAInput
+from agents.qa.study_next import asks_what_to_study, study_next_reply
 from agents.qa.threads import history_from_messages, turn_messages
 from backend.admission import (
     KEEPALIVE,
@@ -28,12 +31,15 @@ from backend.admission import (
     with_keepalive,
 )
 from backend.audit import Audit, AuditDep
+from backend.clock import ClockDep
 from backend.deps import AgentContextDep, DbDep, ProjectAccess, ProjectDep, SettingsDep
 from backend.observability import log_failure
 from backend.qa_schemas import QARequest, QAResponse, ThreadDetail, ThreadOut, thread_message, to_response
 from core.admission import Ticket
-from core.store import documents, privacy, threads
+from core.retrieval import Candidate
+from core.store import chunks, documents, privacy, threads
 from core.structured import StructuredOutputError
+from core.study import service as study
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["qa"])
 
@@ -131,6 +137,7 @@ async def ask(
     audit: AuditDep,
     admission: AdmissionDep,
     settings: SettingsDep,
+    clock: ClockDep,
     request: Request,
 ) -> QAResponse | StreamingResponse:
     """Answers from this project's material only. With `stream: true` the reply is
@@ -138,14 +145,19 @@ async def ask(
     same object as the JSON reply); `error` ({"detail"}) if the model fails mid-way. A `reset` event
     ({}) means the tokens so far are withdrawn (an answer withheld after it streamed: its words were
     not in the excerpts); the tokens after the last `reset` make the `done` reply's answer. While it waits
-    for the chat model, `queued` ({"position"}) events and `: keep-alive` comments."""
+    for the chat model, `queued` ({"position"}) events and `: keep-alive` comments. "What should I study
+    next?" is answered from the caller's own mastery (outcome `study_plan`), without the model."""
+    keep_threads = settings.qa_thread_retention_days > 0
+    if language := asks_what_to_study(body.question):
+        thread_id, _ = await _open_thread(db, access, body, keep_threads=keep_threads)
+        result = await _study_next(db, access, language, clock())
+        response = await _record(db, access, ctx, body, result, thread_id, audit)
+        return _replay(response) if body.stream else response
     qa_graph = request.app.state.qa_graph  # built at start-up with the deployment's QAConfig
     # A place in the model's queue first: a full queue is a plain 429, before anything is written.
     ticket = await admission.enqueue(user=str(access.user.id))
     try:
-        thread_id, inputs = await _open_thread(
-            db, access, body, keep_threads=settings.qa_thread_retention_days > 0
-        )
+        thread_id, inputs = await _open_thread(db, access, body, keep_threads=keep_threads)
     except BaseException:
         await ticket.release()
         raise
@@ -166,6 +178,36 @@ async def ask(
                 status.HTTP_502_BAD_GATEWAY, f"The chat model's reply was unusable: {error}"
             ) from error
     return await _record(db, access, ctx, body, result, thread_id, audit)
+
+
+async def _study_next(
+    db: AsyncConnectionPool, access: ProjectAccess, language: str, now: datetime
+) -> dict[str, Any]:
+    """The reply to "what should I study next?": the caller's weakest topics, cited by the passages
+    their next items come from (agents/qa/study_next.py)."""
+    scope = {"project_id": access.id, "user_id": access.user.id}
+    async with db.connection() as conn:
+        topics = await study.student_mastery(conn, **scope, now=now) or []
+        reply = study_next_reply(topics, language)
+        rows = await chunks.chunks_by_id(conn, **scope, ids=reply.chunk_ids)
+    return {
+        "answer": reply.answer,
+        "has_answer": reply.has_answer,
+        "outcome": "study_plan" if reply.has_answer else "not_found",
+        "citations": [citation_for(Candidate(chunk_id=row["id"], row=row)) for row in rows],
+        "language": language,
+    }
+
+
+def _replay(response: QAResponse) -> StreamingResponse:
+    """A reply already complete, in the stream's events."""
+    events = [
+        _event("token", {"text": response.answer}),
+        _event("citations", [c.model_dump(mode="json") for c in response.citations]),
+        _event("done", response.model_dump(mode="json")),
+    ]
+    headers = {"Cache-Control": "no-cache"}
+    return StreamingResponse(iter(events), media_type="text/event-stream", headers=headers)
 
 
 def _event(name: str, data: Any) -> str:

@@ -55,7 +55,12 @@ def student_topics(
                 "studied": len(state.memory),
                 "attempts": len(state.scores),
                 "next_items": [
-                    {"question_id": r["id"], "question": r["question"], "type": r["type"]}
+                    {
+                        "question_id": r["id"],
+                        "question": r["question"],
+                        "type": r["type"],
+                        "source_chunk_ids": list(r["source_chunk_ids"] or []),
+                    }
                     for r in ordered[:NEXT_ITEMS]
                 ],
             }

@@ -33,6 +33,7 @@ const en = {
   queued: 'Waiting for the model: position {n}.', sources: 'Sources',
   'outcome.not_found': 'Not found in the material', 'outcome.clarification': 'Clarifying question',
   'outcome.declined': 'Declined', 'outcome.unsupported': 'Not supported by the material',
+  'outcome.study_plan': 'From your study record',
   // plans and notes
   plans: 'Plans', notes: 'Notes', noPlans: 'No plans yet.', noNotes: 'No notes yet.', wholeProject: 'The whole project',
   sections: 'sections', gaps: 'Gaps', newPlan: 'New plan', topic: 'Topic', topicHint: 'Empty: the whole project',
@@ -106,6 +107,7 @@ const pt = {
   queued: 'Aguardando o modelo: posição {n}.', sources: 'Fontes',
   'outcome.not_found': 'Não encontrado no material', 'outcome.clarification': 'Pergunta de esclarecimento',
   'outcome.declined': 'Recusada', 'outcome.unsupported': 'Sem apoio no material',
+  'outcome.study_plan': 'Do seu histórico de estudo',
   plans: 'Planos', notes: 'Notas', noPlans: 'Nenhum plano ainda.', noNotes: 'Nenhuma nota ainda.', wholeProject: 'O projeto inteiro',
   sections: 'seções', gaps: 'Lacunas', newPlan: 'Novo plano', topic: 'Tema', topicHint: 'Vazio: o projeto inteiro',
   maxSections: 'No máximo de seções', makePlan: 'Fazer um plano', planning: 'Planejando…', coverage: 'Cobertura',

@@ -3,6 +3,8 @@
 graded attempts as reviews, mastery, the class view for owners, and who sees what. Multiple-choice
 attempts are graded exactly, so no chat model answers here."""
 
+import hashlib
+import json
 import random
 import uuid
 from collections.abc import AsyncIterator
@@ -20,7 +22,7 @@ from langchain_core.language_models import FakeMessagesListChatModel
 
 from core.services import ServiceUrls
 from core.settings import Settings
-from core.store import questions
+from core.store import chunks, documents, questions
 from core.study.exam import exam_plan
 from core.study.scheduler import LEARNING_STEPS
 from tests.conftest import Caller, UserFactory, create_project, own_app
@@ -107,6 +109,7 @@ async def add_item(
     review_state: str = "approved",
     flag: str | None = None,
     type: str = "multiple_choice",
+    source_chunk_ids: tuple[int, ...] = (1,),
 ) -> str:
     vector = np.asarray(np.random.default_rng(random.randrange(1 << 30)).normal(size=384), dtype=np.float32)
     async with course.app.state.pool.connection() as conn:
@@ -128,7 +131,7 @@ async def add_item(
                 model_confidence=0.9,
                 support=1.0,
                 status="active",
-                source_chunk_ids=[1],
+                source_chunk_ids=list(source_chunk_ids),
                 embedding=vector / np.linalg.norm(vector),
             ),
         )
@@ -138,6 +141,36 @@ async def add_item(
             "UPDATE questions SET review_state = %s, flag = %s WHERE id = %s", (review_state, flag, row["id"])
         )
     return str(row["id"])
+
+
+async def add_chunk(course: Course, text: str) -> int:
+    """A passage of the course's material, stored directly (no worker runs in this module)."""
+    async with course.app.state.pool.connection() as conn:
+        document = await documents.create_document(
+            conn,
+            project_id=course.project_id,
+            user_id=course.ids["owner"],
+            title="Lifetimes notes",
+            filename="lifetimes.md",
+            source_type="markdown",
+            kind="uploaded",
+            content=text.encode(),
+            content_hash=hashlib.sha256(text.encode()).hexdigest(),
+        )
+        assert document is not None
+        row = chunks.ChunkRow(
+            ordinal=0, text=text, context_header="Lifetimes", section_path=("Book", "Lifetimes"),
+            page_start=None, page_end=None, char_start=0, char_end=len(text),
+            content_hash=hashlib.sha256(text.encode()).hexdigest(),
+            embedding=np.full(384, 384**-0.5, np.float32),
+        )  # fmt: skip
+        async with conn.transaction():
+            await chunks.insert_chunks(
+                conn, project_id=course.project_id, document_id=document["id"], version=1, chunks=[row],
+                embedding_model="test", ts_config="english",
+            )  # fmt: skip
+        found = await conn.execute("SELECT id FROM chunks WHERE document_id = %s", (document["id"],))
+        return (await found.fetchone())["id"]  # type: ignore[index]
 
 
 def _as_utc(value: str) -> datetime:
@@ -369,6 +402,37 @@ async def test_attempts_review_and_move_mastery(course: Course, db: Conn) -> Non
     assert all(
         t["mastery"] == 0 and t["studied"] == 0 for t in (await course.get("/mastery", course.bob))["topics"]
     )
+
+
+async def test_what_to_study_next_comes_from_the_askers_own_mastery(course: Course) -> None:
+    passage = await add_chunk(course, "A lifetime names the scope for which a reference is valid.")
+    strong = [await add_item(course, f"Borrowing {i}?", section=("Book", "Borrowing")) for i in range(2)]
+    question = "What does a lifetime annotation name?"
+    weak = await add_item(course, question, section=("Book", "Lifetimes"), source_chunk_ids=(passage,))
+    for item in strong:
+        await _attempt(course, course.alice, item, RIGHT)
+    await _attempt(course, course.alice, weak, WRONG)
+
+    ask = {"question": "What should I study next?"}
+    response = await course.http.post(course.url("/qa"), json=ask, headers=course.alice)
+    assert response.status_code == 200, response.text  # the app's chat model has no reply: none was asked
+    reply = response.json()
+    assert reply["outcome"] == "study_plan" and reply["has_answer"]
+    answer = reply["answer"]
+    assert answer.index("Book › Lifetimes") < answer.index("Book › Borrowing")  # weakest first
+    assert f"“{question}”" in answer
+    assert [c["chunk_id"] for c in reply["citations"]] == [passage]
+
+    # Streamed: the same reply as events. Bob's record is his own: nothing studied, every topic at 0 %.
+    stream = await course.http.post(course.url("/qa"), json={**ask, "stream": True}, headers=course.bob)
+    events = [line.removeprefix("data: ") for line in stream.text.splitlines() if line.startswith("data: ")]
+    done = json.loads(events[-1])
+    assert json.loads(events[0])["text"] == done["answer"] and done["outcome"] == "study_plan"
+    assert "mastery 0%" in done["answer"] and "0 of 1 items studied" in done["answer"]
+
+    portuguese = {"question": "O que devo estudar agora?"}
+    response = await course.http.post(course.url("/qa"), json=portuguese, headers=course.alice)
+    assert response.json()["answer"].startswith("Pelo seu próprio histórico de estudo")
 
 
 async def test_class_view_for_owners_only(course: Course) -> None:
