@@ -46,8 +46,8 @@ def stages(record: QARecord) -> dict[str, float]:
 
 
 def prompt_tokens(record: QARecord) -> int:
-    """Prompt tokens of the reply's unstreamed calls (option scoring, the planner's): llama.cpp's
-    server reports no usage for a streamed completion."""
+    """Prompt tokens of all the reply's model calls, cached prefix included (llama-server reports usage
+    for streamed completions too; llama-cpp-python's server, in older records, did not)."""
     return sum(int(usage.get("input_tokens", 0)) for usage in record.tokens.values())
 
 
@@ -66,7 +66,7 @@ def summary_rows(records: Sequence[QARecord]) -> list[dict[str, object]]:
             row[f"{name} p50"], row[f"{name} p95"] = percentile(values, 0.5), percentile(values, 0.95)
         for stage in STAGES:
             row[f"{stage} p50"] = percentile([stages(r)[stage] for r in group], 0.5)
-        row["unstreamed prompt tokens p50"] = percentile([prompt_tokens(r) for r in group], 0.5)
+        row["prompt tokens p50"] = percentile([prompt_tokens(r) for r in group], 0.5)
         row["model calls p50"] = percentile(
             [sum(int(u.get("calls", 0)) for u in r.tokens.values()) for r in group], 0.5
         )
@@ -82,8 +82,8 @@ def markdown(rows: list[dict[str, object]], command: str, records: int) -> str:
         f"- **command**: `{command}`",
         f"- **replies**: {records}, asked one at a time, streamed over HTTP",
         "- seconds; prefill = the answer step's time to its first token (options: their scoring),"
-        " generation = the rest of it; unstreamed prompt tokens = the reply's calls that were not"
-        " streamed (the embedded server reports no usage for a streamed one)",
+        " generation = the rest of it; prompt tokens = of all the reply's model calls, the server's cached"
+        " prefix included",
         "",
         "| " + " | ".join(headers) + " |",
         "|" + "|".join("---" if h == "kind" else "---:" for h in headers) + "|",
