@@ -121,12 +121,11 @@ def server_command(
     threads: int | None,
     flash_attn: bool = False,
     alias: str | None = None,
-    binary: Path | None = None,
 ) -> list[str]:
     """llama.cpp's OpenAI-compatible server for the weights, as the embedded server and the
     docker-compose model service (core/model_server.py) both run it."""
     command = [
-        str(binary or server_binary()),
+        str(server_binary()),
         "--model", str(model_path),
         "--host", host,
         "--port", str(port),
@@ -141,8 +140,8 @@ def server_command(
     ]  # fmt: skip
     if alias:
         command += ["--alias", alias]
-    # Prompt processing and generation alike on every core unless told (benchmarks/reports/llm_server.md:
-    # on 2 cores, 2 threads generate at 29.5 tok/s against 19.3 with 1).
+    # Prompt processing and generation alike on every core unless told (`python -m benchmarks.llm_server
+    # --configs 1,2`, an earlier run on 2 cores: 2 threads generated at 29.5 tok/s against 19.3 with 1).
     threads = threads or os.cpu_count() or 1
     command += ["--threads", str(threads), "--threads-batch", str(threads)]
     command += ["--flash-attn", "on" if flash_attn else "off"]

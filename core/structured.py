@@ -5,9 +5,11 @@ given inside `{"type": "json_object"}`; OpenAI enforces `json_schema`; elsewhere
 the most widely implemented. A reply that does not validate is retried once with the error shown to
 the model, then fails clearly."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
@@ -39,7 +41,36 @@ def model_name(llm: BaseChatModel) -> str:
     return str(getattr(llm, "model_name", None) or getattr(llm, "model", None) or type(llm).__name__)
 
 
+def _cut_reply(error: openai.LengthFinishReasonError) -> tuple[AIMessage, Callable[[], Any]]:
+    """A reply that reached the output cap: its JSON is cut. The OpenAI client refuses such a reply to a
+    request with `response_format` by raising; it is an invalid reply like any other (retried once)."""
+    completion = error.completion
+    usage = completion.usage
+    reply = AIMessage(
+        content=(completion.choices[0].message.content or "") if completion.choices else "",
+        usage_metadata={
+            "input_tokens": usage.prompt_tokens if usage else 0,
+            "output_tokens": usage.completion_tokens if usage else 0,
+            "total_tokens": usage.total_tokens if usage else 0,
+        },
+    )
+
+    def parse() -> Any:
+        raise ValueError("the reply was cut at the output token limit; a shorter one is needed")
+
+    return reply, parse
+
+
 async def _ask_once(
+    llm: BaseChatModel, schema: type[T], messages: list[BaseMessage], mode: StructuredMode
+) -> Any:
+    try:
+        return await _ask_for(llm, schema, messages, mode)
+    except openai.LengthFinishReasonError as error:
+        return _cut_reply(error)
+
+
+async def _ask_for(
     llm: BaseChatModel, schema: type[T], messages: list[BaseMessage], mode: StructuredMode
 ) -> Any:
     if mode == "llama-grammar":
