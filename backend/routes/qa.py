@@ -37,7 +37,7 @@ from backend.observability import log_failure
 from backend.qa_schemas import QARequest, QAResponse, ThreadDetail, ThreadOut, thread_message, to_response
 from core.admission import Ticket
 from core.retrieval import Candidate
-from core.store import chunks, documents, privacy, threads
+from core.store import documents, privacy, questions, threads
 from core.structured import StructuredOutputError
 from core.study import service as study
 
@@ -189,7 +189,7 @@ async def _study_next(
     async with db.connection() as conn:
         topics = await study.student_mastery(conn, **scope, now=now) or []
         reply = study_next_reply(topics, language)
-        rows = await chunks.chunks_by_id(conn, **scope, ids=reply.chunk_ids)
+        rows = await questions.source_chunks(conn, **scope, chunk_ids=reply.chunk_ids)
     return {
         "answer": reply.answer,
         "has_answer": reply.has_answer,

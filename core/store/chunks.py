@@ -47,20 +47,6 @@ async def list_chunks(
     return await cur.fetchall()
 
 
-async def chunks_by_id(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, ids: Sequence[int]
-) -> list[dict[str, Any]]:
-    """The chunks of these ids in this project, with their document's title, in the order given."""
-    cur = await conn.execute(
-        f"SELECT {_COLUMNS}, d.title AS document_title FROM chunks c"
-        " JOIN documents d ON d.id = c.document_id AND d.project_id = c.project_id"
-        f" WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s) AND {member_of('c.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "ids": list(ids)},
-    )
-    rows = {row["id"]: row for row in await cur.fetchall()}
-    return [rows[i] for i in ids if i in rows]
-
-
 async def stored_embeddings(
     conn: AsyncConnection, *, project_id: Any, document_id: Any, embedding_model: str
 ) -> dict[str, np.ndarray]:
