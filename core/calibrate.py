@@ -110,11 +110,12 @@ def calibrated(fitted: Fit, model: str) -> Thresholds:
             f" (< {MIN_CORRELATION}): a threshold cannot be carried across; keep the thresholds off"
         )
     base = CALIBRATED[REFERENCE_MODEL]
-    judge = base.judge_min_similarity
+    judge, floor = base.judge_min_similarity, base.gate_dense_floor
     return replace(
         base,
         gate_dense_strong=fitted.map(base.gate_dense_strong),
         gate_dense_min=fitted.map(base.gate_dense_min),
+        gate_dense_floor=None if floor is None else fitted.map(floor),
         judge_min_similarity=None if judge is None else fitted.map(judge),
         duplicate_similarity=min(0.995, fitted.map(base.duplicate_similarity)),
         source=f"{model} mapped from {REFERENCE_MODEL} over {fitted.pairs} pairs, r={fitted.correlation:.3f}",

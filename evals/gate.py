@@ -9,7 +9,8 @@ multiple-choice and short-answer quiz of the Rust book's chapters 1-9, FaQuAD qu
 articles, and the absent questions of evals/qa/datasets.py (far and near misses). Split: Rust chapters
 1, 3, 5, 7, 9, the first half of the FaQuAD articles and every other absent question tune; the rest
 checks. The choice: the most absent questions refused on the tuning part while at most
-`--max-answerable-refused` of its answerable questions are, ties to the loosest thresholds."""
+`--max-answerable-refused` of its answerable questions are, ties to the loosest thresholds; then the
+floor below dense_min for questions all of whose words the best chunks hold (`sweep_floor`)."""
 
 import argparse
 import asyncio
@@ -42,6 +43,7 @@ class Signals:
     choice: bool
     best_dense: float
     coverage: float
+    complete: bool  # every content word of the question is in the best chunks
 
 
 def part_of(case: QACase, dataset: QADataset, index: int) -> str:
@@ -60,7 +62,8 @@ def passes(signal: Signals, thresholds: Thresholds, coverage_min: float) -> bool
     if signal.best_dense >= thresholds.gate_dense_strong:
         return True
     if signal.best_dense < thresholds.gate_dense_min:
-        return False
+        floor = thresholds.gate_dense_floor
+        return floor is not None and signal.best_dense >= floor and signal.complete and not signal.choice
     return signal.choice or signal.coverage >= coverage_min
 
 
@@ -87,7 +90,9 @@ def sweep(signals: list[Signals], max_refused: float, base: Thresholds) -> tuple
     for minimum, strong, cover in itertools.product(grid_min, grid_strong, grid_cover):
         if strong <= minimum:
             continue
-        thresholds = replace(base, gate_dense_min=minimum, gate_dense_strong=strong, source="evals.gate")
+        thresholds = replace(
+            base, gate_dense_min=minimum, gate_dense_strong=strong, gate_dense_floor=None, source="evals.gate"
+        )
         figures = rates(signals, thresholds, cover)
         if figures["answerable refused"] > max_refused:
             continue
@@ -95,6 +100,21 @@ def sweep(signals: list[Signals], max_refused: float, base: Thresholds) -> tuple
         if best is None or key > best[0]:
             best = (key, thresholds, cover)
     return (base, DEFAULT_CONFIG.coverage_min) if best is None else (best[1], best[2])
+
+
+def sweep_floor(signals: list[Signals], chosen: Thresholds, coverage_min: float) -> Thresholds:
+    """Below dense_min, the floor for questions all of whose words the best chunks hold: the tightest
+    that lets the most answerable questions through without letting through one absent question more
+    than no floor does (None when no floor lets any answerable one through)."""
+    without = rates(signals, replace(chosen, gate_dense_floor=None), coverage_min)
+    best, best_refused = None, without["answerable refused"]
+    for floor in (round(chosen.gate_dense_min - 0.005 * i, 3) for i in range(1, 21)):
+        figures = rates(signals, replace(chosen, gate_dense_floor=floor), coverage_min)
+        if figures["absent refused"] < without["absent refused"]:
+            break
+        if figures["answerable refused"] < best_refused:
+            best, best_refused = floor, figures["answerable refused"]
+    return replace(chosen, gate_dense_floor=best)
 
 
 async def collect(args: argparse.Namespace, settings: Settings) -> list[Signals]:
@@ -128,11 +148,17 @@ async def collect(args: argparse.Namespace, settings: Settings) -> list[Signals]
                         )  # fmt: skip
                         signals.append(
                             Signals(case, part_of(case, dataset, index), case.kind != "absent", choice,
-                                    decision.best_dense, decision.coverage)
+                                    decision.best_dense, decision.coverage,
+                                    bool(decision.words) and not decision.missing)
                         )  # fmt: skip
         finally:
             stop_worker(worker)
     return signals
+
+
+def _named(thresholds: Thresholds, cover: float) -> str:
+    limits = f"{thresholds.gate_dense_min}/{thresholds.gate_dense_strong}/{cover}"
+    return f"{limits}, floor {thresholds.gate_dense_floor}"
 
 
 def report(
@@ -142,20 +168,23 @@ def report(
         "# QA gate thresholds on the development material",
         "",
         f"- **embedding model**: {current.source.removeprefix('table: ')}",
-        f"- **command**: `python -m evals.gate {' '.join(sys.argv[1:])}`".rstrip(),
+        f"- **command**: `{' '.join(['python -m evals.gate', *sys.argv[1:]])}`",
         f"- cases: {len(signals)} ({sum(s.answerable for s in signals)} answerable,"
         f" {sum(not s.answerable for s in signals)} absent); tuned on `tune`, checked on `check`",
         f"- chosen on `tune` (at most {args.max_answerable_refused:.0%} of answerable refused): dense_min"
-        f" {chosen.gate_dense_min}, dense_strong {chosen.gate_dense_strong}, coverage_min {cover}",
+        f" {chosen.gate_dense_min}, dense_strong {chosen.gate_dense_strong}, coverage_min {cover}; then the"
+        f" floor for questions with every word in the best chunks: {chosen.gate_dense_floor}",
         "",
         "| thresholds | part | answerable | answerable refused | absent | absent refused |",
         "|---|---|---:|---:|---:|---:|",
     ]
+    without_floor = replace(current, gate_dense_floor=None)
     for name, thresholds, coverage_min in (
-        (f"current ({current.gate_dense_min}/{current.gate_dense_strong}/{DEFAULT_CONFIG.coverage_min})",
-         current, DEFAULT_CONFIG.coverage_min),
-        (f"chosen ({chosen.gate_dense_min}/{chosen.gate_dense_strong}/{cover})", chosen, cover),
-    ):  # fmt: skip
+        ("current", current, DEFAULT_CONFIG.coverage_min),
+        ("current without floor", without_floor, DEFAULT_CONFIG.coverage_min),
+        ("chosen", chosen, cover),
+    ):
+        name = f"{name} ({_named(thresholds, coverage_min)})"
         for part in ("tune", "check"):
             figures = rates([s for s in signals if s.part == part], thresholds, coverage_min)
             lines.append(
@@ -186,7 +215,9 @@ def main(argv: list[str] | None = None) -> None:
     settings = workdir_settings(args.workdir)
     signals = asyncio.run(collect(args, settings))
     current = CALIBRATED[settings.embedding_model]
-    chosen, cover = sweep([s for s in signals if s.part == "tune"], args.max_answerable_refused, current)
+    tune = [s for s in signals if s.part == "tune"]
+    chosen, cover = sweep(tune, args.max_answerable_refused, current)
+    chosen = sweep_floor(tune, chosen, cover)
     text = report(signals, chosen, cover, args, current)
     args.report.write_text(text)
     print(text)

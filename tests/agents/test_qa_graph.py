@@ -457,6 +457,24 @@ def test_gate_thresholds() -> None:
     assert not judge("Kubernetes?", [chunk(11, "x", dense=0.99)], config, UNCALIBRATED).passed
 
 
+def test_below_the_minimum_only_a_question_with_every_word_in_the_best_chunks_passes_to_the_floor() -> None:
+    config = QAConfig(coverage_min=0.8)
+    limits = replace(gate_thresholds(0.9, 0.83), gate_dense_floor=0.81)
+    question = "What happens to a value when its owner goes out of scope?"
+    text = "When the owner goes out of scope, the value will be dropped."
+    near = judge(question, [chunk(11, text, dense=0.824)], config, limits)
+    assert near.passed and near.missing == () and "every word" in near.reason
+    assert not judge(question, [chunk(11, text, dense=0.805)], config, limits).passed  # below the floor
+    elsewhere = "What happens to a value when its owner leaves a thread?"
+    one_word_short = judge(elsewhere, [chunk(11, text, dense=0.824)], config, limits)
+    assert not one_word_short.passed and "thread" in one_word_short.missing
+    assert not judge(
+        question, [chunk(11, text, dense=0.824)], config, replace(limits, gate_dense_floor=None)
+    ).passed
+    # A question with options has no words of its own to cover: the floor is not for it.
+    assert not judge(question, [chunk(11, text, dense=0.824)], config, limits, choice=True).passed
+
+
 async def test_the_gate_uses_the_embedding_models_thresholds_from_the_context() -> None:
     llm = FakeMessagesListChatModel(
         responses=[reply(answer="Dropped.", has_answer=True, used_chunk_ids=[11])]

