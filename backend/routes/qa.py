@@ -49,10 +49,15 @@ def _thread_not_found() -> HTTPException:
 
 
 async def _open_thread(
-    db: AsyncConnectionPool, access: ProjectAccess, body: QARequest, *, keep_threads: bool
+    db: AsyncConnectionPool,
+    access: ProjectAccess,
+    body: QARequest,
+    *,
+    keep_threads: bool,
+    for_graph: bool = True,
 ) -> tuple[UUID | None, QAInput]:
     """The thread (an existing one of the caller's, or a new one; None when threads are not kept:
-    QA_THREAD_RETENTION_DAYS=0) and the graph's input."""
+    QA_THREAD_RETENTION_DAYS=0) and the graph's input (the project's documents only `for_graph`)."""
     scope = {"project_id": access.id, "user_id": access.user.id}
     history: list[Any] = []
     thread_id: UUID | None = None
@@ -72,7 +77,7 @@ async def _open_thread(
                 conn, **scope, thread_id=thread_id, limit=2 * DEFAULT_CONFIG.history_turns
             )
             history = history_from_messages(messages)
-        docs = await documents.list_documents(conn, **scope)
+        docs = await documents.list_documents(conn, **scope) if for_graph else []
     refs = [{"id": str(d["id"]), "title": d["title"], "filename": d["filename"]} for d in docs]
     return thread_id, {
         "question": body.question,
@@ -149,7 +154,7 @@ async def ask(
     next?" is answered from the caller's own mastery (outcome `study_plan`), without the model."""
     keep_threads = settings.qa_thread_retention_days > 0
     if language := asks_what_to_study(body.question):
-        thread_id, _ = await _open_thread(db, access, body, keep_threads=keep_threads)
+        thread_id, _ = await _open_thread(db, access, body, keep_threads=keep_threads, for_graph=False)
         result = await _study_next(db, access, language, clock())
         response = await _record(db, access, ctx, body, result, thread_id, audit)
         return _replay(response) if body.stream else response
@@ -201,17 +206,20 @@ async def _study_next(
 
 def _replay(response: QAResponse) -> StreamingResponse:
     """A reply already complete, in the stream's events."""
-    events = [
-        _event("token", {"text": response.answer}),
-        _event("citations", [c.model_dump(mode="json") for c in response.citations]),
-        _event("done", response.model_dump(mode="json")),
-    ]
+    events = [_event("token", {"text": response.answer}), *_closing_events(response)]
     headers = {"Cache-Control": "no-cache"}
     return StreamingResponse(iter(events), media_type="text/event-stream", headers=headers)
 
 
 def _event(name: str, data: Any) -> str:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def _closing_events(response: QAResponse) -> list[str]:
+    return [
+        _event("citations", [c.model_dump(mode="json") for c in response.citations]),
+        _event("done", response.model_dump(mode="json")),
+    ]
 
 
 async def _stream(
@@ -262,8 +270,8 @@ async def _stream(
         reason = "the database is unavailable" if isinstance(error, psycopg.OperationalError) else "an error"
         yield _event("error", {"detail": f"The answer could not be saved: {reason}."})
         return
-    yield _event("citations", [c.model_dump(mode="json") for c in response.citations])
-    yield _event("done", response.model_dump(mode="json"))
+    for event in _closing_events(response):
+        yield event
 
 
 async def _record_failure_quietly(
