@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agents.qa.config import DEFAULT_CONFIG
-from agents.qa.gate import judge
+from agents.qa.gate import decide, judge
 from agents.qa.nodes import search_text
 from agents.qa.options import parse_choice, question_stem
 from core.calibration import CALIBRATED, Thresholds
@@ -59,12 +59,10 @@ def part_of(case: QACase, dataset: QADataset, index: int) -> str:
 
 
 def passes(signal: Signals, thresholds: Thresholds, coverage_min: float) -> bool:
-    if signal.best_dense >= thresholds.gate_dense_strong:
-        return True
-    if signal.best_dense < thresholds.gate_dense_min:
-        floor = thresholds.gate_dense_floor
-        return floor is not None and signal.best_dense >= floor and signal.complete and not signal.choice
-    return signal.choice or signal.coverage >= coverage_min
+    passed, _ = decide(
+        signal.best_dense, signal.coverage, signal.complete, coverage_min, thresholds, choice=signal.choice
+    )
+    return passed
 
 
 def rates(signals: list[Signals], thresholds: Thresholds, coverage_min: float) -> dict[str, float]:

@@ -59,28 +59,36 @@ def judge(
     wanted = content_words(question)
     best_dense = max((c.dense_similarity or 0.0 for c in retrieved), default=0.0)
     share, missing = coverage(wanted, best)
-    if not retrieved:
-        passed, reason = False, "nothing retrieved"
-    elif best_dense >= thresholds.gate_dense_strong:
-        passed, reason = True, f"best dense similarity {best_dense:.3f} >= {thresholds.gate_dense_strong}"
-    elif best_dense < thresholds.gate_dense_min:
-        passed, reason = _below_minimum(best_dense, wanted, missing, thresholds, choice)
-    elif choice:
-        passed, reason = True, f"a question with options, best dense similarity {best_dense:.3f}"
-    elif share >= config.coverage_min:
-        passed, reason = True, f"{share:.0%} of the question's words are in the best chunks"
+    if retrieved:
+        complete = bool(wanted) and not missing
+        passed, reason = decide(best_dense, share, complete, config.coverage_min, thresholds, choice=choice)
     else:
-        passed, reason = False, f"only {share:.0%} of the question's words are in the best chunks"
+        passed, reason = False, "nothing retrieved"
     return GateDecision(passed, best_dense, share, tuple(wanted), missing, reason)
 
 
-def _below_minimum(
-    best_dense: float, wanted: list[str], missing: tuple[str, ...], thresholds: Thresholds, choice: bool
+def decide(
+    best_dense: float,
+    share: float,
+    complete: bool,
+    coverage_min: float,
+    thresholds: Thresholds,
+    *,
+    choice: bool,
 ) -> tuple[bool, str]:
-    """Below the cosine minimum only a question whose every word the best chunks hold passes, down to
-    the model's floor: e5-small puts a plainly worded question ("What happens to a value when its owner
-    goes out of scope?") at 0.82 from the very passage that answers it."""
+    """The gate's rule on its two signals (evals/gate.py replays it on recorded signals). `complete`:
+    every content word of the question is in the best chunks. Below the cosine minimum only such a
+    question passes, down to the model's floor: e5-small puts a plainly worded question ("What happens
+    to a value when its owner goes out of scope?") at 0.82 from the very passage that answers it."""
     floor = thresholds.gate_dense_floor
-    if floor is not None and best_dense >= floor and wanted and not missing and not choice:
-        return True, f"every word of the question is in the best chunks, best dense {best_dense:.3f}"
-    return False, f"best dense similarity {best_dense:.3f} < {thresholds.gate_dense_min}"
+    if best_dense >= thresholds.gate_dense_strong:
+        return True, f"best dense similarity {best_dense:.3f} >= {thresholds.gate_dense_strong}"
+    if best_dense < thresholds.gate_dense_min:
+        if floor is not None and best_dense >= floor and complete and not choice:
+            return True, f"every word of the question is in the best chunks, best dense {best_dense:.3f}"
+        return False, f"best dense similarity {best_dense:.3f} < {thresholds.gate_dense_min}"
+    if choice:
+        return True, f"a question with options, best dense similarity {best_dense:.3f}"
+    if share >= coverage_min:
+        return True, f"{share:.0%} of the question's words are in the best chunks"
+    return False, f"only {share:.0%} of the question's words are in the best chunks"
