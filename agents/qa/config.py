@@ -26,7 +26,9 @@ class QAConfig:
     # "letters", "verify" (each option judged yes/no alone) or "both" (multiplied). On 24 development
     # quiz questions (`python -m evals.qa --rust-limit 28 --faquad-limit 0 --no-absent --kinds
     # multiple_choice`, one run recording all three): letters 13, verify 13, both 11 right; letters is
-    # the cheaper of the two best (two short scoring calls against one per option).
+    # the cheaper of the two best (two short scoring calls against one per option). On all 55
+    # (`python -m evals.choice`, evals/reports/choice-dev.md): letters 25, verify 25, every rotation
+    # 28, option likelihood (cloze) 25, reasoning first 26; none is a measured improvement.
     choice_method: str = "letters"
     choice_orders: int = 2
     explain_max_tokens: int = 120
