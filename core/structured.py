@@ -61,6 +61,28 @@ def _cut_reply(error: openai.LengthFinishReasonError) -> tuple[AIMessage, Callab
     return reply, parse
 
 
+def grammar_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The schema the llama.cpp grammar decodes: the model's JSON schema with its `grammar_bounds`
+    (a class attribute: property name -> JSON-schema keywords such as maxLength, maxItems, and
+    `items` for the elements) merged in. Why: a small model can loop inside a string or a list until
+    the output cap cuts its JSON, which fails the call; bounds the grammar enforces end the string or
+    list instead. Only the grammar gets them: pydantic does not reject a longer value from a server
+    that ignores them, and OpenAI's strict schemas refuse some of these keywords."""
+    json_schema = schema.model_json_schema()
+    bounds: dict[str, dict[str, Any]] = getattr(schema, "grammar_bounds", {})
+    for name, keywords in bounds.items():
+        _merge(json_schema["properties"][name], keywords)
+    return json_schema
+
+
+def _merge(target: dict[str, Any], keywords: dict[str, Any]) -> None:
+    for key, value in keywords.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        else:
+            target[key] = value
+
+
 async def _ask_once(
     llm: BaseChatModel, schema: type[T], messages: list[BaseMessage], mode: StructuredMode
 ) -> Any:
@@ -74,7 +96,7 @@ async def _ask_for(
     llm: BaseChatModel, schema: type[T], messages: list[BaseMessage], mode: StructuredMode
 ) -> Any:
     if mode == "llama-grammar":
-        bound = llm.bind(response_format={"type": "json_object", "schema": schema.model_json_schema()})
+        bound = llm.bind(response_format={"type": "json_object", "schema": grammar_schema(schema)})
         reply = await bound.ainvoke(messages)
         return reply, lambda: schema.model_validate_json(content_text(reply))
     method = "json_schema" if mode == "json_schema" else "function_calling"

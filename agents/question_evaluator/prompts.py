@@ -1,7 +1,7 @@
 """What the grader is asked, and the flat shape of its reply."""
 
 import re
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
@@ -20,6 +20,16 @@ class Grade(BaseModel):
     verdict: Literal["correct", "partially_correct", "incorrect"]
     score: float = Field(description="0 to 1: 1 fully correct, 0.5 partially correct, 0 wrong or empty")
     used: list[int] = Field(description="ids of the excerpts that support your grading")
+
+    # Decoding bounds for the embedded model (core/structured.grammar_schema): a grading once in a few
+    # dozen looped in a string or list until the 512-token cap cut it and failed twice (dev split
+    # 2026-12-02: 2 of 112, one of them a correct answer). Longest feedback seen on the dev split: 464
+    # characters. Together these stay under ~420 tokens.
+    grammar_bounds: ClassVar[dict[str, dict[str, Any]]] = {
+        "feedback": {"maxLength": 600},
+        "missing": {"maxItems": 5, "items": {"maxLength": 150}},
+        "used": {"maxItems": 5},
+    }
 
 
 SYSTEM = (

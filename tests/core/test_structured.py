@@ -1,6 +1,7 @@
-"""Structured replies: one cut at the output cap is retried with the reason, then fails clearly."""
+"""Structured replies: one cut at the output cap is retried with the reason, then fails clearly; the
+llama.cpp grammar gets the schema's decoding bounds."""
 
-from typing import Any
+from typing import Any, ClassVar
 
 import openai
 import pytest
@@ -8,9 +9,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from openai.types.chat import ChatCompletion
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from core.structured import StructuredOutputError, TokenUsage, ask_structured
+from core.structured import StructuredOutputError, TokenUsage, ask_structured, grammar_schema
 
 
 class Card(BaseModel):
@@ -34,6 +35,7 @@ class CutThenWhole(BaseChatModel):
 
     replies: list[str | None]
     seen: list[list[BaseMessage]]
+    schemas: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -44,6 +46,7 @@ class CutThenWhole(BaseChatModel):
     ) -> ChatResult:
         assert kwargs["response_format"]["type"] == "json_object"
         self.seen.append(messages)
+        self.schemas.append(kwargs["response_format"]["schema"])
         reply = self.replies.pop(0)
         if reply is None:
             raise openai.LengthFinishReasonError(completion=cut_completion())
@@ -65,3 +68,28 @@ async def test_two_cut_replies_fail_clearly() -> None:
     llm = CutThenWhole(replies=[None, None], seen=[])
     with pytest.raises(StructuredOutputError, match="did not match Card after a retry: the reply was cut"):
         await ask_structured(llm, Card, [HumanMessage("One card.")], mode="llama-grammar")
+
+
+class Bounded(BaseModel):
+    front: str
+    tags: list[str]
+    grammar_bounds: ClassVar[dict[str, dict[str, Any]]] = {
+        "front": {"maxLength": 40},
+        "tags": {"maxItems": 3, "items": {"maxLength": 10}},
+    }
+
+
+def test_the_grammar_schema_carries_the_bounds_and_validation_does_not() -> None:
+    schema = grammar_schema(Bounded)
+    assert schema["properties"]["front"] == {"title": "Front", "type": "string", "maxLength": 40}
+    assert schema["properties"]["tags"]["maxItems"] == 3
+    assert schema["properties"]["tags"]["items"] == {"type": "string", "maxLength": 10}
+    assert "maxLength" not in str(Bounded.model_json_schema())  # other modes' schemas are unchanged
+    # A server that ignored the bounds still gets its reply accepted rather than failed.
+    assert Bounded.model_validate({"front": "x" * 100, "tags": ["a"] * 9}).front == "x" * 100
+
+
+async def test_the_llama_grammar_request_sends_the_bounded_schema() -> None:
+    llm = CutThenWhole(replies=['{"front": "Ownership", "tags": ["rust"]}'], seen=[])
+    await ask_structured(llm, Bounded, [HumanMessage("One card.")], mode="llama-grammar")
+    assert llm.schemas == [grammar_schema(Bounded)]
