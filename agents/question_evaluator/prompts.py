@@ -21,10 +21,10 @@ class Grade(BaseModel):
     score: float = Field(description="0 to 1: 1 fully correct, 0.5 partially correct, 0 wrong or empty")
     used: list[int] = Field(description="ids of the excerpts that support your grading")
 
-    # Decoding bounds for the embedded model (core/structured.grammar_schema): a grading once in a few
-    # dozen looped in a string or list until the 512-token cap cut it and failed twice (dev split
-    # 2026-12-02: 2 of 112, one of them a correct answer). Longest feedback seen on the dev split: 464
-    # characters. Together these stay under ~420 tokens.
+    # Decoding bounds for the embedded model (core/structured.grammar_schema): without them about one
+    # grading in fifty looped inside a string or list until the 512-token cap cut the reply, on the
+    # retry too, and failed (dev split 2026-12-02: 2 of 112, one a correct answer; 0 with them). The
+    # longest feedback seen on the dev split: 464 characters. Together these stay under ~420 tokens.
     grammar_bounds: ClassVar[dict[str, dict[str, Any]]] = {
         "feedback": {"maxLength": 600},
         "missing": {"maxItems": 5, "items": {"maxLength": 150}},
