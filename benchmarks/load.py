@@ -178,6 +178,11 @@ async def set_up(stack: Stack, http: httpx.AsyncClient, clients: int) -> Course:
         timeout=900,
     )
     question_ids = [(q["id"], q["answer"] or q["options"][0]) for q in generated.json().get("questions", [])]
+    # Generated items are pending until a teacher approves them; students see only approved ones.
+    for question_id, _ in question_ids:
+        approve = {"action": "approve"}
+        url = f"/projects/{project}/questions/{question_id}/review"
+        (await http.post(url, json=approve, headers=teacher)).raise_for_status()
     # Students here drill the same two questions all run long: lift the per-question attempt limit
     # (default 3), which would otherwise answer their fourth try 409 by design.
     unlimited = {"max_attempts_per_question": None}
