@@ -35,7 +35,6 @@ from agents.qa import prompts
 from agents.qa.choice import (
     choice_messages,
     letter_logprobs,
-    orders,
     score_options,
     verify_options,
 )
@@ -80,9 +79,9 @@ async def production(llm: BaseChatModel, excerpts: str, choice: Choice) -> list[
 
 
 async def rotations(llm: BaseChatModel, excerpts: str, choice: Choice) -> list[float] | None:
-    count = len(choice.options)
-    wanted = len(orders(count, count + 1))  # the user's order, reversed and every rotation
-    scored = await score_options(llm, excerpts, choice, order_count=wanted)
+    # orders() gives the user's order, the reversed one, then rotations, skipping repeats: with one
+    # more order than options asked for, every rotation is among them.
+    scored = await score_options(llm, excerpts, choice, order_count=len(choice.options) + 1)
     return list(scored.probabilities) if scored else None
 
 
@@ -139,12 +138,12 @@ SCORERS: dict[str, Scorer] = {
 }
 
 
-async def prepare(
-    args: argparse.Namespace, retriever: Retriever, project: str, cases: list[QACase]
-) -> list[Prepared]:
+async def prepare(retriever: Retriever, project: str, cases: list[QACase], limit: int) -> list[Prepared]:
     prepared: list[Prepared] = []
     qa = DEFAULT_CONFIG
     for case in cases:
+        if limit and len(prepared) == limit:
+            break
         choice = parse_choice(case.question)
         if choice is None or case.kind != "multiple_choice":
             continue
@@ -155,7 +154,7 @@ async def prepare(
         chunks = result.results[: qa.answer_chunks]
         excerpts = prompts.excerpts_block(chunks, about, qa.choice_context_chars, qa.chunk_chars)
         prepared.append(Prepared(case, choice, excerpts, case.options.index(case.answers[0])))
-    return prepared[: args.limit or None]
+    return prepared
 
 
 async def run(args: argparse.Namespace) -> dict[str, tuple[int, int, float]]:
@@ -170,7 +169,7 @@ async def run(args: argparse.Namespace) -> dict[str, tuple[int, int, float]]:
                     session.http, session.headers, dataset.corpus, args.workdir / "projects.json",
                     health_check=liveness_check(worker, settings),
                 )  # fmt: skip
-                prepared = await prepare(args, session.retriever, project, dataset.cases)
+                prepared = await prepare(session.retriever, project, dataset.cases, args.limit)
         finally:
             stop_worker(worker)
         llm = make_chat_model(settings, base_url=urls.llm_base_url)

@@ -147,7 +147,7 @@ async def collect(args: argparse.Namespace, settings: Settings) -> list[Signals]
                         signals.append(
                             Signals(case, part_of(case, dataset, index), case.kind != "absent", choice,
                                     decision.best_dense, decision.coverage,
-                                    bool(decision.words) and not decision.missing)
+                                    decision.complete)
                         )  # fmt: skip
         finally:
             stop_worker(worker)

@@ -31,6 +31,11 @@ class GateDecision:
     missing: tuple[str, ...]  # those found in none of the best chunks
     reason: str
 
+    @property
+    def complete(self) -> bool:
+        """Every content word of the question is in the best chunks."""
+        return fully_covered(self.words, self.missing)
+
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
@@ -43,6 +48,10 @@ def coverage(wanted: list[str], chunks: list[Candidate]) -> tuple[float, tuple[s
     missing = tuple(w for w in wanted if not covers(w, tokens))
     share = 1.0 if not wanted else (len(wanted) - len(missing)) / len(wanted)
     return share, missing
+
+
+def fully_covered(wanted: tuple[str, ...] | list[str], missing: tuple[str, ...]) -> bool:
+    return bool(wanted) and not missing
 
 
 def judge(
@@ -60,7 +69,7 @@ def judge(
     best_dense = max((c.dense_similarity or 0.0 for c in retrieved), default=0.0)
     share, missing = coverage(wanted, best)
     if retrieved:
-        complete = bool(wanted) and not missing
+        complete = fully_covered(wanted, missing)
         passed, reason = decide(best_dense, share, complete, config.coverage_min, thresholds, choice=choice)
     else:
         passed, reason = False, "nothing retrieved"
