@@ -1,6 +1,7 @@
 """Ways to answer a question that carries its options, compared on the development quizzes.
 
     python -m evals.choice [--methods production,rotations,closed,cloze,verify,reasoned] [--limit N]
+                           [--context-chars 2000,1000]
 
 Every single-answer multiple-choice quiz of the Rust book's chapters 1-9, over the same project, the
 same retrieval and the same excerpts as the QA graph's choose node (agents/qa/choose.py); only the way
@@ -16,7 +17,9 @@ the embedded model picks an option differs:
 - reasoned: the model first reasons in a few sentences, then the letter's log-probabilities are read in
   the same conversation.
 
-Accuracy and the mean seconds per question are printed as a Markdown table and written to --report."""
+With more than one --context-chars budget, every method is run on the excerpts cut to each budget (the
+excerpts' size is most of the choice's time to its first token). Accuracy and the mean seconds per question
+are printed as a Markdown table and written to --report."""
 
 import argparse
 import asyncio
@@ -69,7 +72,7 @@ Scorer = Callable[[BaseChatModel, str, Choice], Awaitable[list[float] | None]]
 class Prepared:
     case: QACase
     choice: Choice
-    excerpts: str
+    excerpts: dict[int, str]  # by context budget (characters)
     gold: int
 
 
@@ -138,7 +141,9 @@ SCORERS: dict[str, Scorer] = {
 }
 
 
-async def prepare(retriever: Retriever, project: str, cases: list[QACase], limit: int) -> list[Prepared]:
+async def prepare(
+    retriever: Retriever, project: str, cases: list[QACase], limit: int, budgets: list[int]
+) -> list[Prepared]:
     prepared: list[Prepared] = []
     qa = DEFAULT_CONFIG
     for case in cases:
@@ -152,7 +157,7 @@ async def prepare(retriever: Retriever, project: str, cases: list[QACase], limit
         )
         about = f"{choice.stem}\n" + "\n".join(choice.options)
         chunks = result.results[: qa.answer_chunks]
-        excerpts = prompts.excerpts_block(chunks, about, qa.choice_context_chars, qa.chunk_chars)
+        excerpts = {b: prompts.excerpts_block(chunks, about, b, qa.chunk_chars) for b in budgets}
         prepared.append(Prepared(case, choice, excerpts, case.options.index(case.answers[0])))
     return prepared
 
@@ -169,26 +174,30 @@ async def run(args: argparse.Namespace) -> dict[str, tuple[int, int, float]]:
                     session.http, session.headers, dataset.corpus, args.workdir / "projects.json",
                     health_check=liveness_check(worker, settings),
                 )  # fmt: skip
-                prepared = await prepare(session.retriever, project, dataset.cases, args.limit)
+                prepared = await prepare(
+                    session.retriever, project, dataset.cases, args.limit, args.context_chars
+                )
         finally:
             stop_worker(worker)
         llm = make_chat_model(settings, base_url=urls.llm_base_url)
-        methods = args.methods.split(",")
-        right = dict.fromkeys(methods, 0)
-        seconds = dict.fromkeys(methods, 0.0)
+        runs = [(method, budget) for budget in args.context_chars for method in args.methods.split(",")]
+        names = {run: run[0] if len(args.context_chars) == 1 else f"{run[0]} @{run[1]}" for run in runs}
+        right = dict.fromkeys(names.values(), 0)
+        seconds = dict.fromkeys(names.values(), 0.0)
         # Case by case, every method in turn: the methods sharing a prompt prefix reuse the server's cache.
         for number, item in enumerate(prepared, 1):
             outcomes = []
-            for method in methods:
+            for method, budget in runs:
+                name = names[(method, budget)]
                 started = time.perf_counter()
-                scores = await SCORERS[method](llm, item.excerpts, item.choice)
-                seconds[method] += time.perf_counter() - started
+                scores = await SCORERS[method](llm, item.excerpts[budget], item.choice)
+                seconds[name] += time.perf_counter() - started
                 picked = max(range(len(scores)), key=lambda i: (scores[i], -i)) if scores else -1
-                right[method] += picked == item.gold
-                outcomes.append(f"{method} {'right' if picked == item.gold else 'wrong'}")
+                right[name] += picked == item.gold
+                outcomes.append(f"{name} {'right' if picked == item.gold else 'wrong'}")
             print(f"[{number}/{len(prepared)}] {item.case.id}: {', '.join(outcomes)}", flush=True)
         count = len(prepared)
-        totals = {method: (right[method], count, seconds[method] / max(count, 1)) for method in methods}
+        totals = {name: (right[name], count, seconds[name] / max(count, 1)) for name in names.values()}
     return totals
 
 
@@ -214,6 +223,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=REPO_ROOT.parent / "shared" / "data")
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--limit", type=int, default=0, help="the first N cases only (0 = all)")
+    parser.add_argument(
+        "--context-chars",
+        type=lambda text: [int(part) for part in text.split(",")],
+        default=[DEFAULT_CONFIG.choice_context_chars],
+        help="excerpt budgets in characters, comma-separated (default: the choose node's)",
+    )
     parser.add_argument("--workdir", type=Path, default=REPO_ROOT / ".cache" / "evals" / "qa")
     parser.add_argument("--report", type=Path, default=REPO_ROOT / "evals" / "reports" / "choice-dev.md")
     args = parser.parse_args(argv)

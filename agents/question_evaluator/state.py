@@ -32,6 +32,10 @@ class OutputState:
     # Sentences and clauses of the answer that share no term with the question, the reference or the
     # excerpts: not graded (agents/question_evaluator/topical.py).
     off_subject: list[str] = field(default_factory=list)
+    # The contrast check on a credited answer: P(yes | answer) - P(yes | its opposite) beside the
+    # reference, and the score before the check capped it; None where it did not run or abstained.
+    contrast: float | None = None
+    score_before_contrast: float | None = None
 
 
 @dataclass(kw_only=True)

@@ -17,6 +17,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agents.question_evaluator.config import EvaluatorConfig
 from core.settings import Settings
 from evals.grading.dataset import in_split, load_questions
 from evals.grading.report import render
@@ -35,6 +36,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, help="default evals/reports/grading-<split>.md")
     parser.add_argument("--kinds", default="", help="only these kinds of answer, e.g. injected")
     parser.add_argument("--records", type=Path, help="also write one JSON line per graded answer here")
+    parser.add_argument(
+        "--contrast-margin",
+        type=float,
+        help="switch the grader's contrast check on with this margin (EvaluatorConfig.contrast_margin)",
+    )
     return parser.parse_args(argv)
 
 
@@ -52,7 +58,8 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     with chat_model(settings) as (llm, mode):
         kinds = set(args.kinds.split(",")) if args.kinds else None
-        results = asyncio.run(grade_all(questions, llm, mode, kinds=kinds))
+        config = EvaluatorConfig(contrast_margin=args.contrast_margin)
+        results = asyncio.run(grade_all(questions, llm, mode, kinds=kinds, config=config))
     elapsed = time.perf_counter() - started
     embedded = f"{settings.llm_local_model} (embedded, llama.cpp)"
     model = settings.llm_model if settings.llm_base_url else embedded

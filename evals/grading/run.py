@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 
 from agents.common.context import AgentContext
+from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.graph import graph
 from core.llm import StructuredMode
 from core.structured import StructuredOutputError
@@ -34,6 +35,8 @@ class Graded:
     reference_overlap: float | None = None  # share of the reference's key terms in the answer
     feedback: str = ""
     off_subject: int = 0  # sentences and clauses left ungraded as not about the question
+    contrast: float | None = None  # the contrast check's difference, where it ran
+    score_before_contrast: float | None = None
 
     @property
     def gold(self) -> int:
@@ -56,18 +59,21 @@ def context(llm: BaseChatModel, mode: StructuredMode, language: str) -> AgentCon
     )
 
 
-async def grade_one(question: Question, answer: Answer, llm: BaseChatModel, mode: StructuredMode) -> Graded:
+async def grade_one(
+    question: Question, answer: Answer, llm: BaseChatModel, mode: StructuredMode, config: EvaluatorConfig
+) -> Graded:
     started = time.perf_counter()
     verdict = score = overlap = None
-    screened, off_subject, feedback = 0, 0, ""
+    screened, off_subject, feedback, contrast, before = 0, 0, "", None, None
     try:
         out = await graph.ainvoke(
-            {"question": question.as_row(), "answer": answer.text},
+            {"question": question.as_row(), "answer": answer.text, "config": config},
             context=context(llm, mode, question.language),
         )
         verdict, score, screened = out["verdict"], out["score"], len(out.get("screened", []))
         overlap, feedback = out.get("reference_overlap"), out.get("feedback", "")
         off_subject = len(out.get("off_subject", []))
+        contrast, before = out.get("contrast"), out.get("score_before_contrast")
     except (StructuredOutputError, TimeoutError) as error:
         print(f"  {question.id}/{answer.kind}: evaluator failed: {str(error)[:120]}", flush=True)
     return Graded(
@@ -82,6 +88,8 @@ async def grade_one(question: Question, answer: Answer, llm: BaseChatModel, mode
         overlap,
         feedback,
         off_subject,
+        contrast,
+        before,
     )
 
 
@@ -91,14 +99,16 @@ async def grade_all(
     mode: StructuredMode,
     *,
     kinds: set[str] | None = None,
+    config: EvaluatorConfig | None = None,
     log: Log = _print,
 ) -> list[Graded]:
+    config = config or EvaluatorConfig()
     results = []
     for question in questions:
         for answer in question.all_answers:
             if kinds is not None and answer.kind not in kinds:
                 continue
-            graded = await grade_one(question, answer, llm, mode)
+            graded = await grade_one(question, answer, llm, mode, config)
             results.append(graded)
             mark = "ok " if graded.predicted == graded.gold else "ERR"
             if answer.kind == "injected" and graded.predicted > graded.gold:
@@ -106,6 +116,7 @@ async def grade_all(
             log(
                 f"{mark} {question.id} {answer.kind:17s} label={answer.label:17s}"
                 f" verdict={graded.verdict} score={graded.score} overlap={graded.reference_overlap}"
-                f" screened={graded.screened} off_subject={graded.off_subject} {graded.latency_s:5.1f}s"
+                f" screened={graded.screened} off_subject={graded.off_subject} contrast={graded.contrast}"
+                f" before={graded.score_before_contrast} {graded.latency_s:5.1f}s"
             )
     return results

@@ -28,6 +28,7 @@ from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import questions
 from core.structured import StructuredOutputError
+from tests.agents.test_groundedness_contrast import scored
 from tests.agents.test_question_generator import Project, ScriptedChat, course_project
 from tests.conftest import UserFactory
 
@@ -379,3 +380,56 @@ def test_appeals_about_how_to_mark_the_answer_are_screened(text: str) -> None:
 )
 def test_ordinary_sentences_about_scores_are_kept(text: str) -> None:
     assert not screen_answer(text).hostile
+
+
+CONTRADICTING = "The value is moved, and the first variable can still be used."
+CONTRASTED = EvaluatorConfig(
+    contrast_margin=0.05
+)  # the check is off by default (evals/reports/grading-test-contrast.md)
+
+
+async def contrasted(answer: str, llm: BaseChatModel) -> dict[str, Any]:
+    return await graph.ainvoke(
+        {"question": documentless(MOVE_ANSWER), "answer": answer, "config": CONTRASTED},
+        context=bare_context(llm),
+    )
+
+
+async def test_a_credited_answer_that_reads_as_the_references_opposite_is_incorrect() -> None:
+    opposite = "The value is moved, and the first variable can no longer be used."
+    llm = ScriptedChat(script=[grade(0.9), scored(0.3), opposite, scored(0.9)])
+    out = await contrasted(CONTRADICTING, llm)
+    assert out["verdict"] == "incorrect" and out["score"] == CONTRASTED.contradicted_max_score
+    assert out["score_before_contrast"] >= CONTRASTED.correct_from
+    assert out["contrast"] == pytest.approx(0.3 - 0.9)
+    assert out["feedback"].startswith("The answer contradicts the expected answer.")
+    # The reference answer is the passage; the student's answer, then its opposite, the claim.
+    assert f"Passage: {MOVE_ANSWER}" in llm.prompts[1] and f"Claim: {CONTRADICTING}" in llm.prompts[1]
+    assert llm.prompts[2].endswith(CONTRADICTING) and f"Claim: {opposite}" in llm.prompts[3]
+
+
+async def test_a_credited_answer_the_reference_supports_keeps_its_grade() -> None:
+    llm = ScriptedChat(script=[grade(0.9), scored(0.9), CONTRADICTING, scored(0.2)])
+    out = await contrasted("The value is moved, so the first variable can no longer be used.", llm)
+    assert out["verdict"] == "correct" and out["score"] == 0.9
+    assert out["contrast"] == pytest.approx(0.7) and out["score_before_contrast"] == 0.9
+
+
+async def test_the_contrast_check_abstains_without_log_probabilities() -> None:
+    llm = ScriptedChat(script=[grade(0.9), "yes"])  # a reply without log-probabilities: no verdict to read
+    out = await contrasted(CONTRADICTING, llm)
+    assert out["verdict"] == "correct" and out["contrast"] is None and len(llm.prompts) == 2
+
+
+async def test_an_answer_the_grader_does_not_credit_is_not_contrasted() -> None:
+    llm = ScriptedChat(script=[grade(0.1, "incorrect")])  # a second call fails the test
+    out = await contrasted(CONTRADICTING, llm)
+    assert out["verdict"] == "incorrect" and out["contrast"] is None
+
+
+async def test_by_default_the_grade_is_not_contrasted() -> None:
+    llm = ScriptedChat(script=[grade(0.9)])  # a second call fails the test
+    out = await graph.ainvoke(
+        {"question": documentless(MOVE_ANSWER), "answer": CONTRADICTING}, context=bare_context(llm)
+    )
+    assert out["verdict"] == "correct" and out["contrast"] is None and len(llm.prompts) == 1

@@ -160,7 +160,7 @@ Step = str | Callable[[str], str]
 
 class ScriptedChat(BaseChatModel):
     """Replies in script order; a callable step computes its reply from the prompt (to echo the chunk
-    ids it was shown). A call beyond the script fails the test."""
+    ids it was shown), an AIMessage step is returned as it is. A call beyond the script fails the test."""
 
     script: list[Any]
     prompts: list[str] = Field(default_factory=list)
@@ -175,6 +175,8 @@ class ScriptedChat(BaseChatModel):
             raise AssertionError(f"unscripted model call #{len(self.prompts) + 1}:\n{prompt[-600:]}")
         step = self.script[len(self.prompts)]
         self.prompts.append(prompt)
+        if isinstance(step, AIMessage):  # a reply with metadata (token log-probabilities)
+            return ChatResult(generations=[ChatGeneration(message=step)])
         content = step(prompt) if callable(step) else step
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=content))])
 
