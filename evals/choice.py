@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import math
 import os
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -236,7 +237,7 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         parser.error(f"unknown methods: {sorted(unknown)}")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    command = " ".join(["python -m evals.choice", *(argv or [])])
+    command = " ".join(["python -m evals.choice", *(sys.argv[1:] if argv is None else argv)])
     text = report(asyncio.run(run(args)), command)
     args.report.write_text(text)
     print(text)

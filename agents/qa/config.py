@@ -13,16 +13,20 @@ class QAConfig:
     # extractive, quiz short answers, absent; `QA_CONTEXT_CHARS=N python -m evals.qa --kinds
     # extractive,short_answer,absent`, one run each, same machine; evals/reports/qa-dev.md): 2800 ->
     # ~720 tokens to prefill after the cached system prompt, TTFT p50 12.5 s, FaQuAD 20/20, short
-    # answers 6/12; 1400 -> ~480 tokens, TTFT p50 8.0 s, FaQuAD 17/20, short answers 7/12.
-    context_chars: int = 1400
+    # answers 6/12; 1400 -> ~480 tokens, TTFT p50 8.0 s, FaQuAD 17/20, short answers 7/12. Later, on an
+    # AVX-512 machine (evals/reports/qa-context-dev.md): 1400 -> extractive TTFT p50 5.4 s, FaQuAD
+    # 19/20, short answers 7/12; 1000 -> 3.3 s, 20/20, 8/12.
+    context_chars: int = 1000
     history_turns: int = 3  # question/answer pairs the planner sees
     history_chars: int = 300  # each earlier message trimmed to this many characters
     planner_max_tokens: int = 160
     answer_max_tokens: int = 400
     # A question with options (agents/qa/choice.py): the windows' budget for the stem and the
     # options, how many option orders are scored, and the cap on the explanation after the choice.
-    # Larger than the answer's: the choice's accuracy, not its wait, is the furthest from its target.
-    choice_context_chars: int = 2000
+    # On the 55 development quizzes (`python -m evals.choice --methods production --context-chars
+    # 2000,1400,1000,600`, evals/reports/choice-budgets-dev.md) accuracy did not move with it (28, 26,
+    # 26, 29 right) while the wait for the choice fell from 7.2 to 3.3 s.
+    choice_context_chars: int = 600
     # "letters", "verify" (each option judged yes/no alone) or "both" (multiplied). On 24 development
     # quiz questions (`python -m evals.qa --rust-limit 28 --faquad-limit 0 --no-absent --kinds
     # multiple_choice`, one run recording all three): letters 13, verify 13, both 11 right; letters is
