@@ -211,13 +211,14 @@ async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
             # The 1.5B grader calls a complete paraphrase "partially correct", naming as missing a point
             # the answer makes; one it finds right that also holds the reference's key terms is correct.
             score = max(score, config.correct_from)
-    before, contrast = score, None
+    before, contrast, contradicted = score, None, False
     if config.contrast_margin is not None and score >= config.partial_from:
         contrast = await _contrast(ctx, state.question["answer"], answer)
-        if contrast is not None and contrast < -config.contrast_margin:
+        contradicted = contrast is not None and contrast < -config.contrast_margin
+        if contradicted:
             score = min(score, config.contradicted_max_score)
     feedback = reply.feedback.strip()
-    if score < before:
+    if contradicted:
         feedback = f"{_note(_CONTRADICTS_REFERENCE, ctx.language, state.answer)} {feedback}".strip()
     if topical.dropped:
         feedback = f"{feedback} {_note(_OFF_SUBJECT_IGNORED, ctx.language, state.answer)}".strip()
