@@ -107,6 +107,7 @@ async def test_small_project_gets_its_full_top_k(crowded_index: dict[str, Any], 
         project_id=crowded_index["small"], query="memory", profile="search", top_k=10
     )
     assert len(result.results) == 10
+    assert {c.row["context_header"] for c in result.results} == {"small"}
     async with crowded_index["pool"].connection() as conn:
         cur = await conn.execute("SELECT id FROM chunks WHERE project_id = %s", (crowded_index["small"],))
         own = {row["id"] for row in await cur.fetchall()}
@@ -116,7 +117,7 @@ async def test_small_project_gets_its_full_top_k(crowded_index: dict[str, Any], 
     else:
         # HNSW is approximate: a vector far from its neighbours can lose every edge into it when their
         # lists are pruned (seen once in CI: 11 of the 12 reached), so the scan promises the top-k only.
-        assert 10 <= len(result.dense) <= SMALL_SIZE
+        assert len(result.dense) >= 10
 
 
 @pytest.mark.parametrize("exact_below", [0, 10_000], ids=["hnsw", "exact"])
