@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.scale_data import TS_CONFIG, Corpus, CorpusSpec, DocumentPlan, content_hash, plan_documents
 from core.db import open_pool
 from core.migrations import apply_migrations
-from core.retrieval.dense import _EXACT, _HNSW, dense_candidates, project_chunk_count
+from core.retrieval.dense import _EXACT, _HNSW, DenseCandidates, dense_candidates, project_chunk_count
 from core.retrieval.filter_sql import filter_clause
 from core.retrieval.lexical import BM25_SQL
 from core.retrieval.rerankers.none import FusedOrder
@@ -364,7 +364,7 @@ class Outcome:
     dense_len: int
     results: int
     foreign: int  # result ids (results, dense or lexical list) that are not the project's
-    path: str  # 'exact' or 'hnsw'
+    path: str  # the dense scan used: 'exact', 'hnsw', or 'hnsw+exact' when the approximate one fell short
     query: Query | None = None
 
 
@@ -504,12 +504,12 @@ async def run_dense_queries(
         await pool.close()
 
 
-async def _dense(conn: Any, query: Query, config: RetrievalConfig, user_id: UUID | None) -> list[int]:
+async def _dense(conn: Any, query: Query, config: RetrievalConfig, user_id: UUID | None) -> DenseCandidates:
     async with conn.transaction():
         await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         size = await project_chunk_count(conn, project_id=query.project.id)
         await conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {int(config.max_scan_tuples)}")
-        rows = await dense_candidates(
+        return await dense_candidates(
             conn,
             project_id=query.project.id,
             query_vector=query.vector,
@@ -520,11 +520,11 @@ async def _dense(conn: Any, query: Query, config: RetrievalConfig, user_id: UUID
             ef_search=config.ef_search,
             project_size=size,
         )
-    return [chunk_id for chunk_id, _ in rows]
 
 
-def _dense_outcome(query: Query, dense: list[int], ms: float, config: RetrievalConfig) -> Outcome:
+def _dense_outcome(query: Query, scan: DenseCandidates, ms: float, config: RetrievalConfig) -> Outcome:
     project = query.project
+    dense = [chunk_id for chunk_id, _ in scan.rows]
     return Outcome(
         bucket=project.bucket,
         total_ms=ms,
@@ -537,7 +537,7 @@ def _dense_outcome(query: Query, dense: list[int], ms: float, config: RetrievalC
         dense_len=len(dense),
         results=min(TOP_K, len(dense)),
         foreign=int(np.sum(~np.isin(np.asarray(dense, dtype=np.int64), project.ids))),
-        path="exact" if project.size <= config.exact_below else "hnsw",
+        path=scan.scan,
         query=query,
     )
 
@@ -567,7 +567,7 @@ def score(query: Query, result: RetrievalResult, config: RetrievalConfig) -> Out
         dense_len=len(dense),
         results=len(result.results),
         foreign=foreign,
-        path="exact" if project.size <= config.exact_below else "hnsw",
+        path=result.dense_scan,
         query=query,
     )
 
@@ -661,14 +661,14 @@ def summarise(outcomes: Sequence[Outcome], projects: Sequence[Project], depth: i
         group = by_bucket.get(name, [])
         if not group:
             continue
-        paths = sorted({o.path for o in group})
+        paths = sorted({o.path for o in group})  # e.g. "hnsw,hnsw+exact" when some scans fell short
         rows.append(
             BucketRow(
                 bucket=name,
                 projects=sum(1 for p in projects if p.bucket == name),
                 sampled=len({o.query.project.id for o in group if o.query}),
                 queries=len(group),
-                path="+".join(paths),
+                path=",".join(paths),
                 total=percentiles([o.total_ms for o in group]),
                 dense=percentiles([o.dense_ms for o in group]),
                 lexical=percentiles([o.lexical_ms for o in group]),
@@ -693,7 +693,7 @@ def print_table(rows: Sequence[BucketRow], config: RetrievalConfig) -> None:
         f"max_scan_tuples={config.max_scan_tuples} candidate_depth={config.candidate_depth}"
     )
     header = (
-        f"{'bucket':>9} {'proj':>5} {'smpl':>4} {'qry':>4} {'path':>10} | {'total p50/p95/p99 ms':>20} | "
+        f"{'bucket':>9} {'proj':>5} {'smpl':>4} {'qry':>4} {'path':>15} | {'total p50/p95/p99 ms':>20} | "
         f"{'dense p50/p95/p99':>18} | {'lexical p50/p95/p99':>19} | {'other p50/p95':>13} | "
         f"{'R@10':>5} {'R@100':>5} {'short':>5} {'foreign':>7} | target"
     )
@@ -702,7 +702,7 @@ def print_table(rows: Sequence[BucketRow], config: RetrievalConfig) -> None:
     for r in rows:
         ok = r.recall10 >= 0.95 and r.total[1] <= 100 and r.foreign == 0 and r.short_results == 0
         print(
-            f"{r.bucket:>9} {r.projects:>5} {r.sampled:>4} {r.queries:>4} {r.path:>10} | "
+            f"{r.bucket:>9} {r.projects:>5} {r.sampled:>4} {r.queries:>4} {r.path:>15} | "
             f"{_triple(r.total):>20} | {_triple(r.dense):>18} | {_triple(r.lexical):>19} | "
             f"{_triple(r.other[:2]):>13} | "
             f"{r.recall10:>5.3f} {r.recall100:>5.3f} {r.short_dense:>5} {r.foreign:>7} | "

@@ -13,7 +13,7 @@ from langchain_core.embeddings import Embeddings
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from core.retrieval.dense import dense_candidates, project_chunk_count
+from core.retrieval.dense import DenseCandidates, dense_candidates, project_chunk_count
 from core.retrieval.fusion import reciprocal_rank_fusion
 from core.retrieval.hydrate import hydrate
 from core.retrieval.lexical import lexical_candidates
@@ -92,7 +92,7 @@ class Retriever:
             )
             mark = time.perf_counter()
             lexical_ids = [chunk_id for chunk_id, _ in lexical_scores[: self.config.candidate_depth]]
-            fused = reciprocal_rank_fusion([i for i, _ in dense], lexical_ids, k=self.config.rrf_k)
+            fused = reciprocal_rank_fusion([i for i, _ in dense.rows], lexical_ids, k=self.config.rrf_k)
             bm25 = dict(lexical_scores)
             for candidate in fused:
                 candidate.lexical_score = bm25.get(candidate.chunk_id, 0.0)
@@ -125,7 +125,8 @@ class Retriever:
             profile=chosen.name,
             reranker=rerank.name,
             results=reranked[:k],
-            dense=[_listed(by_id, i, dense_similarity=1 - d) for i, d in dense],
+            dense=[_listed(by_id, i, dense_similarity=1 - d) for i, d in dense.rows],
+            dense_scan=dense.scan,
             lexical=[_listed(by_id, i) for i in lexical_ids],
             fused=fused,
             reranked=reranked,
@@ -141,7 +142,7 @@ class Retriever:
         filters: Filters,
         user_id: UUID | None,
         timings: StageTimings,
-    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    ) -> tuple[DenseCandidates, list[tuple[int, float]]]:
         config = self.config
         mark = time.perf_counter()
         size = await project_chunk_count(conn, project_id=project_id)
@@ -167,7 +168,7 @@ class Retriever:
             user_id=user_id,
             limit=config.candidate_depth,
             budget=config.lexical_budget,
-            also_score=[chunk_id for chunk_id, _ in dense],
+            also_score=[chunk_id for chunk_id, _ in dense.rows],
             k1=config.bm25_k1,
             b=config.bm25_b,
         )

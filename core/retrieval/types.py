@@ -66,3 +66,4 @@ class RetrievalResult:
     fused: list[Candidate]
     reranked: list[Candidate]  # every reranked candidate, best first; results is its top-k
     timings: StageTimings
+    dense_scan: str = "exact"  # "exact", "hnsw", or "hnsw+exact" when the approximate scan fell short
