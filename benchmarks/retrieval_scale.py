@@ -35,7 +35,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -661,14 +661,14 @@ def summarise(outcomes: Sequence[Outcome], projects: Sequence[Project], depth: i
         group = by_bucket.get(name, [])
         if not group:
             continue
-        paths = sorted({o.path for o in group})  # e.g. "hnsw,hnsw+exact" when some scans fell short
+        paths = Counter(o.path for o in group)  # e.g. "hnsw 93,hnsw+exact 7" when some scans fell short
         rows.append(
             BucketRow(
                 bucket=name,
                 projects=sum(1 for p in projects if p.bucket == name),
                 sampled=len({o.query.project.id for o in group if o.query}),
                 queries=len(group),
-                path=",".join(paths),
+                path=",".join(f"{path} {count}" for path, count in sorted(paths.items())),
                 total=percentiles([o.total_ms for o in group]),
                 dense=percentiles([o.dense_ms for o in group]),
                 lexical=percentiles([o.lexical_ms for o in group]),
@@ -693,7 +693,8 @@ def print_table(rows: Sequence[BucketRow], config: RetrievalConfig) -> None:
         f"max_scan_tuples={config.max_scan_tuples} candidate_depth={config.candidate_depth}"
     )
     header = (
-        f"{'bucket':>9} {'proj':>5} {'smpl':>4} {'qry':>4} {'path':>15} | {'total p50/p95/p99 ms':>20} | "
+        f"{'bucket':>9} {'proj':>5} {'smpl':>4} {'qry':>4} {'path (queries)':>22} | "
+        f"{'total p50/p95/p99 ms':>20} | "
         f"{'dense p50/p95/p99':>18} | {'lexical p50/p95/p99':>19} | {'other p50/p95':>13} | "
         f"{'R@10':>5} {'R@100':>5} {'short':>5} {'foreign':>7} | target"
     )
@@ -702,7 +703,7 @@ def print_table(rows: Sequence[BucketRow], config: RetrievalConfig) -> None:
     for r in rows:
         ok = r.recall10 >= 0.95 and r.total[1] <= 100 and r.foreign == 0 and r.short_results == 0
         print(
-            f"{r.bucket:>9} {r.projects:>5} {r.sampled:>4} {r.queries:>4} {r.path:>15} | "
+            f"{r.bucket:>9} {r.projects:>5} {r.sampled:>4} {r.queries:>4} {r.path:>22} | "
             f"{_triple(r.total):>20} | {_triple(r.dense):>18} | {_triple(r.lexical):>19} | "
             f"{_triple(r.other[:2]):>13} | "
             f"{r.recall10:>5.3f} {r.recall100:>5.3f} {r.short_dense:>5} {r.foreign:>7} | "
