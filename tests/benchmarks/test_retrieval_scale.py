@@ -14,6 +14,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from benchmarks import retrieval_scale as bench
+from benchmarks import scale_load, scale_queries, scale_report
 from benchmarks.scale_data import Corpus, CorpusSpec, plan_documents
 from core.migrations import apply_migrations
 from core.retrieval.retriever import RetrievalConfig
@@ -36,7 +37,7 @@ def smoke_url(services: ServiceUrls, corpus: Corpus) -> Iterator[str]:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(SMOKE_DB)))
     url = make_conninfo(**{**conninfo_to_dict(services.database_url), "dbname": SMOKE_DB})
     apply_migrations(url)
-    bench.load(url, corpus, batch_rows=1_000, tune_server=False, log=False)
+    scale_load.load(url, corpus, batch_rows=1_000, tune_server=False, log=False)
     yield url
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(SMOKE_DB)))
@@ -59,7 +60,7 @@ def test_load_rebuilds_indexes_and_stats(smoke_url: str) -> None:
     with psycopg.connect(smoke_url) as conn:
         rows = conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'chunks'").fetchall()
         indexes = {name for (name,) in rows}
-        assert set(bench.REBUILT_INDEXES) <= indexes
+        assert set(scale_load.REBUILT_INDEXES) <= indexes
         count, stats = conn.execute(
             "SELECT (SELECT count(*) FROM chunks), (SELECT sum(chunk_count) FROM project_chunk_stats)"
         ).fetchone()  # type: ignore[misc]
@@ -79,17 +80,19 @@ async def test_queries_are_isolated_and_recall_is_measured(
     )
     assert phase.user_id is not None and len(phase.queries) >= 24
     config = replace(RetrievalConfig(), exact_below=exact_below)
-    outcomes = await bench.run_queries(smoke_url, phase.queries, config, user_id=phase.user_id, warmup=2)
+    outcomes = await scale_queries.run_queries(
+        smoke_url, phase.queries, config, user_id=phase.user_id, warmup=2
+    )
 
     assert sum(o.foreign for o in outcomes) == 0  # never a chunk of another project
     for outcome in outcomes:
         assert outcome.query is not None
         size = outcome.query.project.size
-        assert outcome.results == min(bench.TOP_K, size)
+        assert outcome.results == min(scale_queries.TOP_K, size)
         assert outcome.dense_len == min(config.candidate_depth, size)
         assert 0.0 <= outcome.recall10 <= 1.0 and outcome.total_ms > 0
         assert outcome.path == ("exact" if size <= exact_below else "hnsw")
-    rows = bench.summarise(outcomes, phase.projects, config.candidate_depth)
+    rows = scale_report.summarise(outcomes, phase.projects, config.candidate_depth)
     assert {r.bucket for r in rows} == {o.bucket for o in outcomes}
     for row in rows:
         assert row.queries > 0 and row.foreign == 0 and row.short_results == 0
@@ -102,7 +105,7 @@ async def test_smallest_projects_get_full_lists_when_crowded(smoke_url: str, cor
         smoke_url, corpus, per_bucket=1, queries_per_bucket=1, seed=SPEC.seed, with_user=False
     )
     config = RetrievalConfig(**asdict(RetrievalConfig()))
-    cases = await bench.crowded_small_projects(
+    cases = await scale_queries.crowded_small_projects(
         smoke_url, corpus, phase.projects, config, user_id=None, count=5
     )
     assert cases
@@ -118,9 +121,11 @@ async def test_dense_only_sweep_scores_the_dense_stage(smoke_url: str, corpus: C
     )  # fmt: skip
     assert phase.queries and {q.project.bucket for q in phase.queries} == {"100-1k"}
     config = replace(RetrievalConfig(), exact_below=0)
-    user_id = phase.user_id
-    outcomes = await bench.run_dense_queries(smoke_url, phase.queries, config, user_id=user_id, warmup=1)
+    outcomes = await scale_queries.run_dense_queries(
+        smoke_url, phase.queries, config, user_id=phase.user_id, warmup=1
+    )
     for outcome in outcomes:
-        assert outcome.query is not None and outcome.foreign == 0 and outcome.path == "hnsw"
+        # exact_below=0 walks the graph first; a walk that falls short is completed exactly ("hnsw+exact")
+        assert outcome.query is not None and outcome.foreign == 0 and outcome.path.startswith("hnsw")
         assert outcome.dense_len == min(config.candidate_depth, outcome.query.project.size)
         assert outcome.dense_ms > 0 and 0.0 <= outcome.recall10 <= 1.0

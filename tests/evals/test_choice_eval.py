@@ -6,7 +6,7 @@ import math
 from langchain_core.messages import AIMessage
 
 from agents.qa.options import parse_choice
-from evals.choice import REASON_ASK, REASON_SYSTEM, cloze, grammar_literal, reasoned, rotations
+from evals.choice import REASON_ASK, REASON_SYSTEM, both, cloze, grammar_literal, reasoned, rotations
 from tests.agents.test_qa_graph import RecordingFake
 
 QUESTION = "What does `cargo build --release` do?\n\nA) It renames the binary\nB) It turns on optimizations"
@@ -59,3 +59,20 @@ async def test_rotations_show_every_option_at_every_letter() -> None:
     probabilities = await rotations(llm, EXCERPTS, CHOICE)
     assert len(llm.prompts) == 2
     assert probabilities == [0.5, 0.5]  # a pure position bias cancels out
+
+
+def verdict(yes: float) -> AIMessage:
+    top = [{"token": "yes", "logprob": math.log(yes)}, {"token": "no", "logprob": math.log(1 - yes)}]
+    content = [{"token": "yes", "logprob": 0.0, "top_logprobs": top}]
+    return AIMessage(content="yes", response_metadata={"logprobs": {"content": content}})
+
+
+async def test_both_multiplies_the_letters_and_the_verdicts_probabilities() -> None:
+    assert CHOICE is not None
+    # The letters lean to A in both orders (0.6 : 0.4 each; the orders' geometric mean keeps 0.6 : 0.4);
+    # each option judged alone says B is the answer (0.9 against 0.2): the product picks B.
+    llm = RecordingFake(responses=[letters(A=0.6, B=0.4), letters(A=0.4, B=0.6), verdict(0.2), verdict(0.9)])
+    probabilities = await both(llm, EXCERPTS, CHOICE)
+    assert probabilities is not None and len(llm.prompts) == 4
+    assert math.isclose(probabilities[0], 0.6 * 0.2 / (0.6 * 0.2 + 0.4 * 0.9))
+    assert math.isclose(probabilities[1], 0.4 * 0.9 / (0.6 * 0.2 + 0.4 * 0.9))
