@@ -1,7 +1,7 @@
 """Ways to answer a question that carries its options, compared on the development quizzes.
 
     python -m evals.choice [--methods production,rotations,closed,cloze,verify,reasoned] [--limit N]
-                           [--context-chars 2000,1000]
+                           [--context-chars 2000,1000] [--evidence question,options]
 
 Every single-answer multiple-choice quiz of the Rust book's chapters 1-9, over the same project, the
 same retrieval and the same excerpts as the QA graph's choose node (agents/qa/choose.py); only the way
@@ -19,8 +19,9 @@ the embedded model picks an option differs:
   the same conversation.
 
 With more than one --context-chars budget, every method is run on the excerpts cut to each budget (the
-excerpts' size is most of the choice's time to its first token). Accuracy and the mean seconds per question
-are printed as a Markdown table and written to --report."""
+excerpts' size is most of the choice's time to its first token). With --evidence options, the excerpts
+are cut from each option's own best chunks as well as the question's (evidence_chunks). Accuracy and
+the mean seconds per question are printed as a Markdown table and written to --report."""
 
 import argparse
 import asyncio
@@ -45,11 +46,10 @@ from agents.qa.choice import (
     verify_options,
 )
 from agents.qa.config import DEFAULT_CONFIG
-from agents.qa.nodes import search_text
 from agents.qa.options import Choice, parse_choice
 from core.llm import make_chat_model, output_cap
 from core.migrations import apply_migrations
-from core.retrieval import Retriever
+from core.retrieval import Candidate, Retriever
 from core.services import EmbeddedServices
 from evals.qa.datasets import QACase, rust_quizzes
 from evals.qa.run import load_project
@@ -75,7 +75,7 @@ Scorer = Callable[[BaseChatModel, str, Choice], Awaitable[list[float] | None]]
 class Prepared:
     case: QACase
     choice: Choice
-    excerpts: dict[int, str]  # by context budget (characters)
+    excerpts: dict[tuple[str, int], str]  # by evidence mode and context budget (characters)
     gold: int
 
 
@@ -151,23 +151,47 @@ SCORERS: dict[str, Scorer] = {
 }
 
 
+async def evidence_chunks(retriever: Retriever, project: str, choice: Choice, mode: str) -> list[Candidate]:
+    """The chunks the excerpts are cut from: `question`, the choose node's (the best chunks for the
+    stem and its options together); `options`, the question's best chunks interleaved with each
+    option's own best ones (the stem and that option searched alone), without repeats."""
+    qa = DEFAULT_CONFIG
+    whole = await retriever.search(
+        project_id=UUID(project), query="\n".join([choice.stem, *choice.options]), profile=qa.profile
+    )
+    if mode == "question":
+        return whole.results[: qa.answer_chunks]
+    ranked = [whole.results]
+    for option in choice.options:
+        found = await retriever.search(
+            project_id=UUID(project), query=f"{choice.stem}\n{option}", profile=qa.profile
+        )
+        ranked.append(found.results)
+    chunks: dict[object, Candidate] = {}
+    for depth in range(max(len(results) for results in ranked)):
+        for results in ranked:
+            if depth < len(results) and len(chunks) < qa.answer_chunks + len(choice.options):
+                chunks.setdefault(results[depth].chunk_id, results[depth])
+    return list(chunks.values())
+
+
 async def prepare(
-    retriever: Retriever, project: str, cases: list[QACase], limit: int, budgets: list[int]
+    retriever: Retriever, project: str, cases: list[QACase], args: argparse.Namespace
 ) -> list[Prepared]:
     prepared: list[Prepared] = []
     qa = DEFAULT_CONFIG
     for case in cases:
-        if limit and len(prepared) == limit:
+        if args.limit and len(prepared) == args.limit:
             break
         choice = parse_choice(case.question)
         if choice is None or case.kind != "multiple_choice":
             continue
-        result = await retriever.search(
-            project_id=UUID(project), query=search_text(case.question), profile=qa.profile
-        )
         about = f"{choice.stem}\n" + "\n".join(choice.options)
-        chunks = result.results[: qa.answer_chunks]
-        excerpts = {b: prompts.excerpts_block(chunks, about, b, qa.chunk_chars) for b in budgets}
+        excerpts: dict[tuple[str, int], str] = {}
+        for mode in args.evidence:
+            chunks = await evidence_chunks(retriever, project, choice, mode)
+            for budget in args.context_chars:
+                excerpts[(mode, budget)] = prompts.excerpts_block(chunks, about, budget, qa.chunk_chars)
         prepared.append(Prepared(case, choice, excerpts, case.options.index(case.answers[0])))
     return prepared
 
@@ -184,23 +208,26 @@ async def run(args: argparse.Namespace) -> dict[str, tuple[int, int, float]]:
                     session.http, session.headers, dataset.corpus, args.workdir / "projects.json",
                     health_check=liveness_check(worker, settings),
                 )  # fmt: skip
-                prepared = await prepare(
-                    session.retriever, project, dataset.cases, args.limit, args.context_chars
-                )
+                prepared = await prepare(session.retriever, project, dataset.cases, args)
         finally:
             stop_worker(worker)
         llm = make_chat_model(settings, base_url=urls.llm_base_url)
-        runs = [(method, budget) for budget in args.context_chars for method in args.methods.split(",")]
-        names = {run: run[0] if len(args.context_chars) == 1 else f"{run[0]} @{run[1]}" for run in runs}
+        runs = [
+            (method, (mode, budget))
+            for mode in args.evidence
+            for budget in args.context_chars
+            for method in args.methods.split(",")
+        ]
+        names = {run: run_name(run, args) for run in runs}
         right = dict.fromkeys(names.values(), 0)
         seconds = dict.fromkeys(names.values(), 0.0)
         # Case by case, every method in turn: the methods sharing a prompt prefix reuse the server's cache.
         for number, item in enumerate(prepared, 1):
             outcomes = []
-            for method, budget in runs:
-                name = names[(method, budget)]
+            for method, key in runs:
+                name = names[(method, key)]
                 started = time.perf_counter()
-                scores = await SCORERS[method](llm, item.excerpts[budget], item.choice)
+                scores = await SCORERS[method](llm, item.excerpts[key], item.choice)
                 seconds[name] += time.perf_counter() - started
                 picked = max(range(len(scores)), key=lambda i: (scores[i], -i)) if scores else -1
                 right[name] += picked == item.gold
@@ -209,6 +236,17 @@ async def run(args: argparse.Namespace) -> dict[str, tuple[int, int, float]]:
         count = len(prepared)
         totals = {name: (right[name], count, seconds[name] / max(count, 1)) for name in names.values()}
     return totals
+
+
+def run_name(run: tuple[str, tuple[str, int]], args: argparse.Namespace) -> str:
+    method, (mode, budget) = run
+    return "".join(
+        [
+            method,
+            f" @{budget}" if len(args.context_chars) > 1 else "",
+            f" [{mode} evidence]" if len(args.evidence) > 1 else "",
+        ]
+    )
 
 
 def report(totals: dict[str, tuple[int, int, float]], command: str) -> str:
@@ -239,12 +277,21 @@ def main(argv: list[str] | None = None) -> None:
         default=[DEFAULT_CONFIG.choice_context_chars],
         help="excerpt budgets in characters, comma-separated (default: the choose node's)",
     )
+    parser.add_argument(
+        "--evidence",
+        type=lambda text: text.split(","),
+        default=["question"],
+        help="where the excerpts come from, comma-separated: question (the choose node's), options"
+        " (each option searched with the stem too)",
+    )
     parser.add_argument("--workdir", type=Path, default=REPO_ROOT / ".cache" / "evals" / "qa")
     parser.add_argument("--report", type=Path, default=REPO_ROOT / "evals" / "reports" / "choice-dev.md")
     args = parser.parse_args(argv)
     unknown = set(args.methods.split(",")) - set(METHODS)
     if unknown:
         parser.error(f"unknown methods: {sorted(unknown)}")
+    if set(args.evidence) - {"question", "options"}:
+        parser.error(f"unknown evidence: {args.evidence}")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     command = " ".join(["python -m evals.choice", *(sys.argv[1:] if argv is None else argv)])
     text = report(asyncio.run(run(args)), command)
