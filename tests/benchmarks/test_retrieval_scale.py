@@ -91,7 +91,10 @@ async def test_queries_are_isolated_and_recall_is_measured(
         assert outcome.results == min(scale_queries.TOP_K, size)
         assert outcome.dense_len == min(config.candidate_depth, size)
         assert 0.0 <= outcome.recall10 <= 1.0 and outcome.total_ms > 0
-        assert outcome.path == ("exact" if size <= exact_below else "hnsw")
+        if size <= exact_below:
+            assert outcome.path == "exact"
+        else:  # the graph is walked first; a walk that falls short is completed exactly ("hnsw+exact")
+            assert outcome.path.startswith("hnsw")
     rows = scale_report.summarise(outcomes, phase.projects, config.candidate_depth)
     assert {r.bucket for r in rows} == {o.bucket for o in outcomes}
     for row in rows:
