@@ -46,6 +46,7 @@ from agents.qa.choice import (
     verify_options,
 )
 from agents.qa.config import DEFAULT_CONFIG
+from agents.qa.nodes import search_text
 from agents.qa.options import Choice, parse_choice
 from core.llm import make_chat_model, output_cap
 from core.migrations import apply_migrations
@@ -151,14 +152,14 @@ SCORERS: dict[str, Scorer] = {
 }
 
 
-async def evidence_chunks(retriever: Retriever, project: str, choice: Choice, mode: str) -> list[Candidate]:
+async def evidence_chunks(
+    retriever: Retriever, project: str, question: str, choice: Choice, mode: str
+) -> list[Candidate]:
     """The chunks the excerpts are cut from: `question`, the choose node's (the best chunks for the
     stem and its options together); `options`, the question's best chunks interleaved with each
     option's own best ones (the stem and that option searched alone), without repeats."""
     qa = DEFAULT_CONFIG
-    whole = await retriever.search(
-        project_id=UUID(project), query="\n".join([choice.stem, *choice.options]), profile=qa.profile
-    )
+    whole = await retriever.search(project_id=UUID(project), query=search_text(question), profile=qa.profile)
     if mode == "question":
         return whole.results[: qa.answer_chunks]
     ranked = [whole.results]
@@ -189,7 +190,7 @@ async def prepare(
         about = f"{choice.stem}\n" + "\n".join(choice.options)
         excerpts: dict[tuple[str, int], str] = {}
         for mode in args.evidence:
-            chunks = await evidence_chunks(retriever, project, choice, mode)
+            chunks = await evidence_chunks(retriever, project, case.question, choice, mode)
             for budget in args.context_chars:
                 excerpts[(mode, budget)] = prompts.excerpts_block(chunks, about, budget, qa.chunk_chars)
         prepared.append(Prepared(case, choice, excerpts, case.options.index(case.answers[0])))
