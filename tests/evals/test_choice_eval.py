@@ -6,7 +6,7 @@ import math
 from langchain_core.messages import AIMessage
 
 from agents.qa.options import parse_choice
-from evals.choice import REASON_ASK, REASON_SYSTEM, both, cloze, grammar_literal, reasoned, rotations
+from evals.choice_scorers import REASON_ASK, REASON_SYSTEM, both, cloze, grammar_literal, reasoned, rotations
 from tests.agents.test_qa_graph import RecordingFake
 
 QUESTION = "What does `cargo build --release` do?\n\nA) It renames the binary\nB) It turns on optimizations"
