@@ -20,8 +20,10 @@ the embedded model picks an option differs (the scorers: evals/choice_scorers.py
 
 With more than one --context-chars budget, every method is run on the excerpts cut to each budget (the
 excerpts' size is most of the choice's time to its first token). With --evidence options, the excerpts
-are cut from each option's own best chunks as well as the question's (evidence_chunks). Accuracy and
-the mean seconds per question are printed as a Markdown table and written to --report."""
+are cut from each option's own best chunks as well as the question's (evidence_chunks). With
+--whole-book the project holds every chapter, as a student's would, while the questions stay those of
+chapters 1-9. Accuracy and the mean seconds per question are printed as a Markdown table and written to
+--report."""
 
 import argparse
 import asyncio
@@ -42,7 +44,7 @@ from core.migrations import apply_migrations
 from core.retrieval import Candidate, Retriever
 from core.services import EmbeddedServices
 from evals.choice_scorers import METHODS, SCORERS
-from evals.qa.datasets import QACase, rust_quizzes
+from evals.qa.datasets import QACase, rust_book, rust_quizzes
 from evals.qa.run import load_project
 from evals.stack import REPO_ROOT, api_session, liveness_check, start_worker, stop_worker, workdir_settings
 
@@ -105,13 +107,14 @@ async def prepare(
 async def run(args: argparse.Namespace) -> dict[str, tuple[int, int, float]]:
     settings = workdir_settings(args.workdir)
     dataset = rust_quizzes(args.data, chapters=range(1, 10))
+    corpus = rust_book(args.data) if args.whole_book else dataset.corpus
     with EmbeddedServices(settings, llm=True) as urls:
         apply_migrations(urls.database_url)
         worker = start_worker(urls, settings)
         try:
             async with api_session(settings, urls, email=EVAL_USER, key_name="choice-evals") as session:
                 project = await load_project(
-                    session.http, session.headers, dataset.corpus, args.workdir / "projects.json",
+                    session.http, session.headers, corpus, args.workdir / "projects.json",
                     health_check=liveness_check(worker, settings),
                 )  # fmt: skip
                 prepared = await prepare(session.retriever, project, dataset.cases, args)
@@ -189,6 +192,11 @@ def main(argv: list[str] | None = None) -> None:
         default=["question"],
         help="where the excerpts come from, comma-separated: question (the choose node's), options"
         " (each option searched with the stem too)",
+    )
+    parser.add_argument(
+        "--whole-book",
+        action="store_true",
+        help="the project holds every chapter of the book, not only chapters 1-9 (the questions stay 1-9's)",
     )
     parser.add_argument("--workdir", type=Path, default=REPO_ROOT / ".cache" / "evals" / "qa")
     parser.add_argument("--report", type=Path, default=REPO_ROOT / "evals" / "reports" / "choice-dev.md")

@@ -48,10 +48,7 @@ def rust_quizzes(
 ) -> QADataset:
     """The book's chapter files of `chapters` as the project, their quizzes as cases."""
     book = data_dir / "rust-book"
-    corpus = Corpus("rust-book", "en")
-    for path in sorted((book / "src").glob("ch*.md")):
-        if _chapter(path.name) in chapters:
-            corpus.files[path.name] = path.read_text()
+    corpus = rust_book(data_dir, chapters=chapters)
     rng = random.Random(seed)
     cases: list[QACase] = []
     for quiz in sorted((book / "quizzes").glob("ch*.toml")):
@@ -66,6 +63,15 @@ def rust_quizzes(
     if limit:
         cases = rng.sample(cases, min(limit, len(cases)))
     return QADataset(corpus, cases)
+
+
+def rust_book(data_dir: Path, *, chapters: range | None = None) -> Corpus:
+    """The book's chapter files (of `chapters`, else all of them) as a corpus; no quiz is read."""
+    corpus = Corpus("rust-book", "en")
+    for path in sorted((data_dir / "rust-book" / "src").glob("ch*.md")):
+        if chapters is None or _chapter(path.name) in chapters:
+            corpus.files[path.name] = path.read_text()
+    return corpus
 
 
 def _chapter(filename: str) -> int:
