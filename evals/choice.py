@@ -27,6 +27,7 @@ chapters 1-9. Accuracy and the mean seconds per question are printed as a Markdo
 
 import argparse
 import asyncio
+import itertools
 import math
 import os
 import sys
@@ -60,27 +61,34 @@ class Prepared:
 
 
 async def evidence_chunks(
-    retriever: Retriever, project: str, question: str, choice: Choice, mode: str
-) -> list[Candidate]:
-    """The chunks the excerpts are cut from: `question`, the choose node's (the best chunks for the
-    stem and its options together); `options`, the question's best chunks interleaved with each
-    option's own best ones (the stem and that option searched alone), without repeats."""
+    retriever: Retriever, project: str, question: str, choice: Choice, modes: list[str]
+) -> dict[str, list[Candidate]]:
+    """The chunks the excerpts are cut from, per mode: `question`, the choose node's (the best chunks
+    for the stem and its options together); `options`, the question's best chunks interleaved with each
+    option's own best ones (the stem and that option searched alone), without repeats. The question is
+    searched once for both."""
     qa = DEFAULT_CONFIG
     whole = await retriever.search(project_id=UUID(project), query=search_text(question), profile=qa.profile)
-    if mode == "question":
-        return whole.results[: qa.answer_chunks]
-    ranked = [whole.results]
-    for option in choice.options:
-        found = await retriever.search(
-            project_id=UUID(project), query=f"{choice.stem}\n{option}", profile=qa.profile
-        )
-        ranked.append(found.results)
-    chunks: dict[object, Candidate] = {}
-    for depth in range(max(len(results) for results in ranked)):
-        for results in ranked:
-            if depth < len(results) and len(chunks) < qa.answer_chunks + len(choice.options):
-                chunks.setdefault(results[depth].chunk_id, results[depth])
-    return list(chunks.values())
+    chunks = {"question": whole.results[: qa.answer_chunks]}
+    if "options" in modes:
+        ranked = [whole.results]
+        for option in choice.options:
+            query = f"{choice.stem}\n{option}"
+            ranked.append(
+                (await retriever.search(project_id=UUID(project), query=query, profile=qa.profile)).results
+            )
+        chunks["options"] = interleaved(ranked, qa.answer_chunks + len(choice.options))
+    return {mode: chunks[mode] for mode in modes}
+
+
+def interleaved(ranked: list[list[Candidate]], limit: int) -> list[Candidate]:
+    """The lists' first items, then their second ones, and so on, each chunk once, at most `limit`."""
+    chosen: dict[int, Candidate] = {}
+    for tier in itertools.zip_longest(*ranked):
+        for candidate in tier:
+            if candidate is not None and len(chosen) < limit:
+                chosen.setdefault(candidate.chunk_id, candidate)
+    return list(chosen.values())
 
 
 async def prepare(
@@ -95,11 +103,12 @@ async def prepare(
         if choice is None or case.kind != "multiple_choice":
             continue
         about = f"{choice.stem}\n" + "\n".join(choice.options)
-        excerpts: dict[tuple[str, int], str] = {}
-        for mode in args.evidence:
-            chunks = await evidence_chunks(retriever, project, case.question, choice, mode)
-            for budget in args.context_chars:
-                excerpts[(mode, budget)] = prompts.excerpts_block(chunks, about, budget, qa.chunk_chars)
+        by_mode = await evidence_chunks(retriever, project, case.question, choice, args.evidence)
+        excerpts = {
+            (mode, budget): prompts.excerpts_block(chunks, about, budget, qa.chunk_chars)
+            for mode, chunks in by_mode.items()
+            for budget in args.context_chars
+        }
         prepared.append(Prepared(case, choice, excerpts, case.options.index(case.answers[0])))
     return prepared
 

@@ -6,6 +6,8 @@ import math
 from langchain_core.messages import AIMessage
 
 from agents.qa.options import parse_choice
+from core.retrieval import Candidate
+from evals.choice import interleaved
 from evals.choice_scorers import REASON_ASK, REASON_SYSTEM, both, cloze, grammar_literal, reasoned, rotations
 from tests.agents.test_qa_graph import RecordingFake
 
@@ -76,3 +78,9 @@ async def test_both_multiplies_the_letters_and_the_verdicts_probabilities() -> N
     assert probabilities is not None and len(llm.prompts) == 4
     assert math.isclose(probabilities[0], 0.6 * 0.2 / (0.6 * 0.2 + 0.4 * 0.9))
     assert math.isclose(probabilities[1], 0.4 * 0.9 / (0.6 * 0.2 + 0.4 * 0.9))
+
+
+def test_option_evidence_takes_each_lists_next_chunk_in_turn_once_each_up_to_the_limit() -> None:
+    question, first, second = ([Candidate(i) for i in ids] for ids in ([1, 2, 3], [2, 4], [5, 1, 6]))
+    assert [c.chunk_id for c in interleaved([question, first, second], 5)] == [1, 2, 5, 4, 3]
+    assert [c.chunk_id for c in interleaved([question, first, second], 10)] == [1, 2, 5, 4, 3, 6]
