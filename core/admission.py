@@ -14,13 +14,16 @@ import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from core import admission_script
 from core.settings import Settings
+
+if TYPE_CHECKING:
+    from core.runtime.chat_plan import ChatModelPlan
 
 log = logging.getLogger(__name__)
 
@@ -68,15 +71,19 @@ class LlmAdmission:
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @classmethod
-    def from_settings(cls, redis: Redis, settings: Settings) -> "LlmAdmission":
-        # The embedded llama.cpp server runs one completion at a time well; a remote endpoint more.
-        default = 1 if settings.llm_base_url is None else 4
+    def for_plan(cls, redis: Redis, settings: Settings, plan: "ChatModelPlan") -> "LlmAdmission":
         return cls(
-            redis,
-            concurrency=settings.llm_concurrency or default,
-            queue_max=settings.llm_queue_max,
-            lease_s=settings.llm_lease_s,
+            redis, concurrency=plan.concurrency, queue_max=settings.llm_queue_max, lease_s=settings.llm_lease_s
         )
+
+    @classmethod
+    def from_settings(cls, redis: Redis, settings: Settings) -> "LlmAdmission":
+        # Transitional: callers move to for_plan with the runtime's ChatModelPlan.
+        from core.runtime.chat_plan import ChatModelPlan
+        from core.services import ServiceUrls
+
+        plan = ChatModelPlan.decide(settings, ServiceUrls("", "", settings.llm_base_url))
+        return cls.for_plan(redis, settings, plan)
 
     @property
     def _lease_ms(self) -> int:

@@ -1,0 +1,51 @@
+"""Which chat model this instance uses and how, decided once and handed to child processes explicitly."""
+
+from dataclasses import dataclass
+
+from core.llm import StructuredMode
+from core.services import ServiceUrls
+from core.settings import Settings
+
+# The embedded llama.cpp server runs one completion at a time well; a remote endpoint more.
+EMBEDDED_CONCURRENCY = 1
+REMOTE_CONCURRENCY = 4
+
+
+@dataclass(frozen=True)
+class ChatModelPlan:
+    base_url: str | None  # None: no chat model (agent routes answer 503 with the reason)
+    embedded: bool  # the llama.cpp server this instance started (LLM_BASE_URL unset)
+    concurrency: int  # model calls admitted at once, across every process of the instance
+    structured_mode: StructuredMode
+
+    @classmethod
+    def decide(cls, settings: Settings, urls: ServiceUrls) -> "ChatModelPlan":
+        embedded = settings.llm_base_url is None
+        concurrency = settings.llm_concurrency or (EMBEDDED_CONCURRENCY if embedded else REMOTE_CONCURRENCY)
+        return cls(
+            base_url=urls.llm_base_url,
+            embedded=embedded,
+            concurrency=concurrency,
+            structured_mode=_structured_mode(settings, embedded),
+        )
+
+    def child_environment(self) -> dict[str, str]:
+        """What a child process (a worker) needs to make the same decisions: it sees the embedded
+        server's URL as an external one, so the resolved values travel with it."""
+        if self.base_url is None:
+            return {}
+        return {
+            "LLM_BASE_URL": self.base_url,
+            "LLM_CONCURRENCY": str(self.concurrency),
+            "LLM_STRUCTURED_OUTPUT": self.structured_mode,
+        }
+
+
+def _structured_mode(settings: Settings, embedded: bool) -> StructuredMode:
+    if settings.llm_structured_output != "auto":
+        return settings.llm_structured_output
+    if embedded:
+        return "llama-grammar"
+    if settings.llm_base_url is not None and "api.openai.com" in settings.llm_base_url:
+        return "json_schema"
+    return "function_calling"

@@ -1,0 +1,82 @@
+"""The one runtime: every shared resource of a process, opened once by open_runtime and closed in one
+place. The API, the workers, the CLI, the evals and the benchmarks all start from it."""
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from arq.connections import ArqRedis, RedisSettings, create_pool
+from langchain_core.embeddings import Embeddings
+from langchain_openai import ChatOpenAI
+from psycopg_pool import AsyncConnectionPool
+
+from core.admission import LlmAdmission
+from core.calibration import Thresholds, thresholds_for
+from core.db import open_pool
+from core.embeddings import make_embeddings
+from core.llm import make_chat_model
+from core.retrieval import RetrievalConfig, Retriever
+from core.retrieval.rerankers.factory import make_reranker
+from core.runtime.chat_plan import ChatModelPlan
+from core.services import ServiceUrls
+from core.settings import Settings
+from core.tracing import Tracing
+
+
+@dataclass(frozen=True)
+class Runtime:
+    settings: Settings
+    urls: ServiceUrls
+    chat: ChatModelPlan
+    pool: AsyncConnectionPool
+    redis: ArqRedis
+    admission: LlmAdmission  # the one fair queue in front of the chat model, shared through Redis
+    embeddings: Embeddings
+    retriever: Retriever
+    thresholds: Thresholds  # the embedding model's cosine thresholds (or a warning that it has none)
+    llm: ChatOpenAI | None  # None without a chat model
+    tracing: Tracing | None  # None unless LangSmith is configured
+
+
+@asynccontextmanager
+async def open_runtime(
+    settings: Settings,
+    urls: ServiceUrls,
+    *,
+    pool_size: int | None = None,
+    pool_timeout_s: float | None = None,
+) -> AsyncIterator[Runtime]:
+    """Opens everything a process shares; `pool_size`/`pool_timeout_s` default to the API's settings."""
+    pool = await open_pool(
+        urls.database_url,
+        max_size=pool_size or settings.database_pool_size,
+        timeout=pool_timeout_s or settings.database_pool_timeout_s,
+    )
+    redis: ArqRedis | None = None
+    tracing = Tracing.from_settings(settings)
+    try:
+        redis = await create_pool(RedisSettings.from_dsn(urls.redis_url))
+        chat = ChatModelPlan.decide(settings, urls)
+        embeddings = await asyncio.to_thread(make_embeddings, settings)
+        yield Runtime(
+            settings=settings,
+            urls=urls,
+            chat=chat,
+            pool=pool,
+            redis=redis,
+            admission=LlmAdmission.for_plan(redis, settings, chat),
+            embeddings=embeddings,
+            retriever=Retriever(
+                pool, embeddings, make_reranker(settings), RetrievalConfig.from_settings(settings)
+            ),
+            thresholds=thresholds_for(settings.embedding_model, settings.data_dir),
+            llm=make_chat_model(settings, base_url=chat.base_url) if chat.base_url else None,
+            tracing=tracing,
+        )
+    finally:
+        if tracing is not None:
+            await asyncio.to_thread(tracing.flush)
+        if redis is not None:
+            await redis.aclose()
+        await pool.close()
