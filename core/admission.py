@@ -72,9 +72,8 @@ class LlmAdmission:
 
     @classmethod
     def for_plan(cls, redis: Redis, settings: Settings, plan: "ChatModelPlan") -> "LlmAdmission":
-        return cls(
-            redis, concurrency=plan.concurrency, queue_max=settings.llm_queue_max, lease_s=settings.llm_lease_s
-        )
+        queue_max, lease_s = settings.llm_queue_max, settings.llm_lease_s
+        return cls(redis, concurrency=plan.concurrency, queue_max=queue_max, lease_s=lease_s)
 
     @classmethod
     def from_settings(cls, redis: Redis, settings: Settings) -> "LlmAdmission":
