@@ -18,6 +18,7 @@ from backend.input_errors import add_input_error_handlers
 from backend.observability import RequestContextMiddleware
 from backend.rate_limits import RateLimited, RateLimiter, RateLimitMiddleware, rate_limited_handler
 from backend.routes import (
+    attempts,
     curation,
     documents,
     exports,
@@ -121,6 +122,7 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
     app.include_router(qa.router)
     app.include_router(plans.router)
     app.include_router(questions.router)
+    app.include_router(attempts.router)
     app.include_router(curation.router)
     app.include_router(exports.router)
     app.include_router(history.router)
