@@ -62,10 +62,14 @@ async def admitted_model(
     llm: BaseChatModel, admission: LlmAdmission, *, user: str
 ) -> AsyncIterator[BaseChatModel]:
     """`llm` with each call admitted with background priority for `user` (fair among users like the
-    API's requests). Slots still held when the block ends are freed."""
+    API's requests). Slots still held when the block ends are freed. A model admitted already is
+    yielded as it is: a second callback would wait for a second slot per call."""
+    own = llm.callbacks if isinstance(llm.callbacks, list) else []
+    if any(isinstance(handler, AdmissionCallback) for handler in own):
+        yield llm
+        return
     callback = AdmissionCallback(admission, user)
     try:
-        own = llm.callbacks if isinstance(llm.callbacks, list) else []
         yield llm.model_copy(update={"callbacks": [*own, callback]})
     finally:
         await callback.release_all()

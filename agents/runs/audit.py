@@ -49,6 +49,27 @@ class Caller(Protocol):
     def project(self) -> Mapping[str, Any]: ...  # its row: the groundedness sample rate
 
 
+@dataclass(frozen=True)
+class JobUser:
+    id: UUID
+
+
+@dataclass(frozen=True)
+class JobCaller:
+    """A worker job's caller: the project row it runs in (at least its id) and the user it runs for."""
+
+    project: Mapping[str, Any]
+    user: JobUser
+
+    @property
+    def id(self) -> UUID:
+        return UUID(str(self.project["id"]))
+
+    @classmethod
+    def of(cls, project: Mapping[str, Any], user_id: UUID | str) -> JobCaller:
+        return cls(project, JobUser(UUID(str(user_id))))
+
+
 def sample_rate(project: Mapping[str, Any], settings: Settings) -> float:
     """The project's own rate when it set one, else GROUNDEDNESS_SAMPLE_RATE. A project's own rate is
     held to GROUNDEDNESS_SAMPLE_RATE_MAX (one stored before the cap, or before it was lowered)."""

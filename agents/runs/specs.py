@@ -10,3 +10,8 @@ PLANNER = AgentSpec(
     unusable="The chat model's reply could not be read as an outline; try again.",
     unreachable="The chat model could not be reached; try again shortly.",
 )
+# Worker runs: no history row; the job maps the errors to its own failure reason from their cause.
+WRITER = AgentSpec(
+    "writer", unusable="{error}", unreachable="The chat model could not be reached; try again later."
+)
+JUDGE = AgentSpec("judge", unusable="{error}", unreachable="The chat model could not be reached.")
