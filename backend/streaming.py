@@ -14,8 +14,8 @@ import psycopg
 from fastapi.responses import StreamingResponse
 
 from agents.runs.qa import Answered, QAStep, QATurn
-from agents.runs.service import Failed, KeepAlive, Queued, Reset, Token
-from backend.admission import MODEL_DOWN_RETRY_AFTER_S, model_error_detail
+from agents.runs.service import MODEL_DOWN_RETRY_AFTER_S, Failed, KeepAlive, Queued, Reset, Token
+from backend.admission import model_error_detail
 from backend.qa_schemas import QAResponse
 
 KEEPALIVE = ": keep-alive\n\n"

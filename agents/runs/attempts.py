@@ -13,7 +13,7 @@ from psycopg_pool import AsyncConnectionPool
 from agents.question_evaluator.graph import chosen_option
 from agents.question_evaluator.graph import graph as evaluator
 from agents.runs.errors import Conflict, NotFound
-from agents.runs.service import AgentRunner
+from agents.runs.service import AgentRunner, Scope
 from agents.runs.specs import EVALUATOR
 from core.store import attempts
 from core.study.reviews import review_attempt
@@ -89,8 +89,12 @@ async def attempt(
     return Attempted(row=row, done=done, attempts_left=left)
 
 
-def _scope(runner: AgentRunner, question: dict[str, Any]) -> dict[str, UUID]:
-    return {"project_id": runner.caller.id, "user_id": runner.caller.user.id, "question_id": question["id"]}
+class AttemptScope(Scope):
+    question_id: UUID
+
+
+def _scope(runner: AgentRunner, question: dict[str, Any]) -> AttemptScope:
+    return {**runner.scope, "question_id": question["id"]}
 
 
 def _fields(answer: str, grade: dict[str, Any], *, told: bool) -> dict[str, Any]:
@@ -111,7 +115,7 @@ def _fields(answer: str, grade: dict[str, Any], *, told: bool) -> dict[str, Any]
 
 
 async def _store(
-    pool: AsyncConnectionPool, scope: dict[str, UUID], fields: dict[str, Any], limit: int | None
+    pool: AsyncConnectionPool, scope: AttemptScope, fields: dict[str, Any], limit: int | None
 ) -> dict[str, Any]:
     async with pool.connection() as conn:
         row = await attempts.insert_attempt(conn, **scope, **fields, max_attempts=limit)
@@ -124,7 +128,7 @@ async def _store(
     return row
 
 
-def _unstored(scope: dict[str, UUID], fields: dict[str, Any]) -> dict[str, Any]:
+def _unstored(scope: AttemptScope, fields: dict[str, Any]) -> dict[str, Any]:
     now = datetime.now(UTC)
     return {
         **fields,

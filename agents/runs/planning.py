@@ -1,12 +1,12 @@
 """A Content Planner outline for the API, answered at once: planned, stored as a plan, audited."""
 
-from typing import Any
+from typing import Any, cast
 
 from psycopg_pool import AsyncConnectionPool
 
 from agents.planner.graph import graph as planner_graph
 from agents.planner.graph import planner_input
-from agents.planner.state import outline_document
+from agents.planner.state import PlannerOutput, outline_document
 from agents.runs.errors import Forbidden
 from agents.runs.service import AgentRunner
 from agents.runs.specs import PLANNER
@@ -22,7 +22,7 @@ async def plan(
 ) -> dict[str, Any]:
     """The stored plan: an outline of sections, each with its supporting chunks and a coverage figure,
     and the gaps. Without a topic the project's titles and headings are planned."""
-    scope = {"project_id": runner.caller.id, "user_id": runner.caller.user.id}
+    scope = runner.scope
     headings: list[str] = []
     if not topic:
         async with pool.connection() as conn:
@@ -32,7 +32,10 @@ async def plan(
     output = await runner.invoke(PLANNER, planner_graph, planned, question=topic or "")
     async with pool.connection() as conn:
         row = await plans.create_plan(
-            conn, **scope, topic=topic, outline=outline_document(planned["query"], output)
+            conn,
+            **scope,
+            topic=topic,
+            outline=outline_document(planned["query"], cast(PlannerOutput, output)),
         )
     if row is None:
         raise viewer_forbidden()

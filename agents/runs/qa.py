@@ -16,7 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from agents.common.citations import citation_for
 from agents.qa import DEFAULT_CONFIG
-from agents.qa.state import QAInput
+from agents.qa.state import DocumentRef, QAInput
 from agents.qa.study_next import study_next_reply
 from agents.qa.threads import history_from_messages, turn_messages
 from agents.runs.audit import Audit
@@ -71,7 +71,7 @@ class QAService:
             raise ValueError("a QA turn is audited: its runner needs an Audit")
         self.runner, self.pool, self.graph, self.keep_threads = runner, pool, graph, keep_threads
         self.audit: Audit = runner.audit
-        self.scope = {"project_id": runner.caller.id, "user_id": runner.caller.user.id}
+        self.scope = runner.scope
 
     async def answer(self, ask: Ask) -> QATurn:
         ticket, thread_id, inputs = await self._prepare(ask)
@@ -156,7 +156,9 @@ class QAService:
                 )
                 history = history_from_messages(messages)
             docs = await documents.list_documents(conn, **self.scope) if for_graph else []
-        refs = [{"id": str(d["id"]), "title": d["title"], "filename": d["filename"]} for d in docs]
+        refs: list[DocumentRef] = [
+            {"id": str(d["id"]), "title": d["title"], "filename": d["filename"]} for d in docs
+        ]
         return thread_id, {
             "question": ask.question,
             "history": history,

@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypedDict, TypeVar
 from uuid import UUID
 
 import openai
@@ -38,6 +38,13 @@ class Graph(Protocol):
     def astream(
         self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = None
     ) -> AsyncIterator[Any]: ...
+
+
+class Scope(TypedDict):
+    """The store's scope of a caller's SQL: the project, and the member whose access it checks."""
+
+    project_id: UUID
+    user_id: UUID
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,10 @@ class AgentRunner:
     @property
     def user(self) -> str:
         return str(self.caller.user.id)
+
+    @property
+    def scope(self) -> Scope:
+        return {"project_id": self.caller.id, "user_id": self.caller.user.id}
 
     def run_config(self) -> dict[str, Any] | None:
         return self.audit.run_config() if self.audit else None
