@@ -34,7 +34,7 @@ def event_stream(events: AsyncIterator[str] | Iterable[str], *, live: bool = Tru
 def replay(response: QAResponse) -> StreamingResponse:
     """A reply already complete, in the stream's events."""
     events = [sse_event("token", {"text": response.answer}), *_closing_events(response)]
-    return event_stream(events, live=False)
+    return event_stream(iter(events), live=False)
 
 
 async def qa_events(
