@@ -1,4 +1,5 @@
-"""Database trouble answers 503 with Retry-After, at once, instead of a 500 after a long wait.
+"""Database trouble answers 503 with Retry-After, at once, instead of a 500 after a long wait; an agent
+run's domain errors (agents/runs/errors.py) answer their one status each.
 
 Two cases reach here: no pooled connection became free within DATABASE_POOL_TIMEOUT_S (every one is
 busy, or Postgres is down so none can be opened: the pool cannot tell these apart), and a query that
@@ -13,6 +14,15 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from psycopg_pool import PoolTimeout
 
+from agents.runs.errors import (
+    AgentRunError,
+    Conflict,
+    Forbidden,
+    ModelUnreachable,
+    NotFound,
+    Unprocessable,
+    UnusableReply,
+)
 from backend.observability import log_json, request_id
 
 # Seconds a client should wait before retrying: a busy pool frees up within a request's time; a
@@ -57,3 +67,25 @@ def add_database_error_handlers(app: FastAPI) -> None:
     # PoolTimeout is an OperationalError too; Starlette picks the handler of the closest class.
     app.add_exception_handler(PoolTimeout, pool_timeout)
     app.add_exception_handler(psycopg.OperationalError, database_unavailable)
+
+
+_AGENT_RUN_STATUS: dict[type[AgentRunError], int] = {
+    Forbidden: 403,
+    NotFound: 404,
+    Conflict: 409,
+    Unprocessable: 422,
+    UnusableReply: 502,
+    ModelUnreachable: 503,
+}
+
+
+async def agent_run_failed(request: Request, error: Exception) -> JSONResponse:
+    # The body and headers an HTTPException with the same detail would give.
+    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, ModelUnreachable) else None
+    status = next(code for kind, code in _AGENT_RUN_STATUS.items() if isinstance(error, kind))
+    return JSONResponse({"detail": str(error)}, status_code=status, headers=headers)
+
+
+def add_agent_run_error_handlers(app: FastAPI) -> None:
+    for kind in _AGENT_RUN_STATUS:
+        app.add_exception_handler(kind, agent_run_failed)

@@ -12,12 +12,13 @@ from agents.qa import build_graph, qa_config
 from backend import health as health_routes
 from backend.admission import add_model_error_handlers
 from backend.body_limit import BodyLimitMiddleware
-from backend.errors import add_database_error_handlers
+from backend.errors import add_agent_run_error_handlers, add_database_error_handlers
 from backend.frontend import add_frontend
 from backend.input_errors import add_input_error_handlers
 from backend.observability import RequestContextMiddleware
 from backend.rate_limits import RateLimited, RateLimiter, RateLimitMiddleware, rate_limited_handler
 from backend.routes import (
+    attempts,
     curation,
     documents,
     exports,
@@ -99,6 +100,7 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
     app.add_middleware(RequestContextMiddleware)
     add_database_error_handlers(app)  # pool exhausted or database down: 503 + Retry-After, not 500
     add_model_error_handlers(app)  # model queue full: 429; model or queue unreachable: 503
+    add_agent_run_error_handlers(app)  # an agent run's domain errors: their one status each
     app.add_exception_handler(RateLimited, rate_limited_handler)  # a user's budget spent: 429
     add_input_error_handlers(app)  # a lone surrogate, a NUL, an offset past bigint: 422, never 500
 
@@ -120,6 +122,7 @@ def create_app(settings: Settings, urls: ServiceUrls) -> FastAPI:
     app.include_router(qa.router)
     app.include_router(plans.router)
     app.include_router(questions.router)
+    app.include_router(attempts.router)
     app.include_router(curation.router)
     app.include_router(exports.router)
     app.include_router(history.router)

@@ -7,19 +7,18 @@ import json
 import logging
 import re
 import time
-import traceback
 import uuid
-from typing import Any
 
 from fastapi import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from core.jsonlog import log_failure, log_json
 
 HEADER = "X-Request-ID"
 # An incoming id is kept when it looks like an id (a uuid, a hex string, a tracing id), so a proxy's or
 # a client's id ties their logs to ours; anything else (too long, spaces, control characters that could
 # forge log lines or headers) is replaced by a fresh one.
 _SANE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
-log = logging.getLogger("studyai.requests")
 
 
 def request_id_for(incoming: str | None) -> str:
@@ -32,22 +31,6 @@ def request_id(request: Request) -> str:
     """The id the middleware gave this request (a fresh one when the app runs without it)."""
     state = request.scope.setdefault("state", {})
     return state.setdefault("request_id", uuid.uuid4().hex)
-
-
-def log_json(level: int, event: str, **fields: Any) -> None:
-    """One JSON line. Callers pass ids, outcomes, timings and counts, never prompts or document text."""
-    log.log(level, json.dumps({"event": event, **fields}, default=str, ensure_ascii=False))
-
-
-def _frames(error: BaseException) -> list[str]:
-    """Where it failed, without the message: an exception's text can quote a prompt or a document."""
-    return [f"{f.filename}:{f.lineno}:{f.name}" for f in traceback.extract_tb(error.__traceback__)][-8:]
-
-
-def log_failure(rid: str, error: BaseException, **fields: Any) -> None:
-    """An error's type and frames, with the request id; never its message (see _frames)."""
-    log_json(logging.ERROR, "unhandled_error", request_id=rid, error_type=type(error).__name__,
-             frames=_frames(error), **fields)  # fmt: skip
 
 
 class RequestContextMiddleware:

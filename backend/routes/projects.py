@@ -1,11 +1,19 @@
 """Projects (their members: backend/routes/members.py)."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 
 from backend import security_log
-from backend.deps import DbDep, ProjectDep, ProjectOwnerDep, ProjectWriterDep, SettingsDep, UserDep
+from backend.deps import (
+    DbDep,
+    ProjectAccess,
+    ProjectDep,
+    ProjectOwnerDep,
+    ProjectWriterDep,
+    SettingsDep,
+    UserDep,
+)
 from backend.schemas import ProjectCreate, ProjectOut, ProjectUpdate
 from core.settings import Settings
 from core.store import projects
@@ -71,11 +79,8 @@ async def get_project(access: ProjectDep) -> ProjectOut:
     return ProjectOut(**access.project)
 
 
-@router.patch("/{project_id}")
-async def update_project(
-    body: ProjectUpdate, request: Request, access: ProjectWriterDep, db: DbDep, settings: SettingsDep
-) -> ProjectOut:
-    check_sample_rate(body.groundedness_sample_rate, settings)
+def _changes(body: ProjectUpdate, access: ProjectAccess) -> dict[str, Any]:
+    """The update's columns; 403 for a change only the owner may make."""
     changes = body.model_dump(exclude_none=True)
     if "groundedness_sample_rate" in body.model_fields_set:  # null is a value here: back to the setting
         changes["groundedness_sample_rate"] = body.groundedness_sample_rate
@@ -94,6 +99,15 @@ async def update_project(
         if access.role != "owner":
             raise HTTPException(status.HTTP_403_FORBIDDEN, "Only the project's owner sets the exam date.")
         changes["exam_date"] = body.exam_date
+    return changes
+
+
+@router.patch("/{project_id}")
+async def update_project(
+    body: ProjectUpdate, request: Request, access: ProjectWriterDep, db: DbDep, settings: SettingsDep
+) -> ProjectOut:
+    check_sample_rate(body.groundedness_sample_rate, settings)
+    changes = _changes(body, access)
     async with db.connection() as conn:
         async with conn.transaction():
             updated = await projects.update_project(

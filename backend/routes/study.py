@@ -2,17 +2,14 @@
 and the class's for owners). Every member studies; each reads and writes only their own cards,
 reviews and settings (the SQL says so: core/store/study.py). Times come from the request's clock."""
 
-import logging
-from datetime import UTC, datetime
-from typing import Annotated, Any
-from uuid import UUID
+from datetime import UTC
+from typing import Annotated
 
-from arq.connections import ArqRedis
 from fastapi import APIRouter, HTTPException, Query, status
 from fsrs import Rating
 
 from backend.clock import ClockDep
-from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectOwnerDep, QueueDep, SettingsDep
+from backend.deps import DbDep, ProjectDep, ProjectOwnerDep, QueueDep, SettingsDep
 from backend.question_schemas import QuestionOut
 from backend.study_schemas import (
     ClassMasteryOut,
@@ -23,63 +20,17 @@ from backend.study_schemas import (
     StudySettingsOut,
     StudySettingsUpdate,
 )
-from core.queue import INDEX_QUEUE, OPTIMIZE_STUDY
 from core.store import study
 from core.study import service
-from core.study.rating import Verdict, rating_for_attempt
+from core.study.reviews import request_optimization
 from core.study.scheduler import make_scheduler
 from core.study.topics import class_topics
 
-log = logging.getLogger(__name__)
 router = APIRouter(prefix="/projects/{project_id}", tags=["study"])
 
 
 def _not_studiable() -> HTTPException:
     return HTTPException(status.HTTP_404_NOT_FOUND, "Question not found, or not in your study queue.")
-
-
-async def request_optimization(queue: ArqRedis, project_id: Any, user_id: Any) -> None:
-    """Fits the student's FSRS parameters on the index worker (torch, seconds of CPU: never in a
-    request). One job per student and project at a time (its id); a lost one is asked for again by the
-    next review, since the count that calls for it stays above the threshold until a fit is stored."""
-    try:
-        await queue.enqueue_job(
-            OPTIMIZE_STUDY,
-            str(project_id),
-            str(user_id),
-            _job_id=f"study-optimize:{project_id}:{user_id}",
-            _queue_name=INDEX_QUEUE,
-        )
-    except Exception as error:  # the review is stored; fitting waits for the next one
-        log.warning("could not enqueue the FSRS fit for %s: %r", user_id, error)
-
-
-async def review_attempt(
-    db: DbDep,
-    queue: ArqRedis,
-    access: ProjectAccess,
-    question_id: UUID,
-    *,
-    verdict: Verdict,
-    score: float,
-    first_try: bool,
-    now: datetime,
-) -> None:
-    """A graded attempt is also a review of the item, rated by core/study/rating.py's rule; nothing
-    when the item is not in the caller's study queue (pending, flagged, archived)."""
-    rating = rating_for_attempt(verdict, score, first_try=first_try)
-    async with db.connection() as conn:
-        reviewed = await service.review_item(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            question_id=question_id,
-            rating=rating,
-            source="attempt",
-            now=now.astimezone(UTC),
-        )
-    if reviewed is not None and reviewed.optimize:
-        await request_optimization(queue, access.id, access.user.id)
 
 
 @router.get("/study/queue")

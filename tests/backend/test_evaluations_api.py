@@ -9,7 +9,7 @@ import httpx
 import psycopg
 import pytest
 
-from backend.audit import sample_rate, sampled
+from agents.runs.audit import sample_rate, sampled
 from core.queue import AGENT_QUEUE, INDEX_QUEUE
 from core.services import ServiceUrls
 from core.settings import Settings

@@ -20,7 +20,7 @@ from fastapi import FastAPI
 from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
-from backend.audit import Audit
+from agents.runs.audit import Audit
 from backend.deps import CurrentUser, ProjectAccess
 from core.services import ServiceUrls
 from core.settings import Settings

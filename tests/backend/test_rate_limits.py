@@ -13,7 +13,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from backend.audit import sample_rate
+from agents.runs.audit import sample_rate
 from backend.main import create_app
 from backend.rate_limits import (
     AGENT_ROUTES,

@@ -1,0 +1,157 @@
+"""An attempt at a question: graded by the Question Evaluator (exactly, when the answer names a
+multiple-choice option; otherwise by the model), stored within the project's attempt limit, reviewed in
+the attempter's study queue, and audited. What a student may see of the answer: Attempter.done."""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from arq.connections import ArqRedis
+from psycopg_pool import AsyncConnectionPool
+
+from agents.question_evaluator.graph import chosen_option
+from agents.question_evaluator.graph import graph as evaluator
+from agents.runs.errors import Conflict, NotFound
+from agents.runs.service import AgentRunner, Scope
+from agents.runs.specs import EVALUATOR
+from core.store import attempts
+from core.study.reviews import review_attempt
+
+
+@dataclass(frozen=True)
+class Attempter:
+    """What the project allows this attempter: editors and owners see the answers and are not limited."""
+
+    editor: bool
+    limit: int | None  # attempts allowed per question; None: no limit
+
+    def done(self, *, attempts: int, correct: bool) -> bool:
+        """Whether the reference answer may be shown to this attempter."""
+        return self.editor or correct or self.limit is None or attempts >= self.limit
+
+
+@dataclass(frozen=True)
+class Attempted:
+    row: dict[str, Any]  # the stored attempt (its id None when attempts are not stored)
+    done: bool  # the reference answer may be shown
+    attempts_left: int | None  # under the limit; None: unlimited, or attempts are not stored
+
+
+def limit_reached(limit: int) -> Conflict:
+    return Conflict(f"You have used all {limit} attempts at this question allowed in this project.")
+
+
+def question_not_found() -> NotFound:
+    return NotFound("Question not found.")
+
+
+async def attempt(
+    runner: AgentRunner,
+    pool: AsyncConnectionPool,
+    queue: ArqRedis,
+    question: dict[str, Any],
+    answer: str,
+    *,
+    attempter: Attempter,
+    stored: bool,
+    now: datetime,
+) -> Attempted:
+    """Conflict when the attempter has used the project's attempts at this question (checked before
+    grading, and again atomically when storing); UnusableReply when the model gave no grade."""
+    limit, scope = attempter.limit, _scope(runner, question)
+    async with pool.connection() as conn:
+        before = await attempts.attempt_stats(conn, **scope)
+    if stored and limit is not None and before["count"] >= limit:
+        raise limit_reached(limit)
+    # An answer naming a multiple-choice option is graded exactly, without the model: no slot.
+    inputs = {"question": question, "answer": answer}
+    needs_model = chosen_option(question, answer) is None
+    grade = await runner.invoke(
+        EVALUATOR, evaluator, inputs, question=question["question"], needs_model=needs_model
+    )
+    # Without stored attempts nothing can be counted: the reference is shown as with no limit.
+    correct = grade["verdict"] == "correct" or before["correct"]
+    done = not stored or attempter.done(attempts=before["count"] + 1, correct=correct)
+    fields = _fields(answer, grade, told=grade["verdict"] == "correct" or done)
+    row = await _store(pool, scope, fields, limit) if stored else _unstored(scope, fields)
+    await review_attempt(
+        pool,
+        queue,
+        **scope,
+        verdict=grade["verdict"],
+        score=grade["score"],
+        first_try=before["count"] == 0,
+        now=now,
+    )
+    await _record(runner, question, grade, row, answer=fields["feedback"])
+    left = None if not stored or limit is None else max(0, limit - before["count"] - 1)
+    return Attempted(row=row, done=done, attempts_left=left)
+
+
+class AttemptScope(Scope):
+    question_id: UUID
+
+
+def _scope(runner: AgentRunner, question: dict[str, Any]) -> AttemptScope:
+    return {**runner.scope, "question_id": question["id"]}
+
+
+def _fields(answer: str, grade: dict[str, Any], *, told: bool) -> dict[str, Any]:
+    """The attempt's columns. An exactly graded wrong option is not told which one was right while the
+    question is not done for its attempter: the next try is not a given."""
+    feedback, missing = grade["feedback"], grade["missing_points"]
+    if grade["graded_by"] == "choice" and not told:
+        feedback, missing = "Not quite: that is not the right option.", []
+    return {
+        "answer": answer,
+        "score": grade["score"],
+        "verdict": grade["verdict"],
+        "feedback": feedback,
+        "missing_points": missing,
+        "citations": [c.model_dump() for c in grade["citations"]],
+        "graded_by": grade["graded_by"],
+    }
+
+
+async def _store(
+    pool: AsyncConnectionPool, scope: AttemptScope, fields: dict[str, Any], limit: int | None
+) -> dict[str, Any]:
+    async with pool.connection() as conn:
+        row = await attempts.insert_attempt(conn, **scope, **fields, max_attempts=limit)
+        # None: another attempt was stored meanwhile and used the last one, or the question is gone.
+        used = (await attempts.attempt_stats(conn, **scope))["count"] if row is None else 0
+    if limit is not None and used >= limit:
+        raise limit_reached(limit)
+    if row is None:  # the question was deleted with its project meanwhile
+        raise question_not_found()
+    return row
+
+
+def _unstored(scope: AttemptScope, fields: dict[str, Any]) -> dict[str, Any]:
+    now = datetime.now(UTC)
+    return {
+        **fields,
+        "id": None,
+        "question_id": scope["question_id"],
+        "user_id": scope["user_id"],
+        "created_at": now,
+    }
+
+
+async def _record(
+    runner: AgentRunner, question: dict[str, Any], grade: dict[str, Any], row: dict[str, Any], *, answer: str
+) -> None:
+    # The student's answer is theirs (their attempts hold it); the audit row keeps the grade's feedback.
+    cited = [c.chunk_id for c in grade["citations"]]
+    await runner.record(
+        EVALUATOR,
+        question=question["question"],
+        answer=answer,
+        outcome=grade["verdict"],
+        retrieved=[c.chunk_id for c in grade.get("retrieved", [])] or cited,
+        cited=cited,
+        question_id=str(question["id"]),
+        attempt_id=str(row["id"]) if row["id"] else None,
+        graded_by=grade["graded_by"],
+    )

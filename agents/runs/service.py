@@ -1,0 +1,293 @@
+"""One agent run for one caller: its turn at the chat model, the graph (invoked or streamed), what a
+failure tells the caller, and the history row it leaves. The API's routes and the worker jobs run
+every agent through here; it knows no HTTP (failures are agents/runs/errors.py's domain errors)."""
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol, TypedDict, TypeVar
+from uuid import UUID
+
+import openai
+
+from agents.common.context import AgentContext
+from agents.runs.admission import admitted_model
+from agents.runs.audit import Audit, Caller
+from agents.runs.errors import ModelUnreachable, UnusableReply
+from core.admission import LlmAdmission, Priority, Ticket
+from core.jsonlog import log_failure
+from core.structured import StructuredOutputError
+
+T = TypeVar("T")
+
+# Seconds between keep-alive steps of a stream that waits (for a slot, or for the first token):
+# below the 15 s at which some proxies give up on a silent connection, with room to spare.
+KEEPALIVE_S = 10.0
+# A model server that is down is usually back (restarted by `studyai up`) within seconds.
+MODEL_DOWN_RETRY_AFTER_S = 10
+
+
+class Graph(Protocol):
+    """A compiled LangGraph graph, as far as a run uses it."""
+
+    def ainvoke(self, input: Any, config: Any = None, *, context: Any = None) -> Awaitable[Any]: ...
+
+    def astream(
+        self, input: Any, config: Any = None, *, context: Any = None, stream_mode: Any = None
+    ) -> AsyncIterator[Any]: ...
+
+
+class Scope(TypedDict):
+    """The store's scope of a caller's SQL: the project, and the member whose access it checks."""
+
+    project_id: UUID
+    user_id: UUID
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent as a run knows it: its history rows' name and what a failed run tells the caller."""
+
+    name: str
+    unusable: str  # the reply could not be read; "{error}" stands for the parse error's text
+    unreachable: str | None = None  # a model that cannot be reached, told as the run's own failure
+    # (a row and this text); None leaves it to the caller's generic answer, without a row
+
+
+@dataclass(frozen=True)
+class Queued:
+    position: int  # 1-based place in the model's queue
+
+
+@dataclass(frozen=True)
+class KeepAlive:
+    """Nothing new yet (waiting for a slot or a slow first token): a stream says it is alive."""
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+
+
+@dataclass(frozen=True)
+class Reset:
+    """The tokens so far are withdrawn (an answer withheld after it streamed)."""
+
+
+@dataclass(frozen=True)
+class Failed:
+    error: Exception
+    saving: bool = False  # the answer was complete, but storing it failed
+
+
+@dataclass(frozen=True)
+class Finished:
+    result: dict[str, Any]  # the graph's final state
+
+
+Step = Queued | KeepAlive | Token | Reset | Failed | Finished
+
+
+@dataclass
+class AgentRunner:
+    """Runs agents for one caller (a request, or a job) with one context; `audit` None records no row
+    (a job's own row tells how it went). Interactive runs hold one slot for the run; background runs
+    a slot per model call, behind the interactive ones."""
+
+    caller: Caller
+    context: AgentContext
+    admission: LlmAdmission
+    audit: Audit | None = None
+    priority: Priority = "interactive"
+
+    @property
+    def user(self) -> str:
+        return str(self.caller.user.id)
+
+    @property
+    def scope(self) -> Scope:
+        return {"project_id": self.caller.id, "user_id": self.caller.user.id}
+
+    def run_config(self) -> dict[str, Any] | None:
+        return self.audit.run_config() if self.audit else None
+
+    async def reserve(self) -> Ticket:
+        """A place in the model's queue, taken before anything is written: AdmissionRejected when full."""
+        return await self.admission.enqueue(user=self.user, priority=self.priority)
+
+    @asynccontextmanager
+    async def admitted(
+        self, *, ticket: Ticket | None = None, needs_model: bool = True
+    ) -> AsyncIterator[AgentContext]:
+        """The context to run with, while the run may use the model (freed however the block ends)."""
+        if self.priority == "background":
+            async with admitted_model(self.context.llm, self.admission, user=self.user) as llm:
+                yield dataclasses.replace(self.context, llm=llm)  # same usage and timings objects
+            return
+        if ticket is None and not needs_model:
+            yield self.context
+            return
+        async with ticket or await self.reserve() as held:
+            await held.acquired()
+            yield self.context
+
+    async def invoke(
+        self,
+        spec: AgentSpec,
+        graph: Graph,
+        inputs: Any,
+        *,
+        question: str,
+        ticket: Ticket | None = None,
+        needs_model: bool = True,
+    ) -> dict[str, Any]:
+        """The graph's output; UnusableReply (or ModelUnreachable, where the spec says so) after the
+        failure's history row."""
+        return await self.call(
+            spec,
+            lambda context: graph.ainvoke(inputs, config=self.run_config(), context=context),
+            question=question,
+            ticket=ticket,
+            needs_model=needs_model,
+        )
+
+    async def call(
+        self,
+        spec: AgentSpec,
+        work: Callable[[AgentContext], Awaitable[T]],
+        *,
+        question: str,
+        ticket: Ticket | None = None,
+        needs_model: bool = True,
+    ) -> T:
+        """`work` (a graph run, or any model work: a judge) admitted, its failures mapped as invoke's."""
+        try:
+            async with self.admitted(ticket=ticket, needs_model=needs_model) as context:
+                return await work(context)
+        except StructuredOutputError as error:
+            await self.record_failure(spec, error, question=question)
+            raise UnusableReply(spec.unusable.format(error=error)) from error
+        except (openai.APIConnectionError, openai.APITimeoutError) as error:
+            if spec.unreachable is None:
+                raise
+            await self.record_failure(spec, error, question=question)
+            raise ModelUnreachable(spec.unreachable, MODEL_DOWN_RETRY_AFTER_S) from error
+
+    async def stream(
+        self, spec: AgentSpec, graph: Graph, inputs: Any, *, question: str, ticket: Ticket
+    ) -> AsyncGenerator[Step, None]:
+        """The run as steps: its place in the queue, then the graph's tokens (custom events), then
+        Finished. A failure is one Failed step (after its row): the caller's response has started.
+        The slot is freed when the run ends or fails, and when the consumer goes away (the generator
+        is closed, and with it the model call)."""
+        result: dict[str, Any] = {}
+        async with ticket:
+            try:
+                sent: int | None = None
+                async for position in ticket.wait(tick_s=KEEPALIVE_S):
+                    yield Queued(position) if position != sent else KeepAlive()
+                    sent = position
+                steps = graph.astream(
+                    inputs, config=self.run_config(), context=self.context, stream_mode=["custom", "values"]
+                )
+                async for step in with_keepalive(steps):
+                    if step is None:  # the model is slow to start
+                        yield KeepAlive()
+                        continue
+                    mode, payload = step
+                    if mode == "custom" and payload.get("reset"):
+                        yield Reset()
+                    elif mode == "custom":
+                        yield Token(payload["token"])
+                    else:
+                        result = payload
+            except Exception as error:
+                self.log_failure(error, route=f"{spec.name}_stream")
+                yield Failed(error)
+                await self._record_failure_quietly(spec, error, question=question)
+                return
+        yield Finished(result)
+
+    async def record(
+        self,
+        spec: AgentSpec,
+        *,
+        question: str,
+        answer: str | None = None,
+        outcome: str | None = None,
+        retrieved: Sequence[int] = (),
+        cited: Sequence[int] = (),
+        judge: bool = False,
+        **log_fields: Any,
+    ) -> UUID | None:
+        """The run's history row and log line, with the context's timings and tokens (nothing without
+        an audit)."""
+        if self.audit is None:
+            return None
+        return await self.audit.record(
+            self.caller,
+            agent=spec.name,
+            question=question,
+            answer=answer,
+            outcome=outcome,
+            retrieved=retrieved,
+            cited=cited,
+            timings_ms=self.context.timings_ms,
+            tokens=self.context.usage.by_model,
+            judge=judge,
+            **log_fields,
+        )
+
+    async def record_failure(self, spec: AgentSpec, error: BaseException, *, question: str) -> None:
+        if self.audit is not None:
+            await self.audit.record_failure(
+                self.caller, error, agent=spec.name, question=question, ctx=self.context
+            )
+
+    def log_failure(self, error: BaseException, **fields: Any) -> None:
+        log_failure(self.audit.request_id if self.audit else "", error, **fields)
+
+    async def _record_failure_quietly(self, spec: AgentSpec, error: Exception, *, question: str) -> None:
+        """The failure's history row, when the database can take it: a stream that already told its
+        consumer about the failure must end cleanly, not be cut by a second one."""
+        try:
+            await self.record_failure(spec, error, question=question)
+        except Exception as second:
+            self.log_failure(second, route=f"{spec.name}_stream_record")
+
+
+async def with_keepalive(source: AsyncIterator[T], interval: float = KEEPALIVE_S) -> AsyncIterator[T | None]:
+    """The items of `source`, and None whenever none came for `interval` seconds (a slow model's
+    first token), so a stream can send a keep-alive. The source runs in a task of its own; cancelling
+    this iterator (a client that went away) cancels it, and with it the model call."""
+    queue: asyncio.Queue[tuple[bool, Any]] = asyncio.Queue(maxsize=1)
+
+    async def pump() -> None:
+        try:
+            async for item in source:
+                await queue.put((False, item))
+        except Exception as error:  # handed to the consumer, raised there
+            await queue.put((True, error))
+            return
+        await queue.put((True, None))
+
+    task = asyncio.ensure_future(pump())
+    try:
+        while True:
+            try:
+                finished, item = await asyncio.wait_for(queue.get(), interval)
+            except TimeoutError:
+                yield None
+                continue
+            if finished:
+                if item is not None:
+                    raise item
+                return
+            yield item
+    finally:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task

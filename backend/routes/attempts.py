@@ -1,0 +1,106 @@
+"""Attempts at the bank's questions, graded by the Question Evaluator (agents/runs/attempts.py): any
+member attempts, each seeing only their own attempts; owners, the teacher, every member's.
+
+A student's attempts carry the reference answer once the question is done for them: an attempt was
+correct, or the project's `max_attempts_per_question` is used up (with no limit: after any attempt).
+Until then an exactly graded wrong option is not told which option was right. Editors and owners see
+the answers and are not limited."""
+
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, HTTPException, Query, status
+
+from agents.runs.attempts import attempt
+from backend.agent_runs import RunnerDep
+from backend.clock import ClockDep
+from backend.deps import DbDep, ProjectDep, ProjectOwnerDep, QueueDep, SettingsDep
+from backend.question_access import attempter, visible_question
+from backend.question_schemas import AttemptCreate, AttemptOut, AttemptResult
+from core.store import attempts
+
+router = APIRouter(prefix="/projects/{project_id}", tags=["questions"])
+
+
+@router.post("/questions/{question_id}/attempts", status_code=status.HTTP_201_CREATED)
+async def attempt_question(
+    question_id: UUID,
+    body: AttemptCreate,
+    access: ProjectDep,
+    db: DbDep,
+    runner: RunnerDep,
+    settings: SettingsDep,
+    queue: QueueDep,
+    clock: ClockDep,
+) -> AttemptResult:
+    """Grades the answer (exactly, when it names a multiple-choice option; otherwise with the model
+    against the reference answer and up to five chunks of the question's document) and stores it.
+    409 when the caller has used the project's attempts at this question (checked before grading, and
+    again atomically when storing)."""
+    question = await visible_question(db, access, question_id)
+    stored = settings.attempt_retention_days > 0
+    done = await attempt(
+        runner, db, queue, question, body.answer, attempter=attempter(access), stored=stored, now=clock()
+    )
+    return AttemptResult(
+        **{key: done.row[key] for key in AttemptOut.model_fields if key in done.row},
+        reference_answer=question["answer"] if done.done else None,
+        explanation=question["explanation"] if done.done else None,
+        attempts_left=done.attempts_left,
+        timings_ms={k: round(v, 1) for k, v in runner.context.timings_ms.items()},
+        usage=runner.context.usage.by_model,
+    )
+
+
+def _attempts_out(rows: list[dict], *, with_reference: bool) -> list[AttemptOut]:
+    hidden = {} if with_reference else {"reference_answer": None, "explanation": None}
+    return [AttemptOut(**{**row, **hidden}) for row in rows]
+
+
+@router.get("/questions/{question_id}/attempts")
+async def list_attempts(
+    question_id: UUID,
+    access: ProjectDep,
+    db: DbDep,
+    user_id: Annotated[UUID | None, Query(description="owners: this member's attempts")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> list[AttemptOut]:
+    """The caller's own attempts, newest first, with the reference answer once the question is done for
+    them; an owner may name a member with `user_id` (others: 403)."""
+    if user_id is not None and user_id != access.user.id and access.role != "owner":
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Only the project's owner can read others' attempts.")
+    await visible_question(db, access, question_id)
+    scope = {"project_id": access.id, "user_id": access.user.id, "question_id": question_id}
+    async with db.connection() as conn:
+        rows = await attempts.list_attempts(
+            conn, **scope, member_id=user_id or access.user.id, limit=limit, offset=offset
+        )
+        mine = await attempts.attempt_stats(conn, **scope)
+    # Owners see the bank's answers anyway; anyone else only where they are done with the question.
+    shown = access.role == "owner" or attempter(access).done(attempts=mine["count"], correct=mine["correct"])
+    return _attempts_out(rows, with_reference=shown)
+
+
+@router.get("/attempts")
+async def list_class_attempts(
+    access: ProjectOwnerDep,
+    db: DbDep,
+    question_id: UUID | None = None,
+    user_id: UUID | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> list[AttemptOut]:
+    """Owners (the teacher): every member's attempts in the project, newest first, optionally of one
+    question and/or one member."""
+    async with db.connection() as conn:
+        rows = await attempts.list_attempts(
+            conn,
+            project_id=access.id,
+            user_id=access.user.id,
+            question_id=question_id,
+            member_id=user_id,
+            limit=limit,
+            offset=offset,
+        )
+    return _attempts_out(rows, with_reference=True)

@@ -1,0 +1,60 @@
+"""Reviews that reach the study queue from outside the review route: a graded attempt is also a review
+of its item, and enough reviews call for fitting the student's FSRS parameters again."""
+
+import logging
+from datetime import UTC, datetime
+from uuid import UUID
+
+from arq.connections import ArqRedis
+from psycopg_pool import AsyncConnectionPool
+
+from core.queue import INDEX_QUEUE, OPTIMIZE_STUDY
+from core.study import service
+from core.study.rating import Verdict, rating_for_attempt
+
+log = logging.getLogger(__name__)
+
+
+async def request_optimization(queue: ArqRedis, project_id: UUID, user_id: UUID) -> None:
+    """Fits the student's FSRS parameters on the index worker (torch, seconds of CPU: never in a
+    request). One job per student and project at a time (its id); a lost one is asked for again by the
+    next review, since the count that calls for it stays above the threshold until a fit is stored."""
+    try:
+        await queue.enqueue_job(
+            OPTIMIZE_STUDY,
+            str(project_id),
+            str(user_id),
+            _job_id=f"study-optimize:{project_id}:{user_id}",
+            _queue_name=INDEX_QUEUE,
+        )
+    except Exception as error:  # the review is stored; fitting waits for the next one
+        log.warning("could not enqueue the FSRS fit for %s: %r", user_id, error)
+
+
+async def review_attempt(
+    pool: AsyncConnectionPool,
+    queue: ArqRedis,
+    *,
+    project_id: UUID,
+    user_id: UUID,
+    question_id: UUID,
+    verdict: Verdict,
+    score: float,
+    first_try: bool,
+    now: datetime,
+) -> None:
+    """A graded attempt is also a review of the item, rated by core/study/rating.py's rule; nothing
+    when the item is not in the caller's study queue (pending, flagged, archived)."""
+    rating = rating_for_attempt(verdict, score, first_try=first_try)
+    async with pool.connection() as conn:
+        reviewed = await service.review_item(
+            conn,
+            project_id=project_id,
+            user_id=user_id,
+            question_id=question_id,
+            rating=rating,
+            source="attempt",
+            now=now.astimezone(UTC),
+        )
+    if reviewed is not None and reviewed.optimize:
+        await request_optimization(queue, project_id, user_id)
