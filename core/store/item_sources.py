@@ -5,12 +5,13 @@ generated from them are carried over to the new chunks with the same text, and f
 Worker side: run inside the indexing transaction, with the project and document taken from the job."""
 
 from dataclasses import dataclass
-from typing import Any
+from uuid import UUID
 
 from psycopg import AsyncConnection
+from psycopg.rows import DictRow
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceSnapshot:
     """The document's chunks some item was generated from, before the reindex: id and md5 of the text."""
 
@@ -18,13 +19,15 @@ class SourceSnapshot:
     text_md5: list[str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Carried:
     items: int  # items whose sources were in the document
     flagged: int  # of which flagged 'source_changed' by this reindex
 
 
-async def snapshot_sources(conn: AsyncConnection, *, project_id: Any, document_id: Any) -> SourceSnapshot:
+async def snapshot_sources(
+    conn: AsyncConnection[DictRow], *, project_id: UUID, document_id: UUID
+) -> SourceSnapshot:
     """Call before the old chunks are deleted."""
     cur = await conn.execute(
         "SELECT c.id, md5(c.text) AS text_md5 FROM chunks c"
@@ -67,7 +70,7 @@ RETURNING EXISTS (SELECT 1 FROM mapped m
 
 
 async def carry_sources(
-    conn: AsyncConnection, *, project_id: Any, document_id: Any, before: SourceSnapshot
+    conn: AsyncConnection[DictRow], *, project_id: UUID, document_id: UUID, before: SourceSnapshot
 ) -> Carried:
     """Call after the new chunks are in, in the same transaction."""
     if not before.chunk_ids:
