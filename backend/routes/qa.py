@@ -6,6 +6,7 @@ streams (its retriever borrows its own), one at the end to store the turn."""
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
@@ -68,7 +69,7 @@ async def _open_thread(
         )
     async with db.connection() as conn:
         if keep_threads and body.thread_id is None:
-            thread_id = (await threads.create_thread(conn, **scope, title=body.question[:80]))["id"]
+            thread_id = (await threads.create_thread(conn, **scope, title=body.question[:80])).id
         elif body.thread_id is not None:
             if await threads.get_thread(conn, **scope, thread_id=body.thread_id) is None:
                 raise _thread_not_found()
@@ -194,12 +195,12 @@ async def _study_next(
     async with db.connection() as conn:
         topics = await study.student_mastery(conn, **scope, now=now) or []
         reply = study_next_reply(topics, language)
-        rows = await questions.source_chunks(conn, **scope, chunk_ids=reply.chunk_ids)
+        chunks = await questions.source_chunks(conn, **scope, chunk_ids=reply.chunk_ids)
     return {
         "answer": reply.answer,
         "has_answer": reply.has_answer,
         "outcome": "study_plan" if reply.has_answer else "not_found",
-        "citations": [citation_for(Candidate(chunk_id=row["id"], row=row)) for row in rows],
+        "citations": [citation_for(Candidate(chunk_id=chunk.id, row=asdict(chunk))) for chunk in chunks],
         "language": language,
     }
 
@@ -303,7 +304,7 @@ async def list_threads(
         rows = await threads.list_threads(
             conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
         )
-    return [ThreadOut(**row) for row in rows]
+    return [ThreadOut.model_validate(row) for row in rows]
 
 
 @router.get("/qa/threads/{thread_id}")
@@ -314,7 +315,7 @@ async def get_thread(thread_id: UUID, access: ProjectDep, db: DbDep) -> ThreadDe
         if row is None:
             raise _thread_not_found()
         messages = await threads.recent_messages(conn, **scope)
-    return ThreadDetail(**row, messages=[thread_message(m) for m in messages])
+    return ThreadDetail(**asdict(row), messages=[thread_message(m) for m in messages])
 
 
 @router.delete("/qa/threads/{thread_id}", status_code=status.HTTP_204_NO_CONTENT)

@@ -12,6 +12,7 @@ wrong option is not told which option was right. Editors and owners curate the b
 and are not limited."""
 
 from contextlib import nullcontext
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Annotated
 from uuid import UUID
@@ -50,6 +51,8 @@ from backend.question_schemas import (
 from backend.routes import study
 from core.retrieval import ProfileError
 from core.store import attempts, documents, questions
+from core.store.attempts import ListedAttempt
+from core.store.questions import Question
 from core.structured import StructuredOutputError
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["questions"])
@@ -104,12 +107,12 @@ async def generate_questions(
             )
     except ProfileError as error:
         raise HTTPException(422, str(error)) from error
-    sources = list(dict.fromkeys(i for row in result["saved"] for i in row["source_chunk_ids"]))
+    sources = list(dict.fromkeys(i for row in result["saved"] for i in row.source_chunk_ids))
     await audit.record(
         access,
         agent="generator",
         question=topic or "",
-        answer="\n".join(str(row["question"]) for row in result["saved"]),
+        answer="\n".join(row.question for row in result["saved"]),
         outcome=result.get("reason") or "generated",
         retrieved=sources,
         cited=sources,
@@ -124,7 +127,7 @@ async def generate_questions(
             "No indexed material to generate questions from: upload documents and wait until they are"
             " indexed, or check the document and section.",
         )
-    saved = [QuestionOut.from_row(row, with_answers=_is_editor(access)) for row in result["saved"]]
+    saved = [QuestionOut.from_question(row, with_answers=_is_editor(access)) for row in result["saved"]]
     return GenerateResponse(
         questions=saved,
         active=sum(q.status == "active" for q in saved),
@@ -168,10 +171,10 @@ async def list_questions(
             limit=limit,
             offset=offset,
         )
-    return [QuestionOut.from_row(row, with_answers=editor) for row in rows]
+    return [QuestionOut.from_question(row, with_answers=editor) for row in rows]
 
 
-async def _visible_question(db: AsyncConnectionPool, access: ProjectAccess, question_id: UUID) -> dict:
+async def _visible_question(db: AsyncConnectionPool, access: ProjectAccess, question_id: UUID) -> Question:
     async with db.connection() as conn:
         row = await questions.get_question(
             conn,
@@ -188,7 +191,7 @@ async def _visible_question(db: AsyncConnectionPool, access: ProjectAccess, ques
 @router.get("/questions/{question_id}")
 async def get_question(question_id: UUID, access: ProjectDep, db: DbDep) -> QuestionOut:
     row = await _visible_question(db, access, question_id)
-    return QuestionOut.from_row(row, with_answers=_is_editor(access))
+    return QuestionOut.from_question(row, with_answers=_is_editor(access))
 
 
 def _limit(access: ProjectAccess) -> int | None:
@@ -231,24 +234,25 @@ async def attempt_question(
     scope = {"project_id": access.id, "user_id": access.user.id, "question_id": question_id}
     async with db.connection() as conn:
         before = await attempts.attempt_stats(conn, **scope)
-    if stored and limit is not None and before["count"] >= limit:
+    if stored and limit is not None and before.count >= limit:
         raise _limit_reached(limit)
     try:
         # An answer naming a multiple-choice option is graded exactly, without the model: no slot.
-        needs_model = chosen_option(question, body.answer) is None
+        graded_question = asdict(question)  # the evaluator reads a question row
+        needs_model = chosen_option(graded_question, body.answer) is None
         turn = admission.slot(user=str(access.user.id)) if needs_model else nullcontext()
         async with turn:  # its turn at the chat model (429 if full)
             grade = await evaluator.ainvoke(
-                {"question": question, "answer": body.answer}, config=audit.run_config(), context=ctx
+                {"question": graded_question, "answer": body.answer}, config=audit.run_config(), context=ctx
             )
     except StructuredOutputError as error:
-        await audit.record_failure(access, error, agent="evaluator", question=question["question"], ctx=ctx)
+        await audit.record_failure(access, error, agent="evaluator", question=question.question, ctx=ctx)
         raise HTTPException(
             status.HTTP_502_BAD_GATEWAY, f"The model did not produce a grade: {error}"
         ) from error
     correct = grade["verdict"] == "correct"
     # Without stored attempts nothing can be counted: the reference is shown as with no limit.
-    done = not stored or _done(access, attempts=before["count"] + 1, correct=correct or before["correct"])
+    done = not stored or _done(access, attempts=before.count + 1, correct=correct or before.correct)
     feedback, missing = grade["feedback"], grade["missing_points"]
     if grade["graded_by"] == "choice" and not correct and not done:
         feedback, missing = "Not quite: that is not the right option.", []  # the next try is not a given
@@ -265,14 +269,15 @@ async def attempt_question(
         async with db.connection() as conn:
             row = await attempts.insert_attempt(conn, **scope, **fields, max_attempts=limit)
             # None: another attempt was stored meanwhile and used the last one, or the question is gone.
-            used = (await attempts.attempt_stats(conn, **scope))["count"] if row is None else 0
+            used = (await attempts.attempt_stats(conn, **scope)).count if row is None else 0
         if limit is not None and used >= limit:
             raise _limit_reached(limit)
         if row is None:  # the question was deleted with its project meanwhile
             raise _not_found()
+        attempt = AttemptOut.model_validate(row).model_dump(exclude={"reference_answer", "explanation"})
     else:
-        now = datetime.now(UTC)
-        row = {**fields, "id": None, "question_id": question_id, "user_id": access.user.id, "created_at": now}
+        ids = {"id": None, "question_id": question_id, "user_id": access.user.id}
+        attempt = {**fields, **ids, "created_at": datetime.now(UTC)}
     # The attempt also reviews the item in the caller's study queue (the rating rule: README, study loop).
     await study.review_attempt(
         db,
@@ -281,7 +286,7 @@ async def attempt_question(
         question_id,
         verdict=grade["verdict"],
         score=grade["score"],
-        first_try=before["count"] == 0,
+        first_try=before.count == 0,
         now=clock(),
     )
     # The student's answer is theirs (their attempts hold it); the audit row keeps the grade's feedback.
@@ -289,7 +294,7 @@ async def attempt_question(
     await audit.record(
         access,
         agent="evaluator",
-        question=question["question"],
+        question=question.question,
         answer=feedback,
         outcome=grade["verdict"],
         retrieved=[c.chunk_id for c in grade.get("retrieved", [])] or cited,
@@ -297,23 +302,23 @@ async def attempt_question(
         timings_ms=ctx.timings_ms,
         tokens=ctx.usage.by_model,
         question_id=str(question_id),
-        attempt_id=str(row["id"]) if row["id"] else None,
+        attempt_id=str(attempt["id"]) if attempt["id"] else None,
         graded_by=grade["graded_by"],
     )
-    left = None if not stored or limit is None else max(0, limit - before["count"] - 1)
+    left = None if not stored or limit is None else max(0, limit - before.count - 1)
     return AttemptResult(
-        **{key: row[key] for key in AttemptOut.model_fields if key in row},
-        reference_answer=question["answer"] if done else None,
-        explanation=question["explanation"] if done else None,
+        **attempt,
+        reference_answer=question.answer if done else None,
+        explanation=question.explanation if done else None,
         attempts_left=left,
         timings_ms={k: round(v, 1) for k, v in ctx.timings_ms.items()},
         usage=ctx.usage.by_model,
     )
 
 
-def _attempts_out(rows: list[dict], *, with_reference: bool) -> list[AttemptOut]:
+def _attempts_out(rows: list[ListedAttempt], *, with_reference: bool) -> list[AttemptOut]:
     hidden = {} if with_reference else {"reference_answer": None, "explanation": None}
-    return [AttemptOut(**{**row, **hidden}) for row in rows]
+    return [AttemptOut.model_validate(row).model_copy(update=hidden) for row in rows]
 
 
 @router.get("/questions/{question_id}/attempts")
@@ -337,7 +342,7 @@ async def list_attempts(
         )
         mine = await attempts.attempt_stats(conn, **scope)
     # Owners see the bank's answers anyway; anyone else only where they are done with the question.
-    shown = access.role == "owner" or _done(access, attempts=mine["count"], correct=mine["correct"])
+    shown = access.role == "owner" or _done(access, attempts=mine.count, correct=mine.correct)
     return _attempts_out(rows, with_reference=shown)
 
 

@@ -152,7 +152,7 @@ RETURNING id
 
 @dataclass(frozen=True)
 class NewQuestion:
-    document_id: UUID
+    document_id: UUID | None
     section_path: Sequence[str]
     type: str
     question: str
