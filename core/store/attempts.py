@@ -9,7 +9,7 @@ from typing import Any, TypedDict
 from uuid import UUID
 
 from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from core.store.access import member_of, owner_of
@@ -63,7 +63,7 @@ class AttemptStats:
 
 
 async def insert_attempt(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -102,7 +102,7 @@ async def insert_attempt(
         )
 
 
-async def _insert(conn: AsyncConnection[DictRow], params: dict[str, Any]) -> Attempt | None:
+async def _insert(conn: AsyncConnection[object], params: dict[str, Any]) -> Attempt | None:
     async with conn.cursor(row_factory=class_row(Attempt)) as cur:
         await cur.execute(
             "INSERT INTO question_attempts (project_id, question_id, user_id, answer, score, verdict,"
@@ -122,7 +122,7 @@ async def _insert(conn: AsyncConnection[DictRow], params: dict[str, Any]) -> Att
 
 
 async def attempt_stats(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, question_id: UUID
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, question_id: UUID
 ) -> AttemptStats:
     """How many attempts the caller made at the question, and whether one was correct."""
     async with conn.cursor(row_factory=class_row(AttemptStats)) as cur:
@@ -139,7 +139,7 @@ async def attempt_stats(
 
 
 async def list_attempts(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,

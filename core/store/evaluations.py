@@ -9,7 +9,7 @@ from typing import TypedDict
 from uuid import UUID
 
 from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row
+from psycopg.rows import class_row, tuple_row
 from psycopg.types.json import Jsonb
 
 from core.store.access import member_of, owner_of
@@ -63,19 +63,20 @@ _WINDOW = (
 
 
 async def chunk_texts(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, chunk_ids: Sequence[int]
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, chunk_ids: Sequence[int]
 ) -> dict[int, str]:
     """Texts of the chunks that still exist (a reindex may have retired some), by id."""
-    cur = await conn.execute(
-        "SELECT c.id, c.text FROM chunks c WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s)"
-        f" AND {member_of('c.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
-    )
-    return {row["id"]: row["text"] for row in await cur.fetchall()}
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(
+            "SELECT c.id, c.text FROM chunks c WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s)"
+            f" AND {member_of('c.project_id')}",
+            {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
+        )
+        return {chunk_id: text for chunk_id, text in await cur.fetchall()}
 
 
 async def insert_evaluation(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -117,7 +118,7 @@ async def insert_evaluation(
 
 
 async def list_evaluations(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -149,7 +150,7 @@ async def list_evaluations(
 
 
 async def summarize(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row
+from psycopg.rows import class_row
 
 from core.store.access import member_of
 from core.store.questions import COLUMNS, Question
@@ -39,7 +39,7 @@ LIMIT %(limit)s
 
 
 async def approved_items(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, with_questions: bool, limit: int
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, with_questions: bool, limit: int
 ) -> list[ApprovedItem]:
     """`with_questions` False: flashcards only (their back is no secret; see backend/routes/exports.py)."""
     async with conn.cursor(row_factory=class_row(ApprovedItem)) as cur:

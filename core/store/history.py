@@ -8,7 +8,7 @@ from typing import Any
 from uuid import UUID
 
 from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row, kwargs_row
+from psycopg.rows import class_row, kwargs_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from core.store.access import member_of, owner_of
@@ -72,7 +72,7 @@ def _judged_entry(**columns: Any) -> JudgedEntry:
 
 
 async def insert_query(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -88,38 +88,36 @@ async def insert_query(
     run_id: UUID | None = None,
 ) -> UUID | None:
     """The new row's id; None when the caller is not a member of the project (any more)."""
-    cur = await conn.execute(
-        "INSERT INTO query_history (project_id, user_id, agent, question, answer, outcome,"
-        " retrieved_chunk_ids, cited_chunk_ids, timings_ms, tokens, request_id, run_id)"
-        " SELECT p.id, %(user_id)s::uuid, %(agent)s::text, %(question)s::text, %(answer)s::text,"
-        " %(outcome)s::text, %(retrieved)s::bigint[], %(cited)s::bigint[], %(timings)s::jsonb,"
-        " %(tokens)s::jsonb, %(request_id)s::text, %(run_id)s::uuid"
-        f" FROM projects p WHERE p.id = %(project_id)s AND {member_of('p.id')}"
-        " RETURNING id",
-        {
-            "project_id": project_id,
-            "user_id": user_id,
-            "agent": agent,
-            "question": question,
-            "answer": answer,
-            "outcome": outcome,
-            "retrieved": list(retrieved_chunk_ids),
-            "cited": list(cited_chunk_ids),
-            "timings": Jsonb(timings_ms or {}),
-            "tokens": Jsonb(tokens or {}),
-            "request_id": request_id,
-            "run_id": run_id,
-        },
-    )
-    row = await cur.fetchone()
-    if row is None:
-        return None
-    query_id: UUID = row["id"]
+    async with conn.cursor(row_factory=scalar_row) as cur:
+        await cur.execute(
+            "INSERT INTO query_history (project_id, user_id, agent, question, answer, outcome,"
+            " retrieved_chunk_ids, cited_chunk_ids, timings_ms, tokens, request_id, run_id)"
+            " SELECT p.id, %(user_id)s::uuid, %(agent)s::text, %(question)s::text, %(answer)s::text,"
+            " %(outcome)s::text, %(retrieved)s::bigint[], %(cited)s::bigint[], %(timings)s::jsonb,"
+            " %(tokens)s::jsonb, %(request_id)s::text, %(run_id)s::uuid"
+            f" FROM projects p WHERE p.id = %(project_id)s AND {member_of('p.id')}"
+            " RETURNING id",
+            {
+                "project_id": project_id,
+                "user_id": user_id,
+                "agent": agent,
+                "question": question,
+                "answer": answer,
+                "outcome": outcome,
+                "retrieved": list(retrieved_chunk_ids),
+                "cited": list(cited_chunk_ids),
+                "timings": Jsonb(timings_ms or {}),
+                "tokens": Jsonb(tokens or {}),
+                "request_id": request_id,
+                "run_id": run_id,
+            },
+        )
+        query_id: UUID | None = await cur.fetchone()
     return query_id
 
 
 async def list_queries(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -154,7 +152,7 @@ async def list_queries(
 
 
 async def query_to_judge(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, query_id: UUID
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, query_id: UUID
 ) -> HistoryEntry | None:
     """The worker's read of a sampled answer: only while its asker is still a member of the project."""
     async with conn.cursor(row_factory=class_row(HistoryEntry)) as cur:
@@ -167,7 +165,7 @@ async def query_to_judge(
         return await cur.fetchone()
 
 
-async def purge_expired(conn: AsyncConnection[DictRow], *, retention_days: int) -> int:
+async def purge_expired(conn: AsyncConnection[object], *, retention_days: int) -> int:
     """Deletes rows older than the retention window in every project (0 days: every row); returns
     how many. Maintenance, not an API read: no caller and no project to scope it to."""
     cur = await conn.execute(

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from psycopg import AsyncConnection
-from psycopg.rows import DictRow
 
 from core.store.access import member_of
 
@@ -20,14 +19,14 @@ class ErasedHistory:
     evaluations_anonymised: int
 
 
-async def forget_member(conn: AsyncConnection[DictRow], project_id: UUID, user_id: UUID) -> None:
+async def forget_member(conn: AsyncConnection[object], project_id: UUID, user_id: UUID) -> None:
     """Deletes the user's QA threads (with their messages) and attempts in the project; anonymises their
     query history and evaluations (user_id NULL, question and answer text removed, aggregates kept)."""
     await conn.execute("SELECT forget_member(%s::uuid, %s::uuid)", (project_id, user_id))
 
 
 async def delete_own_thread(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, thread_id: UUID
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, thread_id: UUID
 ) -> bool:
     """The caller's own thread and its messages; False when it is not theirs (or not there)."""
     cur = await conn.execute(
@@ -39,7 +38,7 @@ async def delete_own_thread(
 
 
 async def delete_own_history(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID
 ) -> ErasedHistory:
     """The caller's query history in the project, and the text their evaluations copied from it (the
     scores stay, anonymised, in the project's aggregates). Counts of both."""
@@ -60,7 +59,7 @@ async def delete_own_history(
     return ErasedHistory(deleted=cur.rowcount, evaluations_anonymised=anonymised)
 
 
-async def purge_threads(conn: AsyncConnection[DictRow], *, retention_days: int) -> int:
+async def purge_threads(conn: AsyncConnection[object], *, retention_days: int) -> int:
     """Threads idle (no new turn) for longer than the window, with their messages (ON DELETE CASCADE)."""
     cur = await conn.execute(
         "DELETE FROM qa_threads WHERE updated_at < now() - make_interval(days => %(days)s)",
@@ -69,7 +68,7 @@ async def purge_threads(conn: AsyncConnection[DictRow], *, retention_days: int) 
     return cur.rowcount
 
 
-async def purge_attempts(conn: AsyncConnection[DictRow], *, retention_days: int) -> int:
+async def purge_attempts(conn: AsyncConnection[object], *, retention_days: int) -> int:
     cur = await conn.execute(
         "DELETE FROM question_attempts WHERE created_at < now() - make_interval(days => %(days)s)",
         {"days": retention_days},
@@ -77,7 +76,7 @@ async def purge_attempts(conn: AsyncConnection[DictRow], *, retention_days: int)
     return cur.rowcount
 
 
-async def purge_evaluations(conn: AsyncConnection[DictRow], *, retention_days: int) -> int:
+async def purge_evaluations(conn: AsyncConnection[object], *, retention_days: int) -> int:
     cur = await conn.execute(
         "DELETE FROM rag_evaluations WHERE created_at < now() - make_interval(days => %(days)s)",
         {"days": retention_days},

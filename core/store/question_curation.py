@@ -9,7 +9,6 @@ from uuid import UUID
 
 import numpy as np
 from psycopg import AsyncConnection
-from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from core.store.access import writer_of
@@ -40,7 +39,7 @@ _EDITABLE = {
 
 
 async def review_question(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -64,7 +63,7 @@ async def review_question(
 
 
 async def edit_question(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,

@@ -12,7 +12,7 @@ from uuid import UUID
 
 import numpy as np
 from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row
+from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from core.store.access import member_of, writer_of
@@ -171,7 +171,7 @@ class NewQuestion:
 
 
 async def sample_source_chunks(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, limit: int, min_chars: int
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, limit: int, min_chars: int
 ) -> list[SourceChunk]:
     async with conn.cursor(row_factory=class_row(SourceChunk)) as cur:
         await cur.execute(
@@ -181,19 +181,20 @@ async def sample_source_chunks(
 
 
 async def used_source_chunk_ids(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, chunk_ids: Sequence[int]
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, chunk_ids: Sequence[int]
 ) -> set[int]:
     """Which of these chunks some question of the project was already generated from."""
-    cur = await conn.execute(
-        "SELECT DISTINCT s.id FROM questions q, unnest(q.source_chunk_ids) AS s(id)"
-        f" WHERE q.project_id = %(project_id)s AND s.id = ANY(%(ids)s) AND {member_of('q.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
-    )
-    return {row["id"] for row in await cur.fetchall()}
+    async with conn.cursor(row_factory=scalar_row) as cur:
+        await cur.execute(
+            "SELECT DISTINCT s.id FROM questions q, unnest(q.source_chunk_ids) AS s(id)"
+            f" WHERE q.project_id = %(project_id)s AND s.id = ANY(%(ids)s) AND {member_of('q.project_id')}",
+            {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
+        )
+        return set(await cur.fetchall())
 
 
 async def source_chunks(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, chunk_ids: Sequence[int]
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, chunk_ids: Sequence[int]
 ) -> list[SourceChunk]:
     """The chunks that still exist among these ids (a reindex replaces chunk ids), in the given order."""
     async with conn.cursor(row_factory=class_row(SourceChunk)) as cur:
@@ -208,7 +209,7 @@ async def source_chunks(
 
 
 async def nearest_question(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, embedding: np.ndarray
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, embedding: np.ndarray
 ) -> NearestQuestion | None:
     """The project's most similar question (any status: an archived one was rejected on purpose)."""
     async with conn.cursor(row_factory=class_row(NearestQuestion)) as cur:
@@ -222,7 +223,7 @@ async def nearest_question(
 
 
 async def insert_question(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -240,20 +241,20 @@ async def insert_question(
         "user_id": user_id,
         "threshold": duplicate_similarity,
     }
-    async with conn.transaction():
-        await conn.execute(
+    async with conn.transaction(), conn.cursor(row_factory=scalar_row) as cur:
+        await cur.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended('questions:' || %(project_id)s::text, 0))",
             {"project_id": project_id},
         )
-        cur = await conn.execute(_INSERT, params)
-        row = await cur.fetchone()
-    if row is None:
+        await cur.execute(_INSERT, params)
+        question_id: UUID | None = await cur.fetchone()
+    if question_id is None:
         return None
-    return await get_question(conn, project_id=project_id, user_id=user_id, question_id=row["id"])
+    return await get_question(conn, project_id=project_id, user_id=user_id, question_id=question_id)
 
 
 async def list_questions(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -297,7 +298,7 @@ async def list_questions(
 
 
 async def get_question(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from psycopg import AsyncConnection
-from psycopg.rows import BaseRowFactory, DictRow, class_row, kwargs_row
+from psycopg.rows import BaseRowFactory, class_row, kwargs_row, scalar_row
 
 from core.store.access import member_of, owner_of
 from core.store.questions import COLUMNS, Question, studyable
@@ -122,7 +122,7 @@ def _scope(project_id: UUID, user_id: UUID, **more: Any) -> dict[str, Any]:
     return {"project_id": project_id, "user_id": user_id, **more}
 
 
-async def study_items(conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID) -> list[StudyItem]:
+async def study_items(conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID) -> list[StudyItem]:
     """Every item the caller may study, with their card, in bank order, and the scores of their graded
     attempts at it, oldest first."""
     async with conn.cursor(row_factory=_with_card(StudyItem)) as cur:
@@ -142,21 +142,22 @@ async def study_items(conn: AsyncConnection[DictRow], *, project_id: UUID, user_
 
 
 async def new_cards_since(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, since: datetime
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, since: datetime
 ) -> int:
     """Items the caller studied for the first time at or after `since` (the day's new-item budget)."""
-    cur = await conn.execute(
-        "SELECT count(*) AS n FROM study_cards c WHERE c.project_id = %(project_id)s"
-        f" AND c.user_id = %(user_id)s AND c.created_at >= %(since)s AND {member_of('c.project_id')}",
-        _scope(project_id, user_id, since=since),
-    )
-    row = await cur.fetchone()
-    assert row is not None  # an aggregate
-    return int(row["n"])
+    async with conn.cursor(row_factory=scalar_row) as cur:
+        await cur.execute(
+            "SELECT count(*) AS n FROM study_cards c WHERE c.project_id = %(project_id)s"
+            f" AND c.user_id = %(user_id)s AND c.created_at >= %(since)s AND {member_of('c.project_id')}",
+            _scope(project_id, user_id, since=since),
+        )
+        count = await cur.fetchone()
+    assert count is not None  # an aggregate
+    return int(count)
 
 
 async def get_settings(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID
 ) -> StudySettings | None:
     """None when the caller is not a member."""
     async with conn.cursor(row_factory=class_row(StudySettings)) as cur:
@@ -176,7 +177,7 @@ _SETTABLE = ("exam_date", "new_per_day", "desired_retention")
 
 
 async def put_settings(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -198,7 +199,7 @@ async def put_settings(
 
 
 async def lock_item(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, question_id: UUID
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, question_id: UUID
 ) -> LockedItem | None:
     """Inside a transaction: serialises the caller's reviews of one item, and returns the item (if they
     may study it) with their card."""
@@ -219,7 +220,7 @@ async def lock_item(
 
 
 async def save_review(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -258,27 +259,28 @@ async def save_review(
     )
     if cur.rowcount != 1:
         return None
-    cur = await conn.execute(
-        "INSERT INTO study_reviews (project_id, user_id, question_id, rating, source, state_before,"
-        " reviewed_at, duration_ms)"
-        " VALUES (%(project_id)s, %(user_id)s, %(question_id)s, %(rating)s, %(source)s, %(state_before)s,"
-        " %(reviewed_at)s, %(duration_ms)s) RETURNING id",
-        params,
-    )
-    review = await cur.fetchone()
-    assert review is not None
-    cur = await conn.execute(
-        "SELECT count(*) AS n FROM study_reviews r"
-        " WHERE r.project_id = %(project_id)s AND r.user_id = %(user_id)s",
-        params,
-    )
-    count = await cur.fetchone()
+    async with conn.cursor(row_factory=scalar_row) as scalars:
+        await scalars.execute(
+            "INSERT INTO study_reviews (project_id, user_id, question_id, rating, source, state_before,"
+            " reviewed_at, duration_ms)"
+            " VALUES (%(project_id)s, %(user_id)s, %(question_id)s, %(rating)s, %(source)s, %(state_before)s,"
+            " %(reviewed_at)s, %(duration_ms)s) RETURNING id",
+            params,
+        )
+        review_id = await scalars.fetchone()
+        assert review_id is not None
+        await scalars.execute(
+            "SELECT count(*) AS n FROM study_reviews r"
+            " WHERE r.project_id = %(project_id)s AND r.user_id = %(user_id)s",
+            params,
+        )
+        count = await scalars.fetchone()
     assert count is not None
-    return SavedReview(review_id=review["id"], reviews=int(count["n"]))
+    return SavedReview(review_id=review_id, reviews=int(count))
 
 
 async def review_logs(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID
 ) -> list[LoggedReviewRow]:
     """The caller's review log in the project, oldest first (the optimizer's input)."""
     async with conn.cursor(row_factory=class_row(LoggedReviewRow)) as cur:
@@ -292,7 +294,7 @@ async def review_logs(
 
 
 async def save_parameters(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -315,7 +317,7 @@ async def save_parameters(
     return cur.rowcount == 1
 
 
-async def class_cards(conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID) -> list[ClassCard]:
+async def class_cards(conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID) -> list[ClassCard]:
     """Owners only: every member's cards and attempt scores at the class's items, one row per (member,
     item) with any activity. `student` is an opaque per-call number, never the member's id."""
     async with conn.cursor(row_factory=_with_card(ClassCard)) as cur:
@@ -339,7 +341,7 @@ async def class_cards(conn: AsyncConnection[DictRow], *, project_id: UUID, user_
         return await cur.fetchall()
 
 
-async def class_items(conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID) -> list[ClassItem]:
+async def class_items(conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID) -> list[ClassItem]:
     """Owners only: the class's items (id, section path, question text — never the answer) with their
     review counts over all members: `attempts` (reviews, graded attempts included) and `failures`
     (reviews rated Again)."""

@@ -11,7 +11,7 @@ from uuid import UUID
 from langchain_core.messages import BaseMessage, messages_from_dict
 from langchain_postgres import PostgresChatMessageHistory
 from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row
+from psycopg.rows import class_row, scalar_row
 
 from core.store.access import member_of
 
@@ -32,7 +32,7 @@ _OWN = f"t.project_id = %(project_id)s AND t.user_id = %(user_id)s AND {member_o
 
 
 async def create_thread(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, title: str
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, title: str
 ) -> Thread:
     async with conn.cursor(row_factory=class_row(Thread)) as cur:
         await cur.execute(
@@ -48,7 +48,7 @@ async def create_thread(
 
 
 async def get_thread(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, thread_id: UUID
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, thread_id: UUID
 ) -> Thread | None:
     async with conn.cursor(row_factory=class_row(Thread)) as cur:
         await cur.execute(
@@ -59,7 +59,7 @@ async def get_thread(
 
 
 async def list_threads(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, limit: int = 50, offset: int = 0
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, limit: int = 50, offset: int = 0
 ) -> list[Thread]:
     async with conn.cursor(row_factory=class_row(Thread)) as cur:
         await cur.execute(
@@ -71,7 +71,7 @@ async def list_threads(
 
 
 async def recent_messages(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -79,18 +79,19 @@ async def recent_messages(
     limit: int | None = None,
 ) -> list[BaseMessage]:
     """The thread's last `limit` messages (all when None), oldest first."""
-    cur = await conn.execute(
-        "SELECT message FROM (SELECT m.id, m.message FROM qa_messages m"
-        " JOIN qa_threads t ON t.id = m.session_id AND t.project_id = m.project_id"
-        f" WHERE m.session_id = %(thread_id)s AND {_OWN}"
-        " ORDER BY m.id DESC LIMIT %(limit)s) recent ORDER BY id",
-        {"project_id": project_id, "user_id": user_id, "thread_id": thread_id, "limit": limit},
-    )
-    return messages_from_dict([row["message"] for row in await cur.fetchall()])
+    async with conn.cursor(row_factory=scalar_row) as cur:
+        await cur.execute(
+            "SELECT message FROM (SELECT m.id, m.message FROM qa_messages m"
+            " JOIN qa_threads t ON t.id = m.session_id AND t.project_id = m.project_id"
+            f" WHERE m.session_id = %(thread_id)s AND {_OWN}"
+            " ORDER BY m.id DESC LIMIT %(limit)s) recent ORDER BY id",
+            {"project_id": project_id, "user_id": user_id, "thread_id": thread_id, "limit": limit},
+        )
+        return messages_from_dict(await cur.fetchall())
 
 
 async def add_messages(
-    conn: AsyncConnection[DictRow],
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -104,7 +105,7 @@ async def add_messages(
     )
     if cur.rowcount != 1:
         return False
-    # The library only inserts here, so the pool's dict rows (its type asks for tuple rows) do no harm.
+    # The library only inserts here: the connection's row factory (its type asks for tuples) is not used.
     history = PostgresChatMessageHistory(
         MESSAGES_TABLE,
         str(thread_id),
