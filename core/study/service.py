@@ -7,6 +7,7 @@ from typing import Any
 from uuid import UUID
 
 from fsrs import Rating, Scheduler
+from psycopg import AsyncConnection
 
 from core.store import study
 from core.store.study import StudySettings
@@ -39,7 +40,7 @@ class Reviewed:
 
 
 async def review_item(
-    conn: Any,
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -99,7 +100,7 @@ def day_start(now: datetime) -> datetime:
 
 
 async def build_queue(
-    conn: Any,
+    conn: AsyncConnection[object],
     *,
     project_id: UUID,
     user_id: UUID,
@@ -155,7 +156,7 @@ async def build_queue(
 
 
 async def student_mastery(
-    conn: Any, *, project_id: UUID, user_id: UUID, now: datetime
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, now: datetime
 ) -> list[dict[str, Any]] | None:
     settings = await study.get_settings(conn, project_id=project_id, user_id=user_id)
     if settings is None:
