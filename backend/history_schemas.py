@@ -2,19 +2,23 @@
 aggregates; the items to owners, and to each student their own)."""
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 from uuid import UUID
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 
 class ClaimOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     claim: str
     supported: bool
     chunk_ids: list[int]
 
 
 class EvaluationOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: UUID
     user_id: UUID | None  # the asker; NULL once they left the project or erased their history
     query_id: UUID | None  # NULL once the query left the history's retention window
@@ -33,6 +37,8 @@ class EvaluationOut(BaseModel):
 class QueryEvaluation(BaseModel):
     """A query's evaluation as listed with it (question and answer are the query's own)."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     id: UUID
     groundedness: float
     relevance: float
@@ -44,6 +50,8 @@ class QueryEvaluation(BaseModel):
 
 
 class QueryOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: UUID
     user_id: UUID | None
     agent: str
@@ -59,25 +67,10 @@ class QueryOut(BaseModel):
     created_at: datetime
     evaluation: QueryEvaluation | None
 
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> "QueryOut":
-        evaluation = None
-        if row["evaluation_id"] is not None:
-            evaluation = QueryEvaluation(
-                id=row["evaluation_id"],
-                groundedness=row["groundedness"],
-                relevance=row["relevance"],
-                hallucination_risk=row["hallucination_risk"],
-                flagged=row["flagged"],
-                claims=row["claims"],
-                judge_model=row["judge_model"],
-                created_at=row["evaluated_at"],
-            )
-        fields = {name: row[name] for name in cls.model_fields if name != "evaluation"}
-        return cls(**fields, evaluation=evaluation)
-
 
 class EvaluationSummary(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     count: int
     mean_groundedness: float | None  # None when the window holds no evaluation
     flagged_share: float | None

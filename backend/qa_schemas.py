@@ -4,7 +4,7 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agents.common.citations import Citation
 from agents.qa.state import Outcome
@@ -57,6 +57,8 @@ class QAResponse(BaseModel):
 
 
 class ThreadOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: UUID
     title: str
     created_at: datetime

@@ -1,14 +1,14 @@
 """Request and response models of the question bank and attempts routes."""
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agents.common.citations import Citation
 from agents.question_generator.state import QuestionType, Rejection
-from core.exports.bank import shuffled_options
+from core.store.questions import Question
 
 QuestionStatus = Literal["active", "review", "archived"]
 ReviewState = Literal["pending", "approved", "rejected"]
@@ -41,6 +41,8 @@ class QuestionOut(BaseModel):
     shuffled order). `review_state` is the teacher's decision, `flag` "source_changed" marks an item
     whose source text changed on reindex (both in DATA_MODEL.md, "Study items")."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     id: UUID
     project_id: UUID
     document_id: UUID | None
@@ -64,15 +66,15 @@ class QuestionOut(BaseModel):
     created_at: datetime
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], *, with_answers: bool) -> "QuestionOut":
-        """`row` as core/store/questions.COLUMNS selects it (created_by_me included)."""
-        options = shuffled_options(row)
-        hidden: dict[str, None] = {}
-        if not with_answers:
-            hidden = {"distractors": None}
-            if row["type"] != "flashcard":
-                hidden |= {"answer": None, "explanation": None}
-        return cls(**{**row, "options": options, **hidden})
+    def from_question(cls, question: Question, *, with_answers: bool) -> "QuestionOut":
+        """The item as its reader may see it (`with_answers`: editors and owners)."""
+        out = cls.model_validate(question)
+        if with_answers:
+            return out
+        hidden: dict[str, None] = {"distractors": None}
+        if question.type != "flashcard":
+            hidden |= {"answer": None, "explanation": None}
+        return out.model_copy(update=hidden)
 
 
 class RejectedOut(BaseModel):
@@ -130,6 +132,8 @@ class AttemptCreate(BaseModel):
 class AttemptOut(BaseModel):
     """`reference_answer` and `explanation` are null until the question is done for its attempter (an
     attempt was correct, or none are left under the project's limit); editors and owners always see them."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     id: UUID
     question_id: UUID

@@ -4,7 +4,7 @@ from datetime import date, datetime
 from typing import Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from backend.question_schemas import QuestionOut
 
@@ -57,6 +57,8 @@ class ReviewOut(BaseModel):
 
 
 class StudySettingsOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     exam_date: date | None
     project_exam_date: date | None
     new_per_day: int

@@ -5,6 +5,7 @@ retention windows of every table holding a student's text, hourly and at worker 
 import asyncio
 import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import openai
@@ -13,6 +14,8 @@ from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answ
 from core.calibration import thresholds_of
 from core.llm import structured_mode
 from core.store import evaluations, history, privacy
+from core.store.evaluations import Evaluation
+from core.store.history import HistoryEntry
 from core.structured import StructuredOutputError, TokenUsage, model_name
 from workers.admission import admitted_llm
 
@@ -22,8 +25,10 @@ log = logging.getLogger(__name__)
 JUDGE_MAX_CHUNKS = 5
 
 
-def chunks_to_judge(row: dict[str, Any], texts: dict[int, str]) -> list[JudgeChunk]:
-    ordered = dict.fromkeys([*row["cited_chunk_ids"], *row["retrieved_chunk_ids"]])
+def chunks_to_judge(
+    cited: Sequence[int], retrieved: Sequence[int], texts: dict[int, str]
+) -> list[JudgeChunk]:
+    ordered = dict.fromkeys([*cited, *retrieved])
     return [JudgeChunk(id=i, text=texts[i]) for i in ordered if i in texts][:JUDGE_MAX_CHUNKS]
 
 
@@ -44,8 +49,9 @@ async def judge_answer_job(
         row = await history.query_to_judge(conn, **scope, query_id=query_id)
         if row is None:
             return _skipped(query_id, "query not found")
-        ids = list(dict.fromkeys([*row["cited_chunk_ids"], *row["retrieved_chunk_ids"]]))
-        chunks = chunks_to_judge(row, await evaluations.chunk_texts(conn, **scope, chunk_ids=ids))
+        ids = list(dict.fromkeys([*row.cited_chunk_ids, *row.retrieved_chunk_ids]))
+        texts = await evaluations.chunk_texts(conn, **scope, chunk_ids=ids)
+        chunks = chunks_to_judge(row.cited_chunk_ids, row.retrieved_chunk_ids, texts)
     if not chunks:
         return _skipped(query_id, "its chunks no longer exist")
     usage = TokenUsage()
@@ -54,8 +60,8 @@ async def judge_answer_job(
         async with admitted_llm(ctx, user=user_id) as admitted:
             judgement = await judge_answer(
                 admitted,
-                question=row["question"],
-                answer=row["answer"] or "",
+                question=row.question,
+                answer=row.answer or "",
                 chunks=chunks,
                 mode=structured_mode(ctx["settings"]),
                 usage=usage,
@@ -82,7 +88,7 @@ async def judge_answer_job(
         return _skipped(query_id, "already judged or gone")
     _log_judgement(stored, judgement, usage)
     await _feedback(ctx, row, judgement)
-    return {"status": "judged", "evaluation_id": str(stored["id"]), "flagged": judgement.flagged}
+    return {"status": "judged", "evaluation_id": str(stored.id), "flagged": judgement.flagged}
 
 
 def _skipped(query_id: str, reason: str) -> dict[str, Any]:
@@ -90,14 +96,14 @@ def _skipped(query_id: str, reason: str) -> dict[str, Any]:
     return {"status": "skipped", "reason": reason}
 
 
-def _log_judgement(stored: dict[str, Any], judgement: Judgement, usage: TokenUsage) -> None:
+def _log_judgement(stored: Evaluation, judgement: Judgement, usage: TokenUsage) -> None:
     """One JSON line; WARNING when flagged, so an alert can watch for it. Scores and ids only."""
     line = {
         "event": "groundedness",
-        "evaluation_id": str(stored["id"]),
-        "query_id": str(stored["query_id"]),
-        "run_id": str(stored["run_id"]) if stored["run_id"] else None,
-        "project_id": str(stored["project_id"]),
+        "evaluation_id": str(stored.id),
+        "query_id": str(stored.query_id),
+        "run_id": str(stored.run_id) if stored.run_id else None,
+        "project_id": str(stored.project_id),
         "claims": len(judgement.claims),
         "unsupported": sum(not claim.supported for claim in judgement.claims),
         "groundedness": judgement.groundedness,
@@ -109,14 +115,14 @@ def _log_judgement(stored: dict[str, Any], judgement: Judgement, usage: TokenUsa
     log.log(logging.WARNING if judgement.flagged else logging.INFO, json.dumps(line))
 
 
-async def _feedback(ctx: dict[str, Any], row: dict[str, Any], judgement: Judgement) -> None:
+async def _feedback(ctx: dict[str, Any], row: HistoryEntry, judgement: Judgement) -> None:
     tracing = ctx.get("tracing")
-    if tracing is None or row["run_id"] is None:
+    if tracing is None or row.run_id is None:
         return
     try:  # the LangSmith client blocks on the network
-        await asyncio.to_thread(tracing.record_feedback, row["run_id"], judgement)
+        await asyncio.to_thread(tracing.record_feedback, row.run_id, judgement)
     except Exception as error:  # the evaluation is stored; feedback is a copy for LangSmith
-        log.warning("langsmith feedback for run %s failed: %s", row["run_id"], type(error).__name__)
+        log.warning("langsmith feedback for run %s failed: %s", row.run_id, type(error).__name__)
 
 
 async def purge_query_history(ctx: dict[str, Any]) -> dict[str, Any]:

@@ -18,15 +18,15 @@ async def optimize_study_parameters(ctx: dict[str, Any], project_id: str, user_i
     async with ctx["pool"].connection() as conn:
         settings = await study.get_settings(conn, **scope)
         rows = await study.review_logs(conn, **scope) if settings is not None else []
-    if settings is None or not due_for_optimization(len(rows), settings["optimized_reviews"]):
+    if settings is None or not due_for_optimization(len(rows), settings.optimized_reviews):
         return {"status": "skipped", "reviews": len(rows), "min_reviews": MIN_REVIEWS}
     items: dict[Any, int] = {}
     logs = [
         LoggedReview(
-            items.setdefault(r["question_id"], len(items)),
-            r["rating"],
-            r["reviewed_at"].astimezone(UTC),
-            r["duration_ms"],
+            items.setdefault(r.question_id, len(items)),
+            r.rating,
+            r.reviewed_at.astimezone(UTC),
+            r.duration_ms,
         )
         for r in rows
     ]

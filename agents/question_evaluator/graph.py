@@ -26,6 +26,7 @@ a term with the question, reference or excerpts (topical.py), and an answer with
 without a model call."""
 
 import time
+from dataclasses import asdict
 from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
@@ -91,10 +92,10 @@ async def grade_choice(state: State, runtime: Runtime[AgentContext]) -> dict[str
     ctx, question = runtime.context, state.question
     correct = chosen_option(question, state.answer) == question["answer"]
     async with ctx.retriever.pool.connection() as conn:
-        rows = await questions.source_chunks(
+        chunks = await questions.source_chunks(
             conn, project_id=ctx.project_id, user_id=ctx.user_id, chunk_ids=question["source_chunk_ids"]
         )
-    sources = [Candidate(chunk_id=row["id"], row=row) for row in rows]
+    sources = [Candidate(chunk_id=chunk.id, row=asdict(chunk)) for chunk in chunks]
     citations, _ = build_citations([c.chunk_id for c in sources], sources)
     explanation = question.get("explanation") or ""
     feedback = "Correct." if correct else f"Not quite: the correct answer is “{question['answer']}”."

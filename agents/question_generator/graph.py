@@ -8,6 +8,7 @@ select_sources ─(none)→ END
 
 import asyncio
 import time
+from dataclasses import asdict
 from typing import Any, Literal
 
 import numpy as np
@@ -30,7 +31,7 @@ from agents.question_generator.state import (
 )
 from core.retrieval import Candidate, Filters
 from core.store import questions
-from core.store.questions import NewQuestion
+from core.store.questions import NewQuestion, Question
 from core.structured import StructuredOutputError, ask_structured
 
 
@@ -92,14 +93,14 @@ async def select_sources(state: State, runtime: Runtime[AgentContext]) -> dict[s
         candidates.sort(key=lambda c: c.chunk_id in used)  # stable: retrieval order within each half
     else:
         async with ctx.retriever.pool.connection() as conn:
-            rows = await questions.sample_source_chunks(
+            chunks = await questions.sample_source_chunks(
                 conn,
                 project_id=ctx.project_id,
                 user_id=_user(ctx),
                 limit=config.source_top_k,
                 min_chars=config.min_source_chars,
             )
-        candidates = [Candidate(chunk_id=row["id"], row=row) for row in rows]
+        candidates = [Candidate(chunk_id=chunk.id, row=asdict(chunk)) for chunk in chunks]
     ctx.timings_ms["sources"] = (time.perf_counter() - started) * 1000
     groups = group_sources(candidates, config)
     if not groups:
@@ -179,14 +180,14 @@ async def check(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         nearest = await questions.nearest_question(
             conn, project_id=ctx.project_id, user_id=_user(ctx), embedding=embedding
         )
-    if nearest is not None and nearest["similarity"] >= ctx.thresholds.duplicate_similarity:
+    if nearest is not None and nearest.similarity >= ctx.thresholds.duplicate_similarity:
         return _rejected(
             state,
             pending,
             "duplicate",
-            nearest["question"],
-            duplicate_of=nearest["id"],
-            similarity=float(nearest["similarity"]),
+            nearest.question,
+            duplicate_of=nearest.id,
+            similarity=float(nearest.similarity),
         )
     draft = NewQuestion(
         document_id=used[0].row["document_id"],
@@ -211,7 +212,7 @@ async def check(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
 
 async def save(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     ctx = runtime.context
-    saved: list[dict[str, Any]] = []
+    saved: list[Question] = []
     rejected = list(state.rejected)
     started = time.perf_counter()
     async with ctx.retriever.pool.connection() as conn:

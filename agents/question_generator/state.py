@@ -6,7 +6,7 @@ from uuid import UUID
 
 from agents.question_generator.config import GeneratorConfig
 from core.retrieval import Candidate
-from core.store.questions import NewQuestion
+from core.store.questions import NewQuestion, Question
 
 QuestionType = Literal["multiple_choice", "short_answer", "application", "flashcard"]
 # The default mix: the three question types and flashcards (front = question, back = answer).
@@ -50,7 +50,7 @@ class InputState:
 
 @dataclass(kw_only=True)
 class OutputState:
-    saved: list[dict[str, object]] = field(default_factory=list)  # stored rows, active or review
+    saved: list[Question] = field(default_factory=list)  # stored, active or review
     rejected: list[Rejection] = field(default_factory=list)
     reason: Literal["no_sources"] | None = None  # set when nothing could be generated at all
 

@@ -12,6 +12,7 @@ from agents.question_generator.checks import fold
 from backend.deps import DbDep, ProjectAccess, ProjectWriterDep, RetrieverDep
 from backend.question_schemas import QuestionOut, QuestionUpdate, ReviewRequest
 from core.store import question_curation, questions
+from core.store.questions import Question
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["questions"])
 
@@ -37,33 +38,33 @@ async def review_question(
         )
     if row is None:
         raise _not_found()
-    return QuestionOut.from_row(row, with_answers=True)
+    return QuestionOut.from_question(row, with_answers=True)
 
 
-def _checked_changes(row: dict[str, Any], body: QuestionUpdate) -> dict[str, Any]:
+def _checked_changes(row: Question, body: QuestionUpdate) -> dict[str, Any]:
     """The edit's columns, checked against the item's type like a generated item (422 with the reason)."""
     changes = body.model_dump(exclude_unset=True, exclude_none=True)
     if not changes:
         raise HTTPException(422, "Nothing to change: give status, question, answer, distractors,"
                             " explanation or difficulty.")  # fmt: skip
-    if "distractors" in changes and row["type"] != "multiple_choice":
-        raise HTTPException(422, f"A {row['type']} item has no distractors.")
-    if row["type"] == "multiple_choice":
-        answer = changes.get("answer", row["answer"])
-        distractors = [d.strip() for d in changes.get("distractors", row["distractors"])]
+    if "distractors" in changes and row.type != "multiple_choice":
+        raise HTTPException(422, f"A {row.type} item has no distractors.")
+    if row.type == "multiple_choice":
+        answer = changes.get("answer", row.answer)
+        distractors = [d.strip() for d in changes.get("distractors", row.distractors)]
         folded = {fold(d) for d in distractors}
         if len(distractors) != 3 or "" in folded or len(folded) != 3 or fold(answer) in folded:
             raise HTTPException(422, "A multiple-choice item needs 3 distinct distractors unlike the answer.")
         if "distractors" in changes:
             changes["distractors"] = distractors
-    if row["type"] == "flashcard":
-        front, back = changes.get("question", row["question"]), changes.get("answer", row["answer"])
+    if row.type == "flashcard":
+        front, back = changes.get("question", row.question), changes.get("answer", row.answer)
         if fold(front) == fold(back):
             raise HTTPException(422, "A flashcard's back must not repeat its front.")
     return changes
 
 
-async def _owned_row(db: DbDep, access: ProjectAccess, question_id: UUID) -> dict[str, Any]:
+async def _owned_row(db: DbDep, access: ProjectAccess, question_id: UUID) -> Question:
     async with db.connection() as conn:
         row = await questions.get_question(
             conn, project_id=access.id, user_id=access.user.id, question_id=question_id
@@ -90,4 +91,4 @@ async def update_question(
         )
     if row is None:
         raise _not_found()
-    return QuestionOut.from_row(row, with_answers=True)
+    return QuestionOut.from_question(row, with_answers=True)

@@ -17,6 +17,7 @@ from fastapi import APIRouter, HTTPException, Path, Response, status
 from backend.deps import DbDep, ProjectAccess, ProjectDep
 from core.exports import anki, bank
 from core.store import documents, exports, notes
+from core.store.exports import ApprovedItem
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["exports"])
 
@@ -35,7 +36,7 @@ def _attachment(name: str, extension: str) -> dict[str, str]:
     return {"Content-Disposition": f"attachment; filename=\"{slug}.{extension}\"; filename*=UTF-8''{real}"}
 
 
-async def _items(db: DbDep, access: ProjectAccess) -> list[dict]:
+async def _items(db: DbDep, access: ProjectAccess) -> list[ApprovedItem]:
     async with db.connection() as conn:
         return await exports.approved_items(
             conn,

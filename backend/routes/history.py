@@ -52,7 +52,7 @@ async def list_queries(
             limit=limit,
             offset=offset,
         )
-    return [QueryOut.from_row(row) for row in rows]
+    return [QueryOut.model_validate(row) for row in rows]
 
 
 @router.get("/evaluations")
@@ -78,8 +78,8 @@ async def list_evaluations(
         since=since,
         until=until,
         scope="project" if access.role == "owner" else "own",
-        summary=EvaluationSummary(**summary),
-        evaluations=[EvaluationOut(**row) for row in rows],
+        summary=EvaluationSummary.model_validate(summary),
+        evaluations=[EvaluationOut.model_validate(row) for row in rows],
     )
 
 

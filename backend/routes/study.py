@@ -56,7 +56,7 @@ async def study_queue(
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
     items = [
         {
-            "question": QuestionOut.from_row(item["row"], with_answers=False),
+            "question": QuestionOut.from_question(item["row"], with_answers=False),
             "card": item["card"],
             "is_new": item["is_new"],
         }
@@ -100,7 +100,7 @@ async def _settings(db: DbDep, access: ProjectDep) -> StudySettingsOut:
         row = await study.get_settings(conn, project_id=access.id, user_id=access.user.id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
-    return StudySettingsOut(**row)
+    return StudySettingsOut.model_validate(row)
 
 
 @router.get("/study/settings")

@@ -13,7 +13,8 @@ from typing import Any
 
 import genanki
 
-from core.exports.bank import shuffled_options, source_reference
+from core.exports.bank import source_reference
+from core.store.exports import ApprovedItem
 
 _CSS = """.card { font-family: sans-serif; font-size: 18px; text-align: left; }
 .options { margin-top: .5em; } .explanation { margin-top: .8em; color: #444; }
@@ -53,34 +54,34 @@ def _model(project_id: Any) -> genanki.Model:
     )
 
 
-def card_fields(row: dict[str, Any]) -> tuple[str, str, str]:
+def card_fields(item: ApprovedItem) -> tuple[str, str, str]:
     """Front, back and source of one item, as HTML."""
-    label = _TYPE_LABEL[row["type"]]
-    front = (f'<div class="type"><i>{label}</i></div>' if label else "") + _text(row["question"])
-    options = shuffled_options(row)
+    label = _TYPE_LABEL[item.type]
+    front = (f'<div class="type"><i>{label}</i></div>' if label else "") + _text(item.question)
+    options = item.options
     if options:
         letters = "ABCDEFGH"
         items = "".join(f"<li>{letters[i]}. {_text(option)}</li>" for i, option in enumerate(options))
         front += f'<ol class="options" style="list-style: none">{items}</ol>'
-    back = _text(row["answer"])
+    back = _text(item.answer)
     if options:
-        back = f"{'ABCDEFGH'[options.index(row['answer'])]}. {back}"
-    if row["explanation"]:
-        back += f'<div class="explanation">{_text(row["explanation"])}</div>'
-    return front, back, "Source: " + _text(source_reference(row))
+        back = f"{'ABCDEFGH'[options.index(item.answer)]}. {back}"
+    if item.explanation:
+        back += f'<div class="explanation">{_text(item.explanation)}</div>'
+    return front, back, "Source: " + _text(source_reference(item))
 
 
-def build_package(project_id: Any, deck_name: str, rows: Sequence[dict[str, Any]]) -> bytes:
+def build_package(project_id: Any, deck_name: str, items: Sequence[ApprovedItem]) -> bytes:
     """The .apkg file's bytes (a zip holding the SQLite collection.anki2)."""
     model = _model(project_id)
     deck = genanki.Deck(stable_id(project_id, "deck"), deck_name)
-    for row in rows:
+    for item in items:
         deck.add_note(
             genanki.Note(
                 model=model,
-                fields=list(card_fields(row)),
-                guid=genanki.guid_for("studyai", str(row["id"])),
-                tags=[row["type"], row["difficulty"]],
+                fields=list(card_fields(item)),
+                guid=genanki.guid_for("studyai", str(item.id)),
+                tags=[item.type, item.difficulty],
             )
         )
     out = io.BytesIO()

@@ -1,10 +1,11 @@
 """The approved question bank as records (JSON) or rows (CSV), each with its source reference."""
 
 import csv
-import hashlib
 import io
 from collections.abc import Sequence
 from typing import Any
+
+from core.store.exports import ApprovedItem
 
 CSV_FIELDS = (
     "id", "type", "question", "options", "answer", "explanation", "difficulty",
@@ -14,47 +15,36 @@ CSV_FIELDS = (
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def shuffled_options(row: dict[str, Any]) -> list[str]:
-    """A multiple-choice item's answer and distractors in a fixed order per item (the same for every
-    reader and export); [] for other types."""
-    if row["type"] != "multiple_choice":
-        return []
-    return sorted(
-        [row["answer"], *row["distractors"]],
-        key=lambda option: hashlib.sha256(f"{row['id']}:{option}".encode()).hexdigest(),
-    )
-
-
 def pages(start: int | None, end: int | None) -> str:
     if start is None:
         return ""
     return f"p. {start}" if end in (None, start) else f"pp. {start}–{end}"
 
 
-def source_reference(row: dict[str, Any]) -> str:
+def source_reference(item: ApprovedItem) -> str:
     """`Document title › Section › Subsection, pp. 3–4`: where a student looks the item up."""
-    parts = [row.get("document_title") or "(document removed)", *row["section_path"]]
+    parts = [item.document_title or "(document removed)", *item.section_path]
     where = " › ".join(dict.fromkeys(parts))  # a section path often starts with the title itself
-    span = pages(row.get("page_start"), row.get("page_end"))
+    span = pages(item.page_start, item.page_end)
     return f"{where}, {span}" if span else where
 
 
-def record(row: dict[str, Any]) -> dict[str, Any]:
+def record(item: ApprovedItem) -> dict[str, Any]:
     return {
-        "id": str(row["id"]),
-        "type": row["type"],
-        "question": row["question"],
-        "options": shuffled_options(row),
-        "answer": row["answer"],
-        "explanation": row["explanation"],
-        "difficulty": row["difficulty"],
-        "document_id": None if row["document_id"] is None else str(row["document_id"]),
-        "document_title": row.get("document_title"),
-        "section_path": list(row["section_path"]),
-        "page_start": row.get("page_start"),
-        "page_end": row.get("page_end"),
-        "source": source_reference(row),
-        "source_chunk_ids": list(row["source_chunk_ids"]),
+        "id": str(item.id),
+        "type": item.type,
+        "question": item.question,
+        "options": item.options,
+        "answer": item.answer,
+        "explanation": item.explanation,
+        "difficulty": item.difficulty,
+        "document_id": None if item.document_id is None else str(item.document_id),
+        "document_title": item.document_title,
+        "section_path": list(item.section_path),
+        "page_start": item.page_start,
+        "page_end": item.page_end,
+        "source": source_reference(item),
+        "source_chunk_ids": list(item.source_chunk_ids),
     }
 
 

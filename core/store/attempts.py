@@ -3,9 +3,13 @@ teacher) every member's; the rule is in each statement's SQL. Inserting respects
 attempts per question atomically (one member's attempts at one question are serialised)."""
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypedDict
+from uuid import UUID
 
 from psycopg import AsyncConnection
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from core.store.access import member_of, owner_of
@@ -16,21 +20,63 @@ _COLUMNS = (
 )
 
 
+class StoredCitation(TypedDict):
+    """A citation of the grade as stored in the attempt's JSON (agents/common/citations.Citation)."""
+
+    chunk_id: int
+    document_id: str
+    document_title: str
+    section_path: list[str]
+    page_start: int | None
+    page_end: int | None
+    excerpt: str
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    id: UUID
+    project_id: UUID
+    question_id: UUID
+    user_id: UUID
+    answer: str
+    score: float
+    verdict: str
+    feedback: str
+    missing_points: list[str]
+    citations: list[StoredCitation]
+    graded_by: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ListedAttempt(Attempt):
+    """An attempt with its question's reference answer and explanation."""
+
+    reference_answer: str
+    explanation: str
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptStats:
+    count: int  # the caller's attempts at the question
+    correct: bool  # whether one of them was correct
+
+
 async def insert_attempt(
-    conn: AsyncConnection,
+    conn: AsyncConnection[object],
     *,
-    project_id: Any,
-    user_id: Any,
-    question_id: Any,
+    project_id: UUID,
+    user_id: UUID,
+    question_id: UUID,
     answer: str,
     score: float,
     verdict: str,
     feedback: str,
     missing_points: Sequence[str],
-    citations: Sequence[dict[str, Any]],
+    citations: Sequence[StoredCitation],
     graded_by: str,
     max_attempts: int | None = None,
-) -> dict[str, Any] | None:
+) -> Attempt | None:
     """None when the question is not in a project the caller belongs to, or the caller already made
     `max_attempts` attempts at it (None: no limit); check `attempt_stats` to tell which."""
     async with conn.transaction():
@@ -56,66 +102,71 @@ async def insert_attempt(
         )
 
 
-async def _insert(conn: AsyncConnection, params: dict[str, Any]) -> dict[str, Any] | None:
-    cur = await conn.execute(
-        "INSERT INTO question_attempts (project_id, question_id, user_id, answer, score, verdict, feedback,"
-        " missing_points, citations, graded_by)"
-        " SELECT q.project_id, q.id, %(user_id)s::uuid, %(answer)s::text, %(score)s::real, %(verdict)s::text,"
-        " %(feedback)s::text, %(missing_points)s::jsonb, %(citations)s::jsonb, %(graded_by)s::text"
-        " FROM questions q WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s"
-        f" AND {member_of('q.project_id')}"
-        " AND (%(max_attempts)s::int IS NULL OR (SELECT count(*) FROM question_attempts x"
-        " WHERE x.project_id = q.project_id AND x.question_id = q.id AND x.user_id = %(user_id)s)"
-        " < %(max_attempts)s::int)"
-        f" RETURNING {_COLUMNS.replace('a.', '')}",
-        params,
-    )
-    return await cur.fetchone()
+async def _insert(conn: AsyncConnection[object], params: dict[str, Any]) -> Attempt | None:
+    async with conn.cursor(row_factory=class_row(Attempt)) as cur:
+        await cur.execute(
+            "INSERT INTO question_attempts (project_id, question_id, user_id, answer, score, verdict,"
+            " feedback, missing_points, citations, graded_by)"
+            " SELECT q.project_id, q.id, %(user_id)s::uuid, %(answer)s::text, %(score)s::real,"
+            " %(verdict)s::text, %(feedback)s::text, %(missing_points)s::jsonb, %(citations)s::jsonb,"
+            " %(graded_by)s::text"
+            " FROM questions q WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s"
+            f" AND {member_of('q.project_id')}"
+            " AND (%(max_attempts)s::int IS NULL OR (SELECT count(*) FROM question_attempts x"
+            " WHERE x.project_id = q.project_id AND x.question_id = q.id AND x.user_id = %(user_id)s)"
+            " < %(max_attempts)s::int)"
+            f" RETURNING {_COLUMNS.replace('a.', '')}",
+            params,
+        )
+        return await cur.fetchone()
 
 
 async def attempt_stats(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, question_id: Any
-) -> dict[str, Any]:
-    """{count, correct}: how many attempts the caller made at the question, and whether one was correct."""
-    cur = await conn.execute(
-        "SELECT count(*) AS count, coalesce(bool_or(a.verdict = 'correct'), false) AS correct"
-        " FROM question_attempts a WHERE a.project_id = %(project_id)s AND a.question_id = %(question_id)s"
-        f" AND a.user_id = %(user_id)s AND {member_of('a.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "question_id": question_id},
-    )
-    row = await cur.fetchone()
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, question_id: UUID
+) -> AttemptStats:
+    """How many attempts the caller made at the question, and whether one was correct."""
+    async with conn.cursor(row_factory=class_row(AttemptStats)) as cur:
+        await cur.execute(
+            "SELECT count(*) AS count, coalesce(bool_or(a.verdict = 'correct'), false) AS correct"
+            " FROM question_attempts a"
+            " WHERE a.project_id = %(project_id)s AND a.question_id = %(question_id)s"
+            f" AND a.user_id = %(user_id)s AND {member_of('a.project_id')}",
+            {"project_id": project_id, "user_id": user_id, "question_id": question_id},
+        )
+        row = await cur.fetchone()
     assert row is not None  # an aggregate always returns one row
     return row
 
 
 async def list_attempts(
-    conn: AsyncConnection,
+    conn: AsyncConnection[object],
     *,
-    project_id: Any,
-    user_id: Any,
-    question_id: Any = None,
-    member_id: Any = None,
+    project_id: UUID,
+    user_id: UUID,
+    question_id: UUID | None = None,
+    member_id: UUID | None = None,
     limit: int,
     offset: int,
-) -> list[dict[str, Any]]:
+) -> list[ListedAttempt]:
     """Attempts of `member_id` (None: of every member) at `question_id` (None: at any question), newest
     first, each with its question's reference answer and explanation. Whatever is asked, the SQL
     returns only the caller's own attempts unless the caller owns the project."""
-    cur = await conn.execute(
-        f"SELECT {_COLUMNS}, q.answer AS reference_answer, q.explanation FROM question_attempts a"
-        " JOIN questions q ON q.project_id = a.project_id AND q.id = a.question_id"
-        " WHERE a.project_id = %(project_id)s"
-        " AND (%(question_id)s::uuid IS NULL OR a.question_id = %(question_id)s)"
-        " AND (%(member_id)s::uuid IS NULL OR a.user_id = %(member_id)s)"
-        f" AND {member_of('a.project_id')} AND (a.user_id = %(user_id)s OR {owner_of('a.project_id')})"
-        " ORDER BY a.created_at DESC, a.id LIMIT %(limit)s OFFSET %(offset)s",
-        {
-            "project_id": project_id,
-            "user_id": user_id,
-            "question_id": question_id,
-            "member_id": member_id,
-            "limit": limit,
-            "offset": offset,
-        },
-    )
-    return await cur.fetchall()
+    async with conn.cursor(row_factory=class_row(ListedAttempt)) as cur:
+        await cur.execute(
+            f"SELECT {_COLUMNS}, q.answer AS reference_answer, q.explanation FROM question_attempts a"
+            " JOIN questions q ON q.project_id = a.project_id AND q.id = a.question_id"
+            " WHERE a.project_id = %(project_id)s"
+            " AND (%(question_id)s::uuid IS NULL OR a.question_id = %(question_id)s)"
+            " AND (%(member_id)s::uuid IS NULL OR a.user_id = %(member_id)s)"
+            f" AND {member_of('a.project_id')} AND (a.user_id = %(user_id)s OR {owner_of('a.project_id')})"
+            " ORDER BY a.created_at DESC, a.id LIMIT %(limit)s OFFSET %(offset)s",
+            {
+                "project_id": project_id,
+                "user_id": user_id,
+                "question_id": question_id,
+                "member_id": member_id,
+                "limit": limit,
+                "offset": offset,
+            },
+        )
+        return await cur.fetchall()

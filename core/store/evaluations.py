@@ -3,13 +3,53 @@ is still a member. An evaluation copies a student's question and answer, so its 
 that student and the project's owners; every member reads the aggregates. All scoped in the SQL."""
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
+from uuid import UUID
 
 from psycopg import AsyncConnection
+from psycopg.rows import class_row, tuple_row
 from psycopg.types.json import Jsonb
 
 from core.store.access import member_of, owner_of
+
+
+class StoredClaim(TypedDict):
+    """One claim of a judged answer as stored in the evaluation's JSON."""
+
+    claim: str
+    supported: bool
+    chunk_ids: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """`user_id`: the asker, None once they left the project or erased their history; `query_id` None
+    once the query left the history's retention window."""
+
+    id: UUID
+    project_id: UUID
+    user_id: UUID | None
+    query_id: UUID | None
+    run_id: UUID | None
+    question: str
+    answer: str
+    claims: list[StoredClaim]
+    groundedness: float
+    relevance: float
+    hallucination_risk: float
+    flagged: bool
+    judge_model: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationStats:
+    count: int
+    mean_groundedness: float | None  # None when the window holds no evaluation
+    flagged_share: float | None
+
 
 _COLUMNS = (
     "e.id, e.project_id, e.user_id, e.query_id, e.run_id, e.question, e.answer, e.claims, e.groundedness,"
@@ -23,105 +63,108 @@ _WINDOW = (
 
 
 async def chunk_texts(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, chunk_ids: Sequence[int]
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, chunk_ids: Sequence[int]
 ) -> dict[int, str]:
     """Texts of the chunks that still exist (a reindex may have retired some), by id."""
-    cur = await conn.execute(
-        "SELECT c.id, c.text FROM chunks c WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s)"
-        f" AND {member_of('c.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
-    )
-    return {row["id"]: row["text"] for row in await cur.fetchall()}
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(
+            "SELECT c.id, c.text FROM chunks c WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s)"
+            f" AND {member_of('c.project_id')}",
+            {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
+        )
+        return {chunk_id: text for chunk_id, text in await cur.fetchall()}
 
 
 async def insert_evaluation(
-    conn: AsyncConnection,
+    conn: AsyncConnection[object],
     *,
-    project_id: Any,
-    user_id: Any,
-    query_id: Any,
-    claims: Sequence[dict[str, Any]],
+    project_id: UUID,
+    user_id: UUID,
+    query_id: UUID,
+    claims: Sequence[StoredClaim],
     groundedness: float,
     relevance: float,
     hallucination_risk: float,
     flagged: bool,
     judge_model: str,
-) -> dict[str, Any] | None:
+) -> Evaluation | None:
     """Copies question, answer and run id from the query. None when the query is gone, its asker is
     no longer a member, or it was already judged (a retried job writes nothing twice)."""
-    cur = await conn.execute(
-        "INSERT INTO rag_evaluations (project_id, user_id, query_id, run_id, question, answer, claims,"
-        " groundedness, relevance, hallucination_risk, flagged, judge_model)"
-        " SELECT h.project_id, h.user_id, h.id, h.run_id, h.question, coalesce(h.answer, ''),"
-        " %(claims)s::jsonb,"
-        " %(groundedness)s::real, %(relevance)s::real, %(risk)s::real, %(flagged)s::boolean,"
-        " %(judge_model)s::text"
-        " FROM query_history h WHERE h.id = %(query_id)s AND h.project_id = %(project_id)s"
-        f" AND {member_of('h.project_id')}"
-        " ON CONFLICT (query_id) WHERE query_id IS NOT NULL DO NOTHING"
-        f" RETURNING {_COLUMNS.replace('e.', '')}",
-        {
-            "project_id": project_id,
-            "user_id": user_id,
-            "query_id": query_id,
-            "claims": Jsonb(list(claims)),
-            "groundedness": groundedness,
-            "relevance": relevance,
-            "risk": hallucination_risk,
-            "flagged": flagged,
-            "judge_model": judge_model,
-        },
-    )
-    return await cur.fetchone()
+    async with conn.cursor(row_factory=class_row(Evaluation)) as cur:
+        await cur.execute(
+            "INSERT INTO rag_evaluations (project_id, user_id, query_id, run_id, question, answer, claims,"
+            " groundedness, relevance, hallucination_risk, flagged, judge_model)"
+            " SELECT h.project_id, h.user_id, h.id, h.run_id, h.question, coalesce(h.answer, ''),"
+            " %(claims)s::jsonb,"
+            " %(groundedness)s::real, %(relevance)s::real, %(risk)s::real, %(flagged)s::boolean,"
+            " %(judge_model)s::text"
+            " FROM query_history h WHERE h.id = %(query_id)s AND h.project_id = %(project_id)s"
+            f" AND {member_of('h.project_id')}"
+            " ON CONFLICT (query_id) WHERE query_id IS NOT NULL DO NOTHING"
+            f" RETURNING {_COLUMNS.replace('e.', '')}",
+            {
+                "project_id": project_id,
+                "user_id": user_id,
+                "query_id": query_id,
+                "claims": Jsonb(list(claims)),
+                "groundedness": groundedness,
+                "relevance": relevance,
+                "risk": hallucination_risk,
+                "flagged": flagged,
+                "judge_model": judge_model,
+            },
+        )
+        return await cur.fetchone()
 
 
 async def list_evaluations(
-    conn: AsyncConnection,
+    conn: AsyncConnection[object],
     *,
-    project_id: Any,
-    user_id: Any,
+    project_id: UUID,
+    user_id: UUID,
     since: datetime | None = None,
     until: datetime | None = None,
     flagged: bool | None = None,
     limit: int = 50,
     offset: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[Evaluation]:
     """Newest first, within [since, until): every item for an owner, only the caller's own for any
     other member (the rule is in the SQL, not left to the route)."""
-    cur = await conn.execute(
-        f"SELECT {_COLUMNS} FROM rag_evaluations e WHERE {_WINDOW}"
-        " AND (%(flagged)s::boolean IS NULL OR e.flagged = %(flagged)s)"
-        f" AND {member_of('e.project_id')} AND (e.user_id = %(user_id)s OR {owner_of('e.project_id')})"
-        " ORDER BY e.created_at DESC, e.id LIMIT %(limit)s OFFSET %(offset)s",
-        {
-            "project_id": project_id,
-            "user_id": user_id,
-            "since": since,
-            "until": until,
-            "flagged": flagged,
-            "limit": limit,
-            "offset": offset,
-        },
-    )
-    return await cur.fetchall()
+    async with conn.cursor(row_factory=class_row(Evaluation)) as cur:
+        await cur.execute(
+            f"SELECT {_COLUMNS} FROM rag_evaluations e WHERE {_WINDOW}"
+            " AND (%(flagged)s::boolean IS NULL OR e.flagged = %(flagged)s)"
+            f" AND {member_of('e.project_id')} AND (e.user_id = %(user_id)s OR {owner_of('e.project_id')})"
+            " ORDER BY e.created_at DESC, e.id LIMIT %(limit)s OFFSET %(offset)s",
+            {
+                "project_id": project_id,
+                "user_id": user_id,
+                "since": since,
+                "until": until,
+                "flagged": flagged,
+                "limit": limit,
+                "offset": offset,
+            },
+        )
+        return await cur.fetchall()
 
 
 async def summarize(
-    conn: AsyncConnection,
+    conn: AsyncConnection[object],
     *,
-    project_id: Any,
-    user_id: Any,
+    project_id: UUID,
+    user_id: UUID,
     since: datetime | None = None,
     until: datetime | None = None,
-) -> dict[str, Any]:
-    """{count, mean_groundedness, flagged_share} over the whole window (not one page); the means
-    are NULL when the window holds no evaluation."""
-    cur = await conn.execute(
-        "SELECT count(*) AS count, avg(e.groundedness)::float8 AS mean_groundedness,"
-        " avg(e.flagged::int)::float8 AS flagged_share"
-        f" FROM rag_evaluations e WHERE {_WINDOW} AND {member_of('e.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "since": since, "until": until},
-    )
-    row = await cur.fetchone()
+) -> EvaluationStats:
+    """Over the whole window (not one page)."""
+    async with conn.cursor(row_factory=class_row(EvaluationStats)) as cur:
+        await cur.execute(
+            "SELECT count(*) AS count, avg(e.groundedness)::float8 AS mean_groundedness,"
+            " avg(e.flagged::int)::float8 AS flagged_share"
+            f" FROM rag_evaluations e WHERE {_WINDOW} AND {member_of('e.project_id')}",
+            {"project_id": project_id, "user_id": user_id, "since": since, "until": until},
+        )
+        row = await cur.fetchone()
     assert row is not None  # an aggregate always returns one row
     return row

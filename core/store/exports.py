@@ -1,12 +1,24 @@
 """The approved items of a project as exports read them, with where each comes from (document title,
 section path, pages of its source chunks). Scoped by membership in SQL like every API query."""
 
-from typing import Any
+from dataclasses import dataclass
+from uuid import UUID
 
 from psycopg import AsyncConnection
+from psycopg.rows import class_row
 
 from core.store.access import member_of
-from core.store.questions import COLUMNS
+from core.store.questions import COLUMNS, Question
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovedItem(Question):
+    """An approved item with its document's title (None once deleted) and its source chunks' pages."""
+
+    document_title: str | None
+    page_start: int | None
+    page_end: int | None
+
 
 # Approved, in the bank and not flagged: what a teacher vouched for and still stands. Pages come from
 # the item's live source chunks (a reindex carries them over; see core/store/item_sources.py).
@@ -27,11 +39,12 @@ LIMIT %(limit)s
 
 
 async def approved_items(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, with_questions: bool, limit: int
-) -> list[dict[str, Any]]:
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, with_questions: bool, limit: int
+) -> list[ApprovedItem]:
     """`with_questions` False: flashcards only (their back is no secret; see backend/routes/exports.py)."""
-    cur = await conn.execute(
-        _APPROVED,
-        {"project_id": project_id, "user_id": user_id, "questions": with_questions, "limit": limit},
-    )
-    return await cur.fetchall()
+    async with conn.cursor(row_factory=class_row(ApprovedItem)) as cur:
+        await cur.execute(
+            _APPROVED,
+            {"project_id": project_id, "user_id": user_id, "questions": with_questions, "limit": limit},
+        )
+        return await cur.fetchall()

@@ -5,12 +5,13 @@ generated from them are carried over to the new chunks with the same text, and f
 Worker side: run inside the indexing transaction, with the project and document taken from the job."""
 
 from dataclasses import dataclass
-from typing import Any
+from uuid import UUID
 
 from psycopg import AsyncConnection
+from psycopg.rows import scalar_row, tuple_row
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceSnapshot:
     """The document's chunks some item was generated from, before the reindex: id and md5 of the text."""
 
@@ -18,23 +19,26 @@ class SourceSnapshot:
     text_md5: list[str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Carried:
     items: int  # items whose sources were in the document
     flagged: int  # of which flagged 'source_changed' by this reindex
 
 
-async def snapshot_sources(conn: AsyncConnection, *, project_id: Any, document_id: Any) -> SourceSnapshot:
+async def snapshot_sources(
+    conn: AsyncConnection[object], *, project_id: UUID, document_id: UUID
+) -> SourceSnapshot:
     """Call before the old chunks are deleted."""
-    cur = await conn.execute(
-        "SELECT c.id, md5(c.text) AS text_md5 FROM chunks c"
-        " WHERE c.project_id = %(project_id)s AND c.document_id = %(document_id)s"
-        " AND c.id IN (SELECT s.id FROM questions q, unnest(q.source_chunk_ids) AS s(id)"
-        "              WHERE q.project_id = %(project_id)s)",
-        {"project_id": project_id, "document_id": document_id},
-    )
-    rows = await cur.fetchall()
-    return SourceSnapshot([row["id"] for row in rows], [row["text_md5"] for row in rows])
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(
+            "SELECT c.id, md5(c.text) AS text_md5 FROM chunks c"
+            " WHERE c.project_id = %(project_id)s AND c.document_id = %(document_id)s"
+            " AND c.id IN (SELECT s.id FROM questions q, unnest(q.source_chunk_ids) AS s(id)"
+            "              WHERE q.project_id = %(project_id)s)",
+            {"project_id": project_id, "document_id": document_id},
+        )
+        rows = await cur.fetchall()
+    return SourceSnapshot([chunk_id for chunk_id, _ in rows], [md5 for _, md5 in rows])
 
 
 # Each old source id maps to a new chunk of the document with the same text (the first by ordinal),
@@ -67,19 +71,20 @@ RETURNING EXISTS (SELECT 1 FROM mapped m
 
 
 async def carry_sources(
-    conn: AsyncConnection, *, project_id: Any, document_id: Any, before: SourceSnapshot
+    conn: AsyncConnection[object], *, project_id: UUID, document_id: UUID, before: SourceSnapshot
 ) -> Carried:
     """Call after the new chunks are in, in the same transaction."""
     if not before.chunk_ids:
         return Carried(0, 0)
-    cur = await conn.execute(
-        _CARRY,
-        {
-            "project_id": project_id,
-            "document_id": document_id,
-            "ids": before.chunk_ids,
-            "md5s": before.text_md5,
-        },
-    )
-    rows = await cur.fetchall()
-    return Carried(items=len(rows), flagged=sum(1 for row in rows if row["changed"]))
+    async with conn.cursor(row_factory=scalar_row) as cur:
+        await cur.execute(
+            _CARRY,
+            {
+                "project_id": project_id,
+                "document_id": document_id,
+                "ids": before.chunk_ids,
+                "md5s": before.text_md5,
+            },
+        )
+        changed = await cur.fetchall()
+    return Carried(items=len(changed), flagged=sum(1 for flag in changed if flag))

@@ -5,20 +5,29 @@ The forget rule lives in the database (`forget_member()`, migrations/0012), fire
 deletion of a membership row, so no route can forget to apply it; `forget_member` here runs the same
 rule explicitly (idempotent). The purges are maintenance, not API reads: they span projects by age."""
 
-from typing import Any
+from dataclasses import dataclass
+from uuid import UUID
 
 from psycopg import AsyncConnection
 
 from core.store.access import member_of
 
 
-async def forget_member(conn: AsyncConnection, project_id: Any, user_id: Any) -> None:
+@dataclass(frozen=True, slots=True)
+class ErasedHistory:
+    deleted: int  # query history rows
+    evaluations_anonymised: int
+
+
+async def forget_member(conn: AsyncConnection[object], project_id: UUID, user_id: UUID) -> None:
     """Deletes the user's QA threads (with their messages) and attempts in the project; anonymises their
     query history and evaluations (user_id NULL, question and answer text removed, aggregates kept)."""
     await conn.execute("SELECT forget_member(%s::uuid, %s::uuid)", (project_id, user_id))
 
 
-async def delete_own_thread(conn: AsyncConnection, *, project_id: Any, user_id: Any, thread_id: Any) -> bool:
+async def delete_own_thread(
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, thread_id: UUID
+) -> bool:
     """The caller's own thread and its messages; False when it is not theirs (or not there)."""
     cur = await conn.execute(
         "DELETE FROM qa_threads t WHERE t.id = %(thread_id)s AND t.project_id = %(project_id)s"
@@ -28,7 +37,9 @@ async def delete_own_thread(conn: AsyncConnection, *, project_id: Any, user_id: 
     return cur.rowcount == 1
 
 
-async def delete_own_history(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> dict[str, int]:
+async def delete_own_history(
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID
+) -> ErasedHistory:
     """The caller's query history in the project, and the text their evaluations copied from it (the
     scores stay, anonymised, in the project's aggregates). Counts of both."""
     params = {"project_id": project_id, "user_id": user_id}
@@ -45,10 +56,10 @@ async def delete_own_history(conn: AsyncConnection, *, project_id: Any, user_id:
             f" AND {member_of('h.project_id')}",
             params,
         )
-    return {"deleted": cur.rowcount, "evaluations_anonymised": anonymised}
+    return ErasedHistory(deleted=cur.rowcount, evaluations_anonymised=anonymised)
 
 
-async def purge_threads(conn: AsyncConnection, *, retention_days: int) -> int:
+async def purge_threads(conn: AsyncConnection[object], *, retention_days: int) -> int:
     """Threads idle (no new turn) for longer than the window, with their messages (ON DELETE CASCADE)."""
     cur = await conn.execute(
         "DELETE FROM qa_threads WHERE updated_at < now() - make_interval(days => %(days)s)",
@@ -57,7 +68,7 @@ async def purge_threads(conn: AsyncConnection, *, retention_days: int) -> int:
     return cur.rowcount
 
 
-async def purge_attempts(conn: AsyncConnection, *, retention_days: int) -> int:
+async def purge_attempts(conn: AsyncConnection[object], *, retention_days: int) -> int:
     cur = await conn.execute(
         "DELETE FROM question_attempts WHERE created_at < now() - make_interval(days => %(days)s)",
         {"days": retention_days},
@@ -65,7 +76,7 @@ async def purge_attempts(conn: AsyncConnection, *, retention_days: int) -> int:
     return cur.rowcount
 
 
-async def purge_evaluations(conn: AsyncConnection, *, retention_days: int) -> int:
+async def purge_evaluations(conn: AsyncConnection[object], *, retention_days: int) -> int:
     cur = await conn.execute(
         "DELETE FROM rag_evaluations WHERE created_at < now() - make_interval(days => %(days)s)",
         {"days": retention_days},

@@ -3,14 +3,16 @@
 Editors and owners only, checked in each statement (writer_of); None when the item is not found or
 the caller may not curate."""
 
+from collections.abc import Mapping, Sequence
 from typing import Any
+from uuid import UUID
 
 import numpy as np
 from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 
 from core.store.access import writer_of
-from core.store.questions import get_question
+from core.store.questions import Question, get_question
 
 # Approving puts the item back in the bank (status 'active') and clears a 'source_changed' flag: the
 # teacher has looked at it again. Rejecting archives it. Either way the reviewer and time are kept.
@@ -37,14 +39,14 @@ _EDITABLE = {
 
 
 async def review_question(
-    conn: AsyncConnection,
+    conn: AsyncConnection[object],
     *,
-    project_id: Any,
-    user_id: Any,
-    question_id: Any,
+    project_id: UUID,
+    user_id: UUID,
+    question_id: UUID,
     approve: bool,
     note: str | None,
-) -> dict[str, Any] | None:
+) -> Question | None:
     cur = await conn.execute(
         _REVIEW,
         {
@@ -61,8 +63,13 @@ async def review_question(
 
 
 async def edit_question(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, question_id: Any, changes: dict[str, Any]
-) -> dict[str, Any] | None:
+    conn: AsyncConnection[object],
+    *,
+    project_id: UUID,
+    user_id: UUID,
+    question_id: UUID,
+    changes: Mapping[str, str | Sequence[str] | np.ndarray],
+) -> Question | None:
     """Sets the given columns (keys of _EDITABLE; the caller validated them against the item's type).
     The review state is left as it is: an edit is part of the teacher's curation."""
     params: dict[str, Any] = {"project_id": project_id, "user_id": user_id, "question_id": question_id}

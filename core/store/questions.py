@@ -3,15 +3,90 @@
 Also the reads of chunks that serve questions (sources to generate from, a question's own source
 chunks), shaped like the retriever's hydrated rows so agents handle both the same way."""
 
+import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 import numpy as np
 from psycopg import AsyncConnection
+from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from core.store.access import member_of, writer_of
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A study item as COLUMNS selects it: `created_by_me` is whether the caller generated it."""
+
+    id: UUID
+    project_id: UUID
+    document_id: UUID | None  # None once its document was deleted
+    section_path: list[str]
+    type: str
+    question: str
+    answer: str
+    distractors: list[str]
+    explanation: str
+    difficulty: str
+    confidence: float
+    model_confidence: float | None
+    support: float | None
+    status: str
+    review_state: str
+    flag: str | None
+    reviewed_by: UUID | None
+    reviewed_at: datetime | None
+    review_note: str | None
+    source_chunk_ids: list[int]
+    created_by: UUID | None
+    created_by_me: bool
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def options(self) -> list[str]:
+        """A multiple-choice item's answer and distractors in a fixed order per item (the same for every
+        reader and export); [] for other types."""
+        if self.type != "multiple_choice":
+            return []
+        return sorted(
+            [self.answer, *self.distractors],
+            key=lambda option: hashlib.sha256(f"{self.id}:{option}".encode()).hexdigest(),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SourceChunk:
+    """A chunk with its document's columns, the same columns as the retriever's hydrated rows."""
+
+    id: int
+    document_id: UUID
+    document_version: int
+    ordinal: int
+    text: str
+    context_header: str
+    section_path: list[str]
+    page_start: int | None
+    page_end: int | None
+    char_start: int
+    char_end: int
+    content_hash: str
+    document_title: str
+    filename: str
+    source_type: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class NearestQuestion:
+    id: UUID
+    question: str
+    similarity: float
+
 
 # Binds %(user_id)s: created_by_me is whether the caller generated the item.
 COLUMNS = (
@@ -45,7 +120,7 @@ _CHUNK_COLUMNS = (
 # Chunks spread across the project's documents: the i-th random pick of every document comes before
 # any document's (i+1)-th, and chunks no question was made from yet come first.
 _SAMPLE = f"""
-SELECT * FROM (
+SELECT {", ".join(f"s.{field.name}" for field in fields(SourceChunk))} FROM (
     SELECT {_CHUNK_COLUMNS},
            row_number() OVER (PARTITION BY c.document_id ORDER BY random()) AS pick,
            EXISTS (SELECT 1 FROM questions q WHERE q.project_id = c.project_id
@@ -77,7 +152,7 @@ RETURNING id
 
 @dataclass(frozen=True)
 class NewQuestion:
-    document_id: Any
+    document_id: UUID | None
     section_path: Sequence[str]
     type: str
     question: str
@@ -96,68 +171,68 @@ class NewQuestion:
 
 
 async def sample_source_chunks(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int, min_chars: int
-) -> list[dict[str, Any]]:
-    cur = await conn.execute(
-        _SAMPLE, {"project_id": project_id, "user_id": user_id, "limit": limit, "min_chars": min_chars}
-    )
-    rows = await cur.fetchall()
-    for row in rows:
-        row.pop("pick")
-        row.pop("used")
-    return rows
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, limit: int, min_chars: int
+) -> list[SourceChunk]:
+    async with conn.cursor(row_factory=class_row(SourceChunk)) as cur:
+        await cur.execute(
+            _SAMPLE, {"project_id": project_id, "user_id": user_id, "limit": limit, "min_chars": min_chars}
+        )
+        return await cur.fetchall()
 
 
 async def used_source_chunk_ids(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, chunk_ids: Sequence[int]
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, chunk_ids: Sequence[int]
 ) -> set[int]:
     """Which of these chunks some question of the project was already generated from."""
-    cur = await conn.execute(
-        "SELECT DISTINCT s.id FROM questions q, unnest(q.source_chunk_ids) AS s(id)"
-        f" WHERE q.project_id = %(project_id)s AND s.id = ANY(%(ids)s) AND {member_of('q.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
-    )
-    return {row["id"] for row in await cur.fetchall()}
+    async with conn.cursor(row_factory=scalar_row) as cur:
+        await cur.execute(
+            "SELECT DISTINCT s.id FROM questions q, unnest(q.source_chunk_ids) AS s(id)"
+            f" WHERE q.project_id = %(project_id)s AND s.id = ANY(%(ids)s) AND {member_of('q.project_id')}",
+            {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
+        )
+        return set(await cur.fetchall())
 
 
 async def source_chunks(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, chunk_ids: Sequence[int]
-) -> list[dict[str, Any]]:
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, chunk_ids: Sequence[int]
+) -> list[SourceChunk]:
     """The chunks that still exist among these ids (a reindex replaces chunk ids), in the given order."""
-    cur = await conn.execute(
-        f"SELECT {_CHUNK_COLUMNS} FROM chunks c"
-        " JOIN documents d ON d.id = c.document_id AND d.project_id = c.project_id"
-        f" WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s) AND {member_of('c.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
-    )
-    rows = {row["id"]: row for row in await cur.fetchall()}
+    async with conn.cursor(row_factory=class_row(SourceChunk)) as cur:
+        await cur.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c"
+            " JOIN documents d ON d.id = c.document_id AND d.project_id = c.project_id"
+            f" WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s) AND {member_of('c.project_id')}",
+            {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
+        )
+        rows = {row.id: row for row in await cur.fetchall()}
     return [rows[i] for i in chunk_ids if i in rows]
 
 
 async def nearest_question(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, embedding: np.ndarray
-) -> dict[str, Any] | None:
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, embedding: np.ndarray
+) -> NearestQuestion | None:
     """The project's most similar question (any status: an archived one was rejected on purpose)."""
-    cur = await conn.execute(
-        "SELECT q.id, q.question, 1 - (q.embedding <=> %(embedding)s) AS similarity FROM questions q"
-        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}"
-        " ORDER BY q.embedding <=> %(embedding)s LIMIT 1",
-        {"project_id": project_id, "user_id": user_id, "embedding": embedding},
-    )
-    return await cur.fetchone()
+    async with conn.cursor(row_factory=class_row(NearestQuestion)) as cur:
+        await cur.execute(
+            "SELECT q.id, q.question, 1 - (q.embedding <=> %(embedding)s) AS similarity FROM questions q"
+            f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}"
+            " ORDER BY q.embedding <=> %(embedding)s LIMIT 1",
+            {"project_id": project_id, "user_id": user_id, "embedding": embedding},
+        )
+        return await cur.fetchone()
 
 
 async def insert_question(
-    conn: AsyncConnection,
+    conn: AsyncConnection[object],
     *,
-    project_id: Any,
-    user_id: Any,
+    project_id: UUID,
+    user_id: UUID,
     question: NewQuestion,
     duplicate_similarity: float,
-) -> dict[str, Any] | None:
+) -> Question | None:
     """The stored question (review_state 'pending'), or None when a near-duplicate exists or the caller
     may not generate (editors and owners; any member where the project lets members study their own)."""
-    params = {
+    params: dict[str, Any] = {
         **question.__dict__,
         "distractors": Jsonb(list(question.distractors)),
         "section_path": list(question.section_path),
@@ -166,69 +241,76 @@ async def insert_question(
         "user_id": user_id,
         "threshold": duplicate_similarity,
     }
-    async with conn.transaction():
-        await conn.execute(
+    async with conn.transaction(), conn.cursor(row_factory=scalar_row) as cur:
+        await cur.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended('questions:' || %(project_id)s::text, 0))",
             {"project_id": project_id},
         )
-        cur = await conn.execute(_INSERT, params)
-        row = await cur.fetchone()
-    if row is None:
+        await cur.execute(_INSERT, params)
+        question_id: UUID | None = await cur.fetchone()
+    if question_id is None:
         return None
-    return await get_question(conn, project_id=project_id, user_id=user_id, question_id=row["id"])
+    return await get_question(conn, project_id=project_id, user_id=user_id, question_id=question_id)
 
 
 async def list_questions(
-    conn: AsyncConnection,
+    conn: AsyncConnection[object],
     *,
-    project_id: Any,
-    user_id: Any,
+    project_id: UUID,
+    user_id: UUID,
     statuses: Sequence[str],
     studying: bool = False,
     type: str | None = None,
-    document_id: Any = None,
+    document_id: UUID | None = None,
     difficulty: str | None = None,
     review_state: str | None = None,
     flagged: bool | None = None,
     limit: int = 50,
     offset: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[Question]:
     """`studying`: only what the caller may study (see studyable), as students see the bank."""
     visible = f" AND {studyable()}" if studying else ""
-    cur = await conn.execute(
-        f"SELECT {COLUMNS} FROM questions q"
-        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}{visible}"
-        " AND q.status = ANY(%(statuses)s)"
-        " AND (%(type)s::text IS NULL OR q.type = %(type)s)"
-        " AND (%(document_id)s::uuid IS NULL OR q.document_id = %(document_id)s)"
-        " AND (%(difficulty)s::text IS NULL OR q.difficulty = %(difficulty)s)"
-        " AND (%(review_state)s::text IS NULL OR q.review_state = %(review_state)s)"
-        " AND (%(flagged)s::boolean IS NULL OR (q.flag IS NOT NULL) = %(flagged)s)"
-        " ORDER BY q.created_at, q.id LIMIT %(limit)s OFFSET %(offset)s",
-        {
-            "project_id": project_id,
-            "user_id": user_id,
-            "statuses": list(statuses),
-            "type": type,
-            "document_id": document_id,
-            "difficulty": difficulty,
-            "review_state": review_state,
-            "flagged": flagged,
-            "limit": limit,
-            "offset": offset,
-        },
-    )
-    return await cur.fetchall()
+    async with conn.cursor(row_factory=class_row(Question)) as cur:
+        await cur.execute(
+            f"SELECT {COLUMNS} FROM questions q"
+            f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}{visible}"
+            " AND q.status = ANY(%(statuses)s)"
+            " AND (%(type)s::text IS NULL OR q.type = %(type)s)"
+            " AND (%(document_id)s::uuid IS NULL OR q.document_id = %(document_id)s)"
+            " AND (%(difficulty)s::text IS NULL OR q.difficulty = %(difficulty)s)"
+            " AND (%(review_state)s::text IS NULL OR q.review_state = %(review_state)s)"
+            " AND (%(flagged)s::boolean IS NULL OR (q.flag IS NOT NULL) = %(flagged)s)"
+            " ORDER BY q.created_at, q.id LIMIT %(limit)s OFFSET %(offset)s",
+            {
+                "project_id": project_id,
+                "user_id": user_id,
+                "statuses": list(statuses),
+                "type": type,
+                "document_id": document_id,
+                "difficulty": difficulty,
+                "review_state": review_state,
+                "flagged": flagged,
+                "limit": limit,
+                "offset": offset,
+            },
+        )
+        return await cur.fetchall()
 
 
 async def get_question(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, question_id: Any, studying: bool = False
-) -> dict[str, Any] | None:
+    conn: AsyncConnection[object],
+    *,
+    project_id: UUID,
+    user_id: UUID,
+    question_id: UUID,
+    studying: bool = False,
+) -> Question | None:
     """`studying`: None unless the caller may study the item (see studyable)."""
     visible = f" AND {studyable()}" if studying else ""
-    cur = await conn.execute(
-        f"SELECT {COLUMNS} FROM questions q WHERE q.id = %(question_id)s"
-        f" AND q.project_id = %(project_id)s AND {member_of('q.project_id')}{visible}",
-        {"project_id": project_id, "user_id": user_id, "question_id": question_id},
-    )
-    return await cur.fetchone()
+    async with conn.cursor(row_factory=class_row(Question)) as cur:
+        await cur.execute(
+            f"SELECT {COLUMNS} FROM questions q WHERE q.id = %(question_id)s"
+            f" AND q.project_id = %(project_id)s AND {member_of('q.project_id')}{visible}",
+            {"project_id": project_id, "user_id": user_id, "question_id": question_id},
+        )
+        return await cur.fetchone()

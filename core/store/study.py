@@ -4,81 +4,184 @@ membership in its SQL; a student's cards, reviews and settings are read and writ
 (`user_id` = the caller), and the class aggregates require the caller to own the project. Times are
 always parameters (the caller's clock), never SQL's now(), so tests can move time."""
 
-from collections.abc import Sequence
-from datetime import datetime
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from datetime import date, datetime
+from typing import Any, TypeVar
+from uuid import UUID
 
 from psycopg import AsyncConnection
+from psycopg.rows import BaseRowFactory, class_row, kwargs_row, scalar_row
 
 from core.store.access import member_of, owner_of
-from core.store.questions import COLUMNS, studyable
+from core.store.questions import COLUMNS, Question, studyable
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class StudyCard:
+    """A student's FSRS card for one item, as stored (study_cards); state 1 learning, 2 review,
+    3 relearning."""
+
+    state: int
+    step: int | None
+    stability: float | None
+    difficulty: float | None
+    due: datetime
+    last_review: datetime
+    reps: int
+    lapses: int
+    created_at: datetime  # the first review
+
+
+@dataclass(frozen=True, slots=True)
+class StudyItem(Question):
+    """An item the caller may study, with their card (None: new) and their graded attempts' scores,
+    oldest first."""
+
+    card: StudyCard | None
+    attempt_scores: list[float]
+
+
+@dataclass(frozen=True, slots=True)
+class LockedItem:
+    id: UUID
+    section_path: list[str]
+    card: StudyCard | None
+
+
+@dataclass(frozen=True, slots=True)
+class StudySettings:
+    """The caller's settings (the defaults where they set none) and the project's exam date."""
+
+    project_exam_date: date | None
+    exam_date: date | None
+    new_per_day: int
+    desired_retention: float
+    parameters: list[float] | None  # fitted FSRS parameters; None: fsrs's defaults
+    optimized_reviews: int | None  # the review count they were fitted on
+    optimized_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SavedReview:
+    review_id: UUID
+    reviews: int  # the caller's reviews in the project, counting this one
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedReviewRow:
+    question_id: UUID
+    rating: int
+    reviewed_at: datetime
+    duration_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClassCard:
+    """One (member, item) with any activity; `student` is an opaque per-call number."""
+
+    student: int
+    question_id: UUID
+    card: StudyCard | None
+    scores: list[float] | None  # the member's attempt scores at the item, oldest first
+
+
+@dataclass(frozen=True, slots=True)
+class ClassItem:
+    """A class item (never its answer) with its review counts over all members."""
+
+    id: UUID
+    section_path: list[str]
+    question: str
+    type: str
+    attempts: int  # reviews, graded attempts included
+    failures: int  # reviews rated Again
+
 
 # What a student may study: core/store/questions.studyable (migration 0013), binding %(user_id)s.
 STUDIABLE = studyable("q")
 # The items the whole class studies (a student's own pending items are theirs, not the class's).
 CLASS_ITEMS = "q.flag IS NULL AND q.status <> 'archived' AND q.review_state = 'approved'"
 
-_CARD = (
-    "c.state AS card_state, c.step AS card_step, c.stability AS card_stability,"
-    " c.difficulty AS card_difficulty, c.due AS card_due, c.last_review AS card_last_review,"
-    " c.reps AS card_reps, c.lapses AS card_lapses, c.created_at AS card_created_at"
-)
+_CARD_FIELDS = tuple(field.name for field in fields(StudyCard))
+# The card's columns as card_<field> (all NULL when the item is new), gathered by _with_card.
+_CARD = ", ".join(f"c.{name} AS card_{name}" for name in _CARD_FIELDS)
 
 
-def _scope(project_id: Any, user_id: Any, **more: Any) -> dict[str, Any]:
+def _with_card(record: Callable[..., T]) -> BaseRowFactory[T]:
+    def build(**columns: Any) -> T:
+        card = {name: columns.pop(f"card_{name}") for name in _CARD_FIELDS}
+        return record(**columns, card=None if card["state"] is None else StudyCard(**card))
+
+    return kwargs_row(build)
+
+
+def _scope(project_id: UUID, user_id: UUID, **more: Any) -> dict[str, Any]:
     return {"project_id": project_id, "user_id": user_id, **more}
 
 
-async def study_items(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> list[dict[str, Any]]:
-    """Every item the caller may study, with their card columns (NULL: new), in bank order, and
-    the scores of their graded attempts at it, oldest first."""
-    cur = await conn.execute(
-        f"SELECT {COLUMNS}, {_CARD},"
-        " coalesce((SELECT array_agg(a.score ORDER BY a.created_at, a.id) FROM question_attempts a"
-        "  WHERE a.project_id = q.project_id AND a.question_id = q.id AND a.user_id = %(user_id)s),"
-        "  '{}') AS attempt_scores"
-        " FROM questions q"
-        " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
-        "  AND c.user_id = %(user_id)s"
-        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')} AND {STUDIABLE}"
-        " ORDER BY q.created_at, q.id",
-        _scope(project_id, user_id),
-    )
-    return await cur.fetchall()
+async def study_items(conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID) -> list[StudyItem]:
+    """Every item the caller may study, with their card, in bank order, and the scores of their graded
+    attempts at it, oldest first."""
+    async with conn.cursor(row_factory=_with_card(StudyItem)) as cur:
+        await cur.execute(
+            f"SELECT {COLUMNS}, {_CARD},"
+            " coalesce((SELECT array_agg(a.score ORDER BY a.created_at, a.id) FROM question_attempts a"
+            "  WHERE a.project_id = q.project_id AND a.question_id = q.id AND a.user_id = %(user_id)s),"
+            "  '{}') AS attempt_scores"
+            " FROM questions q"
+            " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
+            "  AND c.user_id = %(user_id)s"
+            f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')} AND {STUDIABLE}"
+            " ORDER BY q.created_at, q.id",
+            _scope(project_id, user_id),
+        )
+        return await cur.fetchall()
 
 
-async def new_cards_since(conn: AsyncConnection, *, project_id: Any, user_id: Any, since: datetime) -> int:
+async def new_cards_since(
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, since: datetime
+) -> int:
     """Items the caller studied for the first time at or after `since` (the day's new-item budget)."""
-    cur = await conn.execute(
-        "SELECT count(*) AS n FROM study_cards c WHERE c.project_id = %(project_id)s"
-        f" AND c.user_id = %(user_id)s AND c.created_at >= %(since)s AND {member_of('c.project_id')}",
-        _scope(project_id, user_id, since=since),
-    )
-    row = await cur.fetchone()
-    assert row is not None  # an aggregate
-    return int(row["n"])
+    async with conn.cursor(row_factory=scalar_row) as cur:
+        await cur.execute(
+            "SELECT count(*) AS n FROM study_cards c WHERE c.project_id = %(project_id)s"
+            f" AND c.user_id = %(user_id)s AND c.created_at >= %(since)s AND {member_of('c.project_id')}",
+            _scope(project_id, user_id, since=since),
+        )
+        count = await cur.fetchone()
+    assert count is not None  # an aggregate
+    return int(count)
 
 
-async def get_settings(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> dict[str, Any] | None:
-    """The caller's settings (the defaults when they set none) and the project's exam date; None when
-    the caller is not a member."""
-    cur = await conn.execute(
-        "SELECT p.exam_date AS project_exam_date, s.exam_date,"
-        " coalesce(s.new_per_day, 20) AS new_per_day,"
-        " coalesce(s.desired_retention, 0.9) AS desired_retention,"
-        " s.parameters, s.optimized_reviews, s.optimized_at"
-        " FROM projects p LEFT JOIN study_settings s ON s.project_id = p.id AND s.user_id = %(user_id)s"
-        f" WHERE p.id = %(project_id)s AND {member_of('p.id')}",
-        _scope(project_id, user_id),
-    )
-    return await cur.fetchone()
+async def get_settings(
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID
+) -> StudySettings | None:
+    """None when the caller is not a member."""
+    async with conn.cursor(row_factory=class_row(StudySettings)) as cur:
+        await cur.execute(
+            "SELECT p.exam_date AS project_exam_date, s.exam_date,"
+            " coalesce(s.new_per_day, 20) AS new_per_day,"
+            " coalesce(s.desired_retention, 0.9) AS desired_retention,"
+            " s.parameters, s.optimized_reviews, s.optimized_at"
+            " FROM projects p LEFT JOIN study_settings s ON s.project_id = p.id AND s.user_id = %(user_id)s"
+            f" WHERE p.id = %(project_id)s AND {member_of('p.id')}",
+            _scope(project_id, user_id),
+        )
+        return await cur.fetchone()
 
 
 _SETTABLE = ("exam_date", "new_per_day", "desired_retention")
 
 
 async def put_settings(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, changes: dict[str, Any]
+    conn: AsyncConnection[object],
+    *,
+    project_id: UUID,
+    user_id: UUID,
+    changes: Mapping[str, date | int | float | None],
 ) -> bool:
     """Sets the given fields of the caller's own settings (an explicit None exam_date clears it)."""
     fields = [key for key in _SETTABLE if key in changes]
@@ -96,40 +199,40 @@ async def put_settings(
 
 
 async def lock_item(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, question_id: Any
-) -> dict[str, Any] | None:
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, question_id: UUID
+) -> LockedItem | None:
     """Inside a transaction: serialises the caller's reviews of one item, and returns the item (if they
-    may study it) with their card columns."""
+    may study it) with their card."""
     await conn.execute(
         "SELECT pg_advisory_xact_lock(hashtextextended('study:' || %s::text || ':' || %s::text, 0))",
         (user_id, question_id),
     )
-    cur = await conn.execute(
-        f"SELECT q.id, q.section_path, {_CARD} FROM questions q"
-        " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
-        "  AND c.user_id = %(user_id)s"
-        f" WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s"
-        f" AND {member_of('q.project_id')} AND {STUDIABLE}",
-        _scope(project_id, user_id, question_id=question_id),
-    )
-    return await cur.fetchone()
+    async with conn.cursor(row_factory=_with_card(LockedItem)) as cur:
+        await cur.execute(
+            f"SELECT q.id, q.section_path, {_CARD} FROM questions q"
+            " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
+            "  AND c.user_id = %(user_id)s"
+            f" WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s"
+            f" AND {member_of('q.project_id')} AND {STUDIABLE}",
+            _scope(project_id, user_id, question_id=question_id),
+        )
+        return await cur.fetchone()
 
 
 async def save_review(
-    conn: AsyncConnection,
+    conn: AsyncConnection[object],
     *,
-    project_id: Any,
-    user_id: Any,
-    question_id: Any,
-    card: dict[str, Any],
+    project_id: UUID,
+    user_id: UUID,
+    question_id: UUID,
+    card: StudyCard,
     rating: int,
     source: str,
     state_before: int | None,
     reviewed_at: datetime,
     duration_ms: int | None = None,
-) -> dict[str, Any] | None:
-    """Writes the card (fields of study_cards) and logs the review; {review_id, reviews} (the caller's
-    reviews in the project, counting this one), or None when the caller is not a member."""
+) -> SavedReview | None:
+    """Writes the card and logs the review; None when the caller is not a member."""
     params = _scope(
         project_id,
         user_id,
@@ -139,7 +242,7 @@ async def save_review(
         state_before=state_before,
         reviewed_at=reviewed_at,
         duration_ms=duration_ms,
-        **{f"c_{key}": value for key, value in card.items()},
+        **{f"c_{key}": value for key, value in asdict(card).items()},
     )
     cur = await conn.execute(
         "INSERT INTO study_cards (project_id, user_id, question_id, state, step, stability, difficulty,"
@@ -156,41 +259,45 @@ async def save_review(
     )
     if cur.rowcount != 1:
         return None
-    cur = await conn.execute(
-        "INSERT INTO study_reviews (project_id, user_id, question_id, rating, source, state_before,"
-        " reviewed_at, duration_ms)"
-        " VALUES (%(project_id)s, %(user_id)s, %(question_id)s, %(rating)s, %(source)s, %(state_before)s,"
-        " %(reviewed_at)s, %(duration_ms)s) RETURNING id",
-        params,
-    )
-    review = await cur.fetchone()
-    assert review is not None
-    cur = await conn.execute(
-        "SELECT count(*) AS n FROM study_reviews r"
-        " WHERE r.project_id = %(project_id)s AND r.user_id = %(user_id)s",
-        params,
-    )
-    count = await cur.fetchone()
+    async with conn.cursor(row_factory=scalar_row) as scalars:
+        await scalars.execute(
+            "INSERT INTO study_reviews (project_id, user_id, question_id, rating, source, state_before,"
+            " reviewed_at, duration_ms)"
+            " VALUES (%(project_id)s, %(user_id)s, %(question_id)s, %(rating)s, %(source)s, %(state_before)s,"
+            " %(reviewed_at)s, %(duration_ms)s) RETURNING id",
+            params,
+        )
+        review_id = await scalars.fetchone()
+        assert review_id is not None
+        await scalars.execute(
+            "SELECT count(*) AS n FROM study_reviews r"
+            " WHERE r.project_id = %(project_id)s AND r.user_id = %(user_id)s",
+            params,
+        )
+        count = await scalars.fetchone()
     assert count is not None
-    return {"review_id": review["id"], "reviews": int(count["n"])}
+    return SavedReview(review_id=review_id, reviews=int(count))
 
 
-async def review_logs(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> list[dict[str, Any]]:
+async def review_logs(
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID
+) -> list[LoggedReviewRow]:
     """The caller's review log in the project, oldest first (the optimizer's input)."""
-    cur = await conn.execute(
-        "SELECT r.question_id, r.rating, r.reviewed_at, r.duration_ms FROM study_reviews r"
-        f" WHERE r.project_id = %(project_id)s AND r.user_id = %(user_id)s AND {member_of('r.project_id')}"
-        " ORDER BY r.reviewed_at, r.id",
-        _scope(project_id, user_id),
-    )
-    return await cur.fetchall()
+    async with conn.cursor(row_factory=class_row(LoggedReviewRow)) as cur:
+        await cur.execute(
+            "SELECT r.question_id, r.rating, r.reviewed_at, r.duration_ms FROM study_reviews r"
+            " WHERE r.project_id = %(project_id)s AND r.user_id = %(user_id)s"
+            f" AND {member_of('r.project_id')} ORDER BY r.reviewed_at, r.id",
+            _scope(project_id, user_id),
+        )
+        return await cur.fetchall()
 
 
 async def save_parameters(
-    conn: AsyncConnection,
+    conn: AsyncConnection[object],
     *,
-    project_id: Any,
-    user_id: Any,
+    project_id: UUID,
+    user_id: UUID,
     parameters: Sequence[float] | None,
     reviews: int,
     at: datetime,
@@ -210,40 +317,42 @@ async def save_parameters(
     return cur.rowcount == 1
 
 
-async def class_cards(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> list[dict[str, Any]]:
+async def class_cards(conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID) -> list[ClassCard]:
     """Owners only: every member's cards and attempt scores at the class's items, one row per (member,
     item) with any activity. `student` is an opaque per-call number, never the member's id."""
-    cur = await conn.execute(
-        f"SELECT dense_rank() OVER (ORDER BY s.user_id) AS student, s.question_id, {_CARD}, s.scores"
-        " FROM (SELECT coalesce(c2.user_id, a2.user_id) AS user_id,"
-        "        coalesce(c2.question_id, a2.question_id) AS question_id, a2.scores"
-        "       FROM (SELECT * FROM study_cards WHERE project_id = %(project_id)s) c2"
-        "       FULL JOIN (SELECT a.user_id, a.question_id,"
-        "                   array_agg(a.score ORDER BY a.created_at, a.id) AS scores"
-        "                  FROM question_attempts a WHERE a.project_id = %(project_id)s"
-        "                  GROUP BY a.user_id, a.question_id) a2"
-        "        ON a2.user_id = c2.user_id AND a2.question_id = c2.question_id) s"
-        " JOIN questions q ON q.id = s.question_id AND q.project_id = %(project_id)s"
-        " JOIN project_members pm ON pm.project_id = q.project_id AND pm.user_id = s.user_id"
-        " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
-        "  AND c.user_id = s.user_id"
-        f" WHERE {owner_of('q.project_id')} AND {CLASS_ITEMS}",
-        _scope(project_id, user_id),
-    )
-    return await cur.fetchall()
+    async with conn.cursor(row_factory=_with_card(ClassCard)) as cur:
+        await cur.execute(
+            f"SELECT dense_rank() OVER (ORDER BY s.user_id) AS student, s.question_id, {_CARD}, s.scores"
+            " FROM (SELECT coalesce(c2.user_id, a2.user_id) AS user_id,"
+            "        coalesce(c2.question_id, a2.question_id) AS question_id, a2.scores"
+            "       FROM (SELECT * FROM study_cards WHERE project_id = %(project_id)s) c2"
+            "       FULL JOIN (SELECT a.user_id, a.question_id,"
+            "                   array_agg(a.score ORDER BY a.created_at, a.id) AS scores"
+            "                  FROM question_attempts a WHERE a.project_id = %(project_id)s"
+            "                  GROUP BY a.user_id, a.question_id) a2"
+            "        ON a2.user_id = c2.user_id AND a2.question_id = c2.question_id) s"
+            " JOIN questions q ON q.id = s.question_id AND q.project_id = %(project_id)s"
+            " JOIN project_members pm ON pm.project_id = q.project_id AND pm.user_id = s.user_id"
+            " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
+            "  AND c.user_id = s.user_id"
+            f" WHERE {owner_of('q.project_id')} AND {CLASS_ITEMS}",
+            _scope(project_id, user_id),
+        )
+        return await cur.fetchall()
 
 
-async def class_items(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> list[dict[str, Any]]:
+async def class_items(conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID) -> list[ClassItem]:
     """Owners only: the class's items (id, section path, question text — never the answer) with their
     review counts over all members: `attempts` (reviews, graded attempts included) and `failures`
     (reviews rated Again)."""
-    cur = await conn.execute(
-        "SELECT q.id, q.section_path, q.question, q.type,"
-        " count(r.id) AS attempts, count(r.id) FILTER (WHERE r.rating = 1) AS failures"
-        " FROM questions q"
-        " LEFT JOIN study_reviews r ON r.project_id = q.project_id AND r.question_id = q.id"
-        f" WHERE q.project_id = %(project_id)s AND {owner_of('q.project_id')} AND {CLASS_ITEMS}"
-        " GROUP BY q.id ORDER BY q.created_at, q.id",
-        _scope(project_id, user_id),
-    )
-    return await cur.fetchall()
+    async with conn.cursor(row_factory=class_row(ClassItem)) as cur:
+        await cur.execute(
+            "SELECT q.id, q.section_path, q.question, q.type,"
+            " count(r.id) AS attempts, count(r.id) FILTER (WHERE r.rating = 1) AS failures"
+            " FROM questions q"
+            " LEFT JOIN study_reviews r ON r.project_id = q.project_id AND r.question_id = q.id"
+            f" WHERE q.project_id = %(project_id)s AND {owner_of('q.project_id')} AND {CLASS_ITEMS}"
+            " GROUP BY q.id ORDER BY q.created_at, q.id",
+            _scope(project_id, user_id),
+        )
+        return await cur.fetchall()

@@ -4,13 +4,27 @@ here is scoped by project, owner and membership, so another user's thread reads 
 Messages are written by langchain-postgres' PostgresChatMessageHistory (its serialisation and its
 table layout, see migrations/0003); they are read here, with the scoping the library lacks."""
 
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
 
 from langchain_core.messages import BaseMessage, messages_from_dict
 from langchain_postgres import PostgresChatMessageHistory
 from psycopg import AsyncConnection
+from psycopg.rows import class_row, scalar_row
 
 from core.store.access import member_of
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    id: UUID
+    project_id: UUID
+    user_id: UUID
+    title: str
+    created_at: datetime
+    updated_at: datetime  # the last turn
+
 
 MESSAGES_TABLE = "qa_messages"
 _COLUMNS = "t.id, t.project_id, t.user_id, t.title, t.created_at, t.updated_at"
@@ -18,57 +32,71 @@ _OWN = f"t.project_id = %(project_id)s AND t.user_id = %(user_id)s AND {member_o
 
 
 async def create_thread(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, title: str
-) -> dict[str, Any]:
-    cur = await conn.execute(
-        "INSERT INTO qa_threads (project_id, user_id, title)"
-        f" SELECT p.id, %(user_id)s, %(title)s FROM projects p WHERE p.id = %(project_id)s"
-        f" AND {member_of('p.id')} RETURNING id, project_id, user_id, title, created_at, updated_at",
-        {"project_id": project_id, "user_id": user_id, "title": title[:200]},
-    )
-    row = await cur.fetchone()
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, title: str
+) -> Thread:
+    async with conn.cursor(row_factory=class_row(Thread)) as cur:
+        await cur.execute(
+            "INSERT INTO qa_threads (project_id, user_id, title)"
+            f" SELECT p.id, %(user_id)s, %(title)s FROM projects p WHERE p.id = %(project_id)s"
+            f" AND {member_of('p.id')} RETURNING id, project_id, user_id, title, created_at, updated_at",
+            {"project_id": project_id, "user_id": user_id, "title": title[:200]},
+        )
+        row = await cur.fetchone()
     if row is None:
         raise LookupError("not a member of this project")
     return row
 
 
 async def get_thread(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, thread_id: Any
-) -> dict[str, Any] | None:
-    cur = await conn.execute(
-        f"SELECT {_COLUMNS} FROM qa_threads t WHERE t.id = %(thread_id)s AND {_OWN}",
-        {"project_id": project_id, "user_id": user_id, "thread_id": thread_id},
-    )
-    return await cur.fetchone()
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, thread_id: UUID
+) -> Thread | None:
+    async with conn.cursor(row_factory=class_row(Thread)) as cur:
+        await cur.execute(
+            f"SELECT {_COLUMNS} FROM qa_threads t WHERE t.id = %(thread_id)s AND {_OWN}",
+            {"project_id": project_id, "user_id": user_id, "thread_id": thread_id},
+        )
+        return await cur.fetchone()
 
 
 async def list_threads(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int = 50, offset: int = 0
-) -> list[dict[str, Any]]:
-    cur = await conn.execute(
-        f"SELECT {_COLUMNS} FROM qa_threads t WHERE {_OWN} ORDER BY t.updated_at DESC, t.id"
-        " LIMIT %(limit)s OFFSET %(offset)s",
-        {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset},
-    )
-    return await cur.fetchall()
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, limit: int = 50, offset: int = 0
+) -> list[Thread]:
+    async with conn.cursor(row_factory=class_row(Thread)) as cur:
+        await cur.execute(
+            f"SELECT {_COLUMNS} FROM qa_threads t WHERE {_OWN} ORDER BY t.updated_at DESC, t.id"
+            " LIMIT %(limit)s OFFSET %(offset)s",
+            {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset},
+        )
+        return await cur.fetchall()
 
 
 async def recent_messages(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, thread_id: Any, limit: int | None = None
+    conn: AsyncConnection[object],
+    *,
+    project_id: UUID,
+    user_id: UUID,
+    thread_id: UUID,
+    limit: int | None = None,
 ) -> list[BaseMessage]:
     """The thread's last `limit` messages (all when None), oldest first."""
-    cur = await conn.execute(
-        "SELECT message FROM (SELECT m.id, m.message FROM qa_messages m"
-        " JOIN qa_threads t ON t.id = m.session_id AND t.project_id = m.project_id"
-        f" WHERE m.session_id = %(thread_id)s AND {_OWN}"
-        " ORDER BY m.id DESC LIMIT %(limit)s) recent ORDER BY id",
-        {"project_id": project_id, "user_id": user_id, "thread_id": thread_id, "limit": limit},
-    )
-    return messages_from_dict([row["message"] for row in await cur.fetchall()])
+    async with conn.cursor(row_factory=scalar_row) as cur:
+        await cur.execute(
+            "SELECT message FROM (SELECT m.id, m.message FROM qa_messages m"
+            " JOIN qa_threads t ON t.id = m.session_id AND t.project_id = m.project_id"
+            f" WHERE m.session_id = %(thread_id)s AND {_OWN}"
+            " ORDER BY m.id DESC LIMIT %(limit)s) recent ORDER BY id",
+            {"project_id": project_id, "user_id": user_id, "thread_id": thread_id, "limit": limit},
+        )
+        return messages_from_dict(await cur.fetchall())
 
 
 async def add_messages(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, thread_id: Any, messages: list[BaseMessage]
+    conn: AsyncConnection[object],
+    *,
+    project_id: UUID,
+    user_id: UUID,
+    thread_id: UUID,
+    messages: list[BaseMessage],
 ) -> bool:
     """Appends to the caller's own thread; False (nothing written) when it is not theirs."""
     cur = await conn.execute(
@@ -77,6 +105,11 @@ async def add_messages(
     )
     if cur.rowcount != 1:
         return False
-    history = PostgresChatMessageHistory(MESSAGES_TABLE, str(thread_id), async_connection=conn)
+    # The library only inserts here: the connection's row factory (its type asks for tuples) is not used.
+    history = PostgresChatMessageHistory(
+        MESSAGES_TABLE,
+        str(thread_id),
+        async_connection=conn,  # type: ignore[arg-type]
+    )
     await history.aadd_messages(messages)
     return True

@@ -1,16 +1,18 @@
-"""FSRS via the fsrs package: a stored card row <-> fsrs.Card, one review, retrievability at a time.
+"""FSRS via the fsrs package: a stored card <-> fsrs.Card, one review, retrievability at a time.
 
 Fuzzing is off: a due date is a pure function of the card's history and the clock, so the queue is
 reproducible (and testable against fsrs's own Scheduler); a class's daily loads do not need spreading.
 fsrs 6 has no "new" state: an item without a card row is new, and its first review creates the card."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fsrs import Card, Rating, ReviewLog, Scheduler, State
 from fsrs.scheduler import DEFAULT_PARAMETERS
+
+from core.store.study import StudyCard
 
 FSRS_LEARNING_STEPS = (timedelta(minutes=1), timedelta(minutes=10))  # fsrs's own default
 # One 10-minute step: a new card answered Good (or Easy) goes to fsrs's schedule at once, one failed
@@ -46,21 +48,36 @@ class StoredCard:
     created_at: datetime
 
 
-def card_from_row(row: Mapping[str, Any]) -> StoredCard | None:
-    """From a row with the study_cards columns (prefixed `card_`); None when the item is new."""
-    if row.get("card_state") is None:
+def stored_card(row: StudyCard | None) -> StoredCard | None:
+    """From the store's card; None when the item is new."""
+    if row is None:
         return None
     card = Card(
         card_id=0,
-        state=State(row["card_state"]),
-        step=row["card_step"],
-        stability=row["card_stability"],
-        difficulty=row["card_difficulty"],
-        due=row["card_due"].astimezone(UTC),  # fsrs wants UTC; the driver gives the session's zone
-        last_review=row["card_last_review"].astimezone(UTC),
+        state=State(row.state),
+        step=row.step,
+        stability=row.stability,
+        difficulty=row.difficulty,
+        due=row.due.astimezone(UTC),  # fsrs wants UTC; the driver gives the session's zone
+        last_review=row.last_review.astimezone(UTC),
     )
-    return StoredCard(
-        card, reps=row["card_reps"], lapses=row["card_lapses"], created_at=row["card_created_at"]
+    return StoredCard(card, reps=row.reps, lapses=row.lapses, created_at=row.created_at)
+
+
+def study_card(stored: StoredCard) -> StudyCard:
+    """The card as the store writes it."""
+    card = stored.card
+    assert card.last_review is not None  # a stored card has been reviewed
+    return StudyCard(
+        state=int(card.state),
+        step=card.step,
+        stability=card.stability,
+        difficulty=card.difficulty,
+        due=card.due,
+        last_review=card.last_review,
+        reps=stored.reps,
+        lapses=stored.lapses,
+        created_at=stored.created_at,
     )
 
 

@@ -2,63 +2,49 @@
 route) calls these with a connection and the request's clock `now` (UTC)."""
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
+from uuid import UUID
 
 from fsrs import Rating, Scheduler
+from psycopg import AsyncConnection
 
 from core.store import study
+from core.store.study import StudySettings
 from core.study.exam import EXAM_DAILY_REVIEW_MAX, EXAM_TERM_RETENTION, exam_plan
 from core.study.optimize import due_for_optimization
 from core.study.queue import Candidate, exam_start, is_due, order_queue, predicted_retention
-from core.study.scheduler import StoredCard, card_from_row, card_out, make_scheduler, review
+from core.study.scheduler import card_out, make_scheduler, review, stored_card, study_card
 from core.study.topics import student_topics
 
 
-def scheduler_for(settings: dict[str, Any]) -> Scheduler:
-    return make_scheduler(settings["parameters"], settings["desired_retention"])
+def scheduler_for(settings: StudySettings) -> Scheduler:
+    return make_scheduler(settings.parameters, settings.desired_retention)
 
 
-def exam_of(settings: dict[str, Any], now: datetime) -> tuple[Any, str, datetime | None]:
+def exam_of(settings: StudySettings, now: datetime) -> tuple[date | None, str, datetime | None]:
     """The exam date in force (the student's own before the project's), its source, and its moment
     (None: no exam date, or it has passed)."""
     exam_date, source = (
-        (settings["exam_date"], "student")
-        if settings["exam_date"]
-        else (settings["project_exam_date"], "project")
+        (settings.exam_date, "student") if settings.exam_date else (settings.project_exam_date, "project")
     )
     return exam_date, source, exam_start(exam_date, now)
-
-
-def _card_fields(stored: StoredCard) -> dict[str, Any]:
-    card = stored.card
-    return {
-        "state": int(card.state),
-        "step": card.step,
-        "stability": card.stability,
-        "difficulty": card.difficulty,
-        "due": card.due,
-        "last_review": card.last_review,
-        "reps": stored.reps,
-        "lapses": stored.lapses,
-        "created_at": stored.created_at,
-    }
 
 
 @dataclass(frozen=True)
 class Reviewed:
     card: dict[str, Any]  # CardOut fields
     next_due: datetime
-    review_id: Any
+    review_id: UUID
     optimize: bool  # the student's review count calls for fitting their parameters again
 
 
 async def review_item(
-    conn: Any,
+    conn: AsyncConnection[object],
     *,
-    project_id: Any,
-    user_id: Any,
-    question_id: Any,
+    project_id: UUID,
+    user_id: UUID,
+    question_id: UUID,
     rating: Rating,
     source: str,
     now: datetime,
@@ -74,14 +60,14 @@ async def review_item(
         if item is None:
             return None
         scheduler = scheduler_for(settings)
-        before = card_from_row(item)
+        before = stored_card(item.card)
         after, _ = review(scheduler, before, rating, now)
         saved = await study.save_review(
             conn,
             project_id=project_id,
             user_id=user_id,
             question_id=question_id,
-            card=_card_fields(after),
+            card=study_card(after),
             rating=int(rating),
             source=source,
             state_before=int(before.card.state) if before else None,
@@ -95,7 +81,7 @@ async def review_item(
     exam_at = exam_of(settings, now)[2]
     if exam_at is not None:
         rows = await study.study_items(conn, project_id=project_id, user_id=user_id)
-        cards = {row["id"]: stored.card for row in rows if (stored := card_from_row(row)) is not None}
+        cards = {row.id: stored.card for row in rows if (stored := stored_card(row.card)) is not None}
         cards[question_id] = after.card
         plan = exam_plan(
             scheduler, cards, exam_at=exam_at, now=now, term_retention=term_retention, daily_max=daily_max
@@ -104,8 +90,8 @@ async def review_item(
     return Reviewed(
         card={**card_out(scheduler, after, now), "due": due},
         next_due=due,
-        review_id=saved["review_id"],
-        optimize=due_for_optimization(saved["reviews"], settings["optimized_reviews"]),
+        review_id=saved.review_id,
+        optimize=due_for_optimization(saved.reviews, settings.optimized_reviews),
     )
 
 
@@ -114,10 +100,10 @@ def day_start(now: datetime) -> datetime:
 
 
 async def build_queue(
-    conn: Any,
+    conn: AsyncConnection[object],
     *,
-    project_id: Any,
-    user_id: Any,
+    project_id: UUID,
+    user_id: UUID,
     now: datetime,
     limit: int,
     term_retention: float = EXAM_TERM_RETENTION,
@@ -135,16 +121,16 @@ async def build_queue(
     scheduler = scheduler_for(settings)
     exam_date, source, exam_at = exam_of(settings, now)
 
-    stored_cards = {row["id"]: card_from_row(row) for row in rows}
+    stored_cards = {row.id: stored_card(row.card) for row in rows}
     plan: dict[Any, Any] = {}
     if exam_at is not None:
         cards = {key: stored.card for key, stored in stored_cards.items() if stored is not None}
         plan = exam_plan(
             scheduler, cards, exam_at=exam_at, now=now, term_retention=term_retention, daily_max=daily_max
         )
-    candidates = [Candidate(row["id"], stored_cards[row["id"]], plan.get(row["id"])) for row in rows]
-    by_id = {row["id"]: row for row in rows}
-    budget = max(0, settings["new_per_day"] - introduced)
+    candidates = [Candidate(row.id, stored_cards[row.id], plan.get(row.id)) for row in rows]
+    by_id = {row.id: row for row in rows}
+    budget = max(0, settings.new_per_day - introduced)
     ordered = order_queue(
         candidates, scheduler=scheduler, now=now, new_budget_left=budget, limit=limit, exam_at=exam_at
     )
@@ -170,7 +156,7 @@ async def build_queue(
 
 
 async def student_mastery(
-    conn: Any, *, project_id: Any, user_id: Any, now: datetime
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, now: datetime
 ) -> list[dict[str, Any]] | None:
     settings = await study.get_settings(conn, project_id=project_id, user_id=user_id)
     if settings is None:

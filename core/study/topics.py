@@ -1,18 +1,20 @@
 """Mastery per topic for one student, and the class's aggregates, from rows already loaded (pure).
 
-Rows carry an item's `section_path`, its card columns (core/study/scheduler.card_from_row) and the
-student's attempt scores (`attempt_scores` / `scores`). The model is core/study/mastery.py."""
+Rows are the store's records (core/store/study.py): an item's `section_path`, the student's card and
+their attempt scores (`attempt_scores` / `scores`). The model is core/study/mastery.py."""
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from fsrs import Scheduler
 
+from core.store.study import ClassCard, ClassItem, StudyItem
 from core.study.mastery import histogram, topic_mastery, topic_of
-from core.study.scheduler import card_from_row, retrievability
+from core.study.scheduler import retrievability, stored_card
 
 NEXT_ITEMS = 3
 MOST_FAILED = 3
@@ -20,33 +22,31 @@ MOST_FAILED = 3
 
 @dataclass
 class TopicState:
-    items: list[Mapping[str, Any]] = field(default_factory=list)
-    memory: dict[Any, float] = field(default_factory=dict)  # item id -> retrievability now (studied)
+    items: list[StudyItem] = field(default_factory=list)
+    memory: dict[UUID, float] = field(default_factory=dict)  # item id -> retrievability now (studied)
     scores: list[float] = field(default_factory=list)
 
 
 def _group(
-    rows: Iterable[Mapping[str, Any]], scheduler: Scheduler, now: datetime
+    rows: Iterable[StudyItem], scheduler: Scheduler, now: datetime
 ) -> dict[tuple[str, ...], TopicState]:
     topics: dict[tuple[str, ...], TopicState] = defaultdict(TopicState)
     for row in rows:
-        topic = topics[topic_of(row["section_path"])]
+        topic = topics[topic_of(row.section_path)]
         topic.items.append(row)
-        stored = card_from_row(row)
+        stored = stored_card(row.card)
         if stored is not None:
-            topic.memory[row["id"]] = retrievability(scheduler, stored.card, now)
-        topic.scores.extend(float(s) for s in row.get("attempt_scores") or ())
+            topic.memory[row.id] = retrievability(scheduler, stored.card, now)
+        topic.scores.extend(float(s) for s in row.attempt_scores or ())
     return topics
 
 
-def student_topics(
-    rows: Sequence[Mapping[str, Any]], scheduler: Scheduler, now: datetime
-) -> list[dict[str, Any]]:
+def student_topics(rows: Sequence[StudyItem], scheduler: Scheduler, now: datetime) -> list[dict[str, Any]]:
     """Weakest topic first; next_items: the topic's items with the lowest retrievability now (an item
     never studied counts 0), in bank order among equals."""
     out = []
     for topic, state in _group(rows, scheduler, now).items():
-        ordered = sorted(state.items, key=lambda r: state.memory.get(r["id"], 0.0))
+        ordered = sorted(state.items, key=lambda r: state.memory.get(r.id, 0.0))
         out.append(
             {
                 "topic": list(topic),
@@ -56,10 +56,10 @@ def student_topics(
                 "attempts": len(state.scores),
                 "next_items": [
                     {
-                        "question_id": r["id"],
-                        "question": r["question"],
-                        "type": r["type"],
-                        "source_chunk_ids": list(r["source_chunk_ids"] or []),
+                        "question_id": r.id,
+                        "question": r.question,
+                        "type": r.type,
+                        "source_chunk_ids": list(r.source_chunk_ids or []),
                     }
                     for r in ordered[:NEXT_ITEMS]
                 ],
@@ -69,30 +69,30 @@ def student_topics(
 
 
 def class_topics(
-    items: Sequence[Mapping[str, Any]],
-    activity: Sequence[Mapping[str, Any]],
+    items: Sequence[ClassItem],
+    activity: Sequence[ClassCard],
     scheduler: Scheduler,
     now: datetime,
 ) -> dict[str, Any]:
     """`items`: the class's items with review counts; `activity`: (student, item) rows with card columns
     and attempt `scores`. Mastery per student per topic as for a student (fsrs's default parameters:
     the class view compares students on one scale); only students with activity in a topic count."""
-    topic_items: dict[tuple[str, ...], list[Mapping[str, Any]]] = defaultdict(list)
-    topic_by_item: dict[Any, tuple[str, ...]] = {}
+    topic_items: dict[tuple[str, ...], list[ClassItem]] = defaultdict(list)
+    topic_by_item: dict[UUID, tuple[str, ...]] = {}
     for item in items:
-        topic = topic_of(item["section_path"])
+        topic = topic_of(item.section_path)
         topic_items[topic].append(item)
-        topic_by_item[item["id"]] = topic
-    per_student: dict[tuple[Any, tuple[str, ...]], TopicState] = defaultdict(TopicState)
+        topic_by_item[item.id] = topic
+    per_student: dict[tuple[int, tuple[str, ...]], TopicState] = defaultdict(TopicState)
     for row in activity:
-        topic = topic_by_item.get(row["question_id"])
-        if topic is None:
+        item_topic = topic_by_item.get(row.question_id)
+        if item_topic is None:
             continue
-        state = per_student[(row["student"], topic)]
-        stored = card_from_row(row)
+        state = per_student[(row.student, item_topic)]
+        stored = stored_card(row.card)
         if stored is not None:
-            state.memory[row["question_id"]] = retrievability(scheduler, stored.card, now)
-        state.scores.extend(float(s) for s in row["scores"] or ())
+            state.memory[row.question_id] = retrievability(scheduler, stored.card, now)
+        state.scores.extend(float(s) for s in row.scores or ())
     students = {student for student, _ in per_student}
     out = []
     for topic, members in topic_items.items():
@@ -101,7 +101,7 @@ def class_topics(
             for (_, t), s in per_student.items()
             if t == topic
         ]
-        failed = sorted((i for i in members if i["failures"]), key=lambda i: (-i["failures"], -i["attempts"]))
+        failed = sorted((i for i in members if i.failures), key=lambda i: (-i.failures, -i.attempts))
         out.append(
             {
                 "topic": list(topic),
@@ -110,10 +110,10 @@ def class_topics(
                 "histogram": histogram(values),
                 "most_failed": [
                     {
-                        "question_id": i["id"],
-                        "question": i["question"],
-                        "failures": int(i["failures"]),
-                        "attempts": int(i["attempts"]),
+                        "question_id": i.id,
+                        "question": i.question,
+                        "failures": int(i.failures),
+                        "attempts": int(i.attempts),
                     }
                     for i in failed[:MOST_FAILED]
                 ],

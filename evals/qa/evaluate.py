@@ -126,8 +126,8 @@ async def judge_all(
             continue
         known = chunks[cases[record.case_id][0].corpus.name]
         # What the sampled-answer job reads: the cited chunks first, then the retrieved ones, at most 5.
-        ids = {"cited_chunk_ids": record.cited_ids, "retrieved_chunk_ids": record.retrieved_ids}
-        given = chunks_to_judge(ids, {i: info.text for i, info in known.items()})
+        texts = {i: info.text for i, info in known.items()}
+        given = chunks_to_judge(record.cited_ids, record.retrieved_ids, texts)
         judgement = await judge_answer(
             llm,
             question=record.question,

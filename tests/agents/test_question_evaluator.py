@@ -7,6 +7,7 @@ import re
 import subprocess
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import asdict
 from typing import Any
 
 import httpx
@@ -86,7 +87,7 @@ async def store(
             conn, project_id=project.id, user_id=project.user_id, question=draft, duplicate_similarity=0.92
         )
     assert row is not None
-    return row
+    return asdict(row)  # the evaluator reads a question row
 
 
 def context(project: Project, retriever: Retriever, llm: BaseChatModel, language: str = "en") -> AgentContext:

@@ -246,28 +246,28 @@ async def test_generates_valid_questions_of_each_type_from_a_document(
     document = project.documents["ownership.md"]
     out = await run(ctx, n=3, document_id=document, topic="Ownership")
     saved = out["saved"]
-    assert [q["type"] for q in saved] == ["multiple_choice", "short_answer", "application"]
+    assert [q.type for q in saved] == ["multiple_choice", "short_answer", "application"]
     assert out["rejected"] == [] and out["reason"] is None
     for question, prompt in zip(saved, llm.prompts, strict=True):
-        assert question["status"] == "active" and question["support"] == 1.0
-        assert question["document_id"] == document
-        assert set(question["source_chunk_ids"]) <= set(shown(prompt))  # only what the model was shown
-        assert all(project.chunks[i]["document_id"] == document for i in question["source_chunk_ids"])
-        assert question["section_path"] == project.chunks[question["source_chunk_ids"][0]]["section_path"]
+        assert question.status == "active" and question.support == 1.0
+        assert question.document_id == document
+        assert set(question.source_chunk_ids) <= set(shown(prompt))  # only what the model was shown
+        assert all(project.chunks[i]["document_id"] == document for i in question.source_chunk_ids)
+        assert question.section_path == project.chunks[question.source_chunk_ids[0]]["section_path"]
         assert len(prompt) < 2200  # short prompts: the 1.5B model reads ~100 tokens/s
-    assert saved[0]["distractors"] == ["A stack frame", "A garbage collector", "A thread pool"]
-    assert saved[1]["distractors"] == []
+    assert saved[0].distractors == ["A stack frame", "A garbage collector", "A thread pool"]
+    assert saved[1].distractors == []
     assert "multiple-choice" in llm.prompts[0] and "short-answer" in llm.prompts[1]
     assert "application question" in llm.prompts[2]
     # Each call gets its own sources: three different groups of chunks.
     assert len({tuple(sorted(shown(p))) for p in llm.prompts}) == 3
     stored = await retriever_rows(retriever, project)
-    assert {row["id"] for row in stored} == {q["id"] for q in saved}
+    assert {row.id for row in stored} == {q.id for q in saved}
     assert {"sources", "generate", "embed", "save"} <= ctx.timings_ms.keys()
     assert sum(entry["calls"] for entry in ctx.usage.by_model.values()) == 3
 
 
-async def retriever_rows(retriever: Retriever, project: Project) -> list[dict[str, Any]]:
+async def retriever_rows(retriever: Retriever, project: Project) -> list[questions.Question]:
     async with retriever.pool.connection() as conn:
         return await questions.list_questions(
             conn, project_id=project.id, user_id=project.user_id, statuses=["active", "review", "archived"]
@@ -295,11 +295,11 @@ async def test_low_confidence_question_goes_to_review(project: Project, retrieve
         config=SINGLE,
     )
     low, high = out["saved"]
-    assert low["status"] == "review" and low["support"] < 0.3
-    assert low["confidence"] == pytest.approx(0.4 * 0.95 + 0.6 * low["support"], abs=1e-3)
-    assert low["confidence"] < SINGLE.confidence_threshold
-    assert high["status"] == "active" and high["confidence"] == pytest.approx(0.4 * 0.2 + 0.6 * 1.0, abs=1e-3)
-    assert high["model_confidence"] == pytest.approx(0.2)
+    assert low.status == "review" and low.support < 0.3
+    assert low.confidence == pytest.approx(0.4 * 0.95 + 0.6 * low.support, abs=1e-3)
+    assert low.confidence < SINGLE.confidence_threshold
+    assert high.status == "active" and high.confidence == pytest.approx(0.4 * 0.2 + 0.6 * 1.0, abs=1e-3)
+    assert high.model_confidence == pytest.approx(0.2)
 
 
 async def test_question_pointing_at_its_source_goes_to_review(project: Project, retriever: Retriever) -> None:
@@ -312,7 +312,7 @@ async def test_question_pointing_at_its_source_goes_to_review(project: Project, 
         types=("short_answer",),
     )
     [saved] = out["saved"]
-    assert saved["confidence"] == pytest.approx(1.0) and saved["status"] == "review"
+    assert saved.confidence == pytest.approx(1.0) and saved.status == "review"
 
 
 async def test_confidence_threshold_is_configurable(project: Project, retriever: Retriever) -> None:
@@ -325,7 +325,7 @@ async def test_confidence_threshold_is_configurable(project: Project, retriever:
         types=("short_answer",),
         config=strict,
     )
-    assert out["saved"][0]["status"] == "review" and out["saved"][0]["confidence"] == pytest.approx(0.96)
+    assert out["saved"][0].status == "review" and out["saved"][0].confidence == pytest.approx(0.96)
 
 
 async def test_duplicate_of_a_stored_question_is_skipped(project: Project, retriever: Retriever) -> None:
@@ -359,10 +359,10 @@ async def test_duplicate_of_a_stored_question_is_skipped(project: Project, retri
         config=SINGLE,
     )
     [skipped] = out["rejected"]
-    assert skipped.reason == "duplicate" and skipped.duplicate_of == original["id"]
+    assert skipped.reason == "duplicate" and skipped.duplicate_of == original.id
     assert skipped.similarity >= 0.92
     # The skipped one was replaced by another call.
-    assert [q["question"] for q in out["saved"]] == [
+    assert [q.question for q in out["saved"]] == [
         "How many mutable references to a value may exist at the same time?"
     ]
     assert len(await retriever_rows(retriever, project)) == 2
@@ -378,7 +378,7 @@ async def test_duplicate_within_one_run_is_skipped(project: Project, retriever: 
         types=("short_answer",),
         config=SINGLE,
     )
-    assert [q["question"] for q in out["saved"]] == [same, "How are methods defined on a struct?"]
+    assert [q.question for q in out["saved"]] == [same, "How are methods defined on a struct?"]
     [skipped] = out["rejected"]
     assert skipped.reason == "duplicate" and skipped.duplicate_of is None and skipped.similarity > 0.99
 
@@ -431,8 +431,8 @@ async def test_invented_source_ids_are_dropped(project: Project, retriever: Retr
     [rejected] = out["rejected"]
     assert rejected.reason == "no_valid_source" and "987654321" in rejected.detail
     [saved] = out["saved"]
-    assert saved["source_chunk_ids"] == list(shown(llm.prompts[1]))
-    assert 987654321 not in saved["source_chunk_ids"]
+    assert saved.source_chunk_ids == list(shown(llm.prompts[1]))
+    assert 987654321 not in saved.source_chunk_ids
 
 
 @pytest.mark.parametrize(
@@ -518,7 +518,7 @@ async def test_section_filter_keeps_the_sources_in_the_section(
     [saved] = out["saved"]
     for chunk_id in shown(llm.prompts[0]):
         assert project.chunks[chunk_id]["section_path"][:2] == ["Structs", "Update syntax"]
-    assert saved["section_path"][:2] == ["Structs", "Update syntax"]
+    assert saved.section_path[:2] == ["Structs", "Update syntax"]
 
 
 async def test_without_a_filter_sources_are_spread_across_documents(
@@ -526,7 +526,7 @@ async def test_without_a_filter_sources_are_spread_across_documents(
 ) -> None:
     llm = ScriptedChat(script=[reply("What does clone copy?"), reply("What is a tuple struct?")])
     out = await run(context(project, retriever, llm), n=2, types=("short_answer",), config=SINGLE)
-    assert {q["document_id"] for q in out["saved"]} == set(project.documents.values())
+    assert {q.document_id for q in out["saved"]} == set(project.documents.values())
 
 
 async def test_unused_chunks_are_preferred(project: Project, retriever: Retriever) -> None:
@@ -539,7 +539,7 @@ async def test_unused_chunks_are_preferred(project: Project, retriever: Retrieve
     await run(
         context(project, retriever, second), n=1, document_id=document, config=SINGLE, types=("short_answer",)
     )
-    assert not set(shown(second.prompts[0])) & set(one["saved"][0]["source_chunk_ids"])
+    assert not set(shown(second.prompts[0])) & set(one["saved"][0].source_chunk_ids)
 
 
 async def test_no_matching_material_ends_without_a_model_call(project: Project, retriever: Retriever) -> None:
@@ -586,11 +586,11 @@ async def test_flashcards_are_grounded_pending_items_in_the_projects_language(
         config=SINGLE,
     )
     assert [r.reason for r in out["rejected"]] == ["bad_flashcard"]
-    assert [q["type"] for q in out["saved"]] == ["flashcard", "flashcard"]
+    assert [q.type for q in out["saved"]] == ["flashcard", "flashcard"]
     for card, prompt in zip(out["saved"], [llm.prompts[0], llm.prompts[2]], strict=True):
-        assert card["review_state"] == "pending" and card["flag"] is None and card["created_by_me"]
-        assert card["distractors"] == [] and card["support"] == 1.0 and 0 <= card["confidence"] <= 1
-        assert set(card["source_chunk_ids"]) <= set(shown(prompt))
+        assert card.review_state == "pending" and card.flag is None and card.created_by_me
+        assert card.distractors == [] and card.support == 1.0 and 0 <= card.confidence <= 1
+        assert set(card.source_chunk_ids) <= set(shown(prompt))
     assert all("flashcard" in p and "Write in Portuguese." in p for p in llm.prompts)
     assert "distractors" not in llm.prompts[0]
 
@@ -606,4 +606,4 @@ async def test_default_types_include_flashcards(project: Project, retriever: Ret
     )
     out = await run(context(project, retriever, llm), n=4, config=SINGLE)
     types = ["multiple_choice", "short_answer", "application", "flashcard"]
-    assert [q["type"] for q in out["saved"]] == types
+    assert [q.type for q in out["saved"]] == types

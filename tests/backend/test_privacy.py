@@ -89,10 +89,10 @@ async def add_question(
     async with course.app.state.pool.connection() as conn:  # its connections know the vector type
         row = await _insert(conn, course, text, vector)
     assert row is not None
-    return str(row["id"])
+    return str(row.id)
 
 
-async def _insert(conn: Any, course: Class, text: str, vector: np.ndarray) -> dict[str, Any] | None:
+async def _insert(conn: Any, course: Class, text: str, vector: np.ndarray) -> questions.Question | None:
     return await questions.insert_question(
         conn,
         project_id=course.project_id,
@@ -147,7 +147,7 @@ async def judged_query(course: Class, db: Conn, who: str, question: str) -> uuid
         flagged=False,
         judge_model="fake",
     )
-    assert stored is not None and stored["user_id"] == course.ids[who]
+    assert stored is not None and stored.user_id == course.ids[who]
     assert query_id is not None
     return query_id
 
@@ -158,10 +158,10 @@ async def own_thread(course: Class, db: Conn, who: str, question: str) -> uuid.U
     await threads.add_messages(
         db,
         **scope,
-        thread_id=thread["id"],
+        thread_id=thread.id,
         messages=[HumanMessage(content=question), AIMessage(content="ok")],
     )
-    return thread["id"]
+    return thread.id
 
 
 async def count(db: Conn, sql: str, *params: Any) -> int:

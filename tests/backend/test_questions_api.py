@@ -457,7 +457,7 @@ async def test_real_model_grades_a_real_quiz_answer_above_a_wrong_one(
         for label, reply in (("right", "mut"), ("wrong", "const")):
             started = time.perf_counter()
             response = await api.http.post(
-                url(course, f"/{stored['id']}/attempts"), json={"answer": reply}, headers=course.owner
+                url(course, f"/{stored.id}/attempts"), json={"answer": reply}, headers=course.owner
             )
             assert response.status_code == 201, response.text
             grades[label] = response.json()

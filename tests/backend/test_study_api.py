@@ -138,9 +138,9 @@ async def add_item(
         assert row is not None
         # The teacher's curation (the items routes) is not under test here: set its outcome directly.
         await conn.execute(
-            "UPDATE questions SET review_state = %s, flag = %s WHERE id = %s", (review_state, flag, row["id"])
+            "UPDATE questions SET review_state = %s, flag = %s WHERE id = %s", (review_state, flag, row.id)
         )
-    return str(row["id"])
+    return str(row.id)
 
 
 async def add_chunk(course: Course, text: str) -> int:

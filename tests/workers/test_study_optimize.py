@@ -50,7 +50,7 @@ async def test_fit_after_enough_reviews(services: ServiceUrls, db: Conn) -> None
                     ),
                 )
                 assert row is not None
-                ids.append(row["id"])
+                ids.append(row.id)
             await conn.execute(
                 "UPDATE questions SET review_state = 'approved' WHERE project_id = %s", (project["id"],)
             )
@@ -80,8 +80,8 @@ async def test_fit_after_enough_reviews(services: ServiceUrls, db: Conn) -> None
         assert result == {"status": "fitted", "reviews": len(rows)}
         async with pool.connection() as conn:
             settings = await study.get_settings(conn, **scope)
-        assert settings is not None and settings["optimized_reviews"] == len(rows)
-        assert len(settings["parameters"]) == 21
+        assert settings is not None and settings.optimized_reviews == len(rows)
+        assert len(settings.parameters) == 21  # type: ignore[arg-type]
         # Fitted once: the next run waits for another MIN_REVIEWS reviews.
         assert (await optimize_study_parameters(ctx, str(project["id"]), str(user["id"])))[
             "status"
