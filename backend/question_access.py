@@ -1,7 +1,6 @@
 """Who sees which of the bank's questions, shared by the question and attempt routes: students only the
 items they may study (questions.studyable, in the SQL); editors and owners the whole bank, unlimited."""
 
-from typing import Any
 from uuid import UUID
 
 from fastapi import HTTPException, status
@@ -10,6 +9,7 @@ from psycopg_pool import AsyncConnectionPool
 from agents.runs.attempts import Attempter
 from backend.deps import ProjectAccess
 from core.store import questions
+from core.store.questions import Question
 
 
 def is_editor(access: ProjectAccess) -> bool:
@@ -20,9 +20,7 @@ def question_not_found() -> HTTPException:
     return HTTPException(status.HTTP_404_NOT_FOUND, "Question not found.")
 
 
-async def visible_question(
-    db: AsyncConnectionPool, access: ProjectAccess, question_id: UUID
-) -> dict[str, Any]:
+async def visible_question(db: AsyncConnectionPool, access: ProjectAccess, question_id: UUID) -> Question:
     async with db.connection() as conn:
         row = await questions.get_question(
             conn,

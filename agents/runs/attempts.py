@@ -2,7 +2,7 @@
 multiple-choice option; otherwise by the model), stored within the project's attempt limit, reviewed in
 the attempter's study queue, and audited. What a student may see of the answer: Attempter.done."""
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -16,6 +16,7 @@ from agents.runs.errors import Conflict, NotFound
 from agents.runs.service import AgentRunner, Scope
 from agents.runs.specs import EVALUATOR
 from core.store import attempts
+from core.store.questions import Question
 from core.study.reviews import review_attempt
 
 
@@ -50,7 +51,7 @@ async def attempt(
     runner: AgentRunner,
     pool: AsyncConnectionPool,
     queue: ArqRedis,
-    question: dict[str, Any],
+    question: Question,
     answer: str,
     *,
     attempter: Attempter,
@@ -62,17 +63,18 @@ async def attempt(
     limit, scope = attempter.limit, _scope(runner, question)
     async with pool.connection() as conn:
         before = await attempts.attempt_stats(conn, **scope)
-    if stored and limit is not None and before["count"] >= limit:
+    if stored and limit is not None and before.count >= limit:
         raise limit_reached(limit)
     # An answer naming a multiple-choice option is graded exactly, without the model: no slot.
-    inputs = {"question": question, "answer": answer}
-    needs_model = chosen_option(question, answer) is None
+    graded_question = asdict(question)  # the evaluator reads a question row
+    inputs = {"question": graded_question, "answer": answer}
+    needs_model = chosen_option(graded_question, answer) is None
     grade = await runner.invoke(
-        EVALUATOR, evaluator, inputs, question=question["question"], needs_model=needs_model
+        EVALUATOR, evaluator, inputs, question=question.question, needs_model=needs_model
     )
     # Without stored attempts nothing can be counted: the reference is shown as with no limit.
-    correct = grade["verdict"] == "correct" or before["correct"]
-    done = not stored or attempter.done(attempts=before["count"] + 1, correct=correct)
+    correct = grade["verdict"] == "correct" or before.correct
+    done = not stored or attempter.done(attempts=before.count + 1, correct=correct)
     fields = _fields(answer, grade, told=grade["verdict"] == "correct" or done)
     row = await _store(pool, scope, fields, limit) if stored else _unstored(scope, fields)
     await review_attempt(
@@ -81,11 +83,11 @@ async def attempt(
         **scope,
         verdict=grade["verdict"],
         score=grade["score"],
-        first_try=before["count"] == 0,
+        first_try=before.count == 0,
         now=now,
     )
     await _record(runner, question, grade, row, answer=fields["feedback"])
-    left = None if not stored or limit is None else max(0, limit - before["count"] - 1)
+    left = None if not stored or limit is None else max(0, limit - before.count - 1)
     return Attempted(row=row, done=done, attempts_left=left)
 
 
@@ -93,8 +95,8 @@ class AttemptScope(Scope):
     question_id: UUID
 
 
-def _scope(runner: AgentRunner, question: dict[str, Any]) -> AttemptScope:
-    return {**runner.scope, "question_id": question["id"]}
+def _scope(runner: AgentRunner, question: Question) -> AttemptScope:
+    return {**runner.scope, "question_id": question.id}
 
 
 def _fields(answer: str, grade: dict[str, Any], *, told: bool) -> dict[str, Any]:
@@ -120,12 +122,12 @@ async def _store(
     async with pool.connection() as conn:
         row = await attempts.insert_attempt(conn, **scope, **fields, max_attempts=limit)
         # None: another attempt was stored meanwhile and used the last one, or the question is gone.
-        used = (await attempts.attempt_stats(conn, **scope))["count"] if row is None else 0
+        used = (await attempts.attempt_stats(conn, **scope)).count if row is None else 0
     if limit is not None and used >= limit:
         raise limit_reached(limit)
     if row is None:  # the question was deleted with its project meanwhile
         raise question_not_found()
-    return row
+    return asdict(row)
 
 
 def _unstored(scope: AttemptScope, fields: dict[str, Any]) -> dict[str, Any]:
@@ -140,18 +142,18 @@ def _unstored(scope: AttemptScope, fields: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _record(
-    runner: AgentRunner, question: dict[str, Any], grade: dict[str, Any], row: dict[str, Any], *, answer: str
+    runner: AgentRunner, question: Question, grade: dict[str, Any], row: dict[str, Any], *, answer: str
 ) -> None:
     # The student's answer is theirs (their attempts hold it); the audit row keeps the grade's feedback.
     cited = [c.chunk_id for c in grade["citations"]]
     await runner.record(
         EVALUATOR,
-        question=question["question"],
+        question=question.question,
         answer=answer,
         outcome=grade["verdict"],
         retrieved=[c.chunk_id for c in grade.get("retrieved", [])] or cited,
         cited=cited,
-        question_id=str(question["id"]),
+        question_id=str(question.id),
         attempt_id=str(row["id"]) if row["id"] else None,
         graded_by=grade["graded_by"],
     )

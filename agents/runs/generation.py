@@ -57,11 +57,11 @@ async def generate(
 
 
 async def _record(runner: AgentRunner, result: dict[str, Any], topic: str | None) -> None:
-    sources = list(dict.fromkeys(i for row in result["saved"] for i in row["source_chunk_ids"]))
+    sources = list(dict.fromkeys(i for row in result["saved"] for i in row.source_chunk_ids))
     await runner.record(
         GENERATOR,
         question=topic or "",
-        answer="\n".join(str(row["question"]) for row in result["saved"]),
+        answer="\n".join(row.question for row in result["saved"]),
         outcome=result.get("reason") or "generated",
         retrieved=sources,
         cited=sources,

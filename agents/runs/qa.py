@@ -7,7 +7,7 @@ streams (its retriever borrows its own), one at the end to store the turn."""
 
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -90,12 +90,12 @@ class QAService:
         async with self.pool.connection() as conn:
             topics = await study.student_mastery(conn, **self.scope, now=now) or []
             reply = study_next_reply(topics, language)
-            rows = await questions.source_chunks(conn, **self.scope, chunk_ids=reply.chunk_ids)
+            chunks = await questions.source_chunks(conn, **self.scope, chunk_ids=reply.chunk_ids)
         result = {
             "answer": reply.answer,
             "has_answer": reply.has_answer,
             "outcome": "study_plan" if reply.has_answer else "not_found",
-            "citations": [citation_for(Candidate(chunk_id=row["id"], row=row)) for row in rows],
+            "citations": [citation_for(Candidate(chunk_id=c.id, row=asdict(c))) for c in chunks],
             "language": language,
         }
         return await self._finish(ask, result, thread_id)
@@ -146,7 +146,7 @@ class QAService:
             )
         async with self.pool.connection() as conn:
             if self.keep_threads and ask.thread_id is None:
-                thread_id = (await threads.create_thread(conn, **self.scope, title=ask.question[:80]))["id"]
+                thread_id = (await threads.create_thread(conn, **self.scope, title=ask.question[:80])).id
             elif ask.thread_id is not None:
                 if await threads.get_thread(conn, **self.scope, thread_id=ask.thread_id) is None:
                     raise thread_not_found()

@@ -18,6 +18,7 @@ from backend.deps import DbDep, ProjectDep, ProjectOwnerDep, QueueDep, SettingsD
 from backend.question_access import attempter, visible_question
 from backend.question_schemas import AttemptCreate, AttemptOut, AttemptResult
 from core.store import attempts
+from core.store.attempts import ListedAttempt
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["questions"])
 
@@ -44,17 +45,17 @@ async def attempt_question(
     )
     return AttemptResult(
         **{key: done.row[key] for key in AttemptOut.model_fields if key in done.row},
-        reference_answer=question["answer"] if done.done else None,
-        explanation=question["explanation"] if done.done else None,
+        reference_answer=question.answer if done.done else None,
+        explanation=question.explanation if done.done else None,
         attempts_left=done.attempts_left,
         timings_ms={k: round(v, 1) for k, v in runner.context.timings_ms.items()},
         usage=runner.context.usage.by_model,
     )
 
 
-def _attempts_out(rows: list[dict], *, with_reference: bool) -> list[AttemptOut]:
+def _attempts_out(rows: list[ListedAttempt], *, with_reference: bool) -> list[AttemptOut]:
     hidden = {} if with_reference else {"reference_answer": None, "explanation": None}
-    return [AttemptOut(**{**row, **hidden}) for row in rows]
+    return [AttemptOut.model_validate(row).model_copy(update=hidden) for row in rows]
 
 
 @router.get("/questions/{question_id}/attempts")
@@ -78,7 +79,7 @@ async def list_attempts(
         )
         mine = await attempts.attempt_stats(conn, **scope)
     # Owners see the bank's answers anyway; anyone else only where they are done with the question.
-    shown = access.role == "owner" or attempter(access).done(attempts=mine["count"], correct=mine["correct"])
+    shown = access.role == "owner" or attempter(access).done(attempts=mine.count, correct=mine.correct)
     return _attempts_out(rows, with_reference=shown)
 
 

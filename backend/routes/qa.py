@@ -1,6 +1,7 @@
 """RAG QA: a question answered from the project's material with citations, in a thread whose
 history rewrites follow-ups; optionally streamed as server-sent events. The turn itself: agents/runs/qa.py."""
 
+from dataclasses import asdict
 from functools import partial
 from typing import Annotated
 from uuid import UUID
@@ -70,7 +71,7 @@ async def list_threads(
         rows = await threads.list_threads(
             conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
         )
-    return [ThreadOut(**row) for row in rows]
+    return [ThreadOut.model_validate(row) for row in rows]
 
 
 @router.get("/qa/threads/{thread_id}")
@@ -81,7 +82,7 @@ async def get_thread(thread_id: UUID, access: ProjectDep, db: DbDep) -> ThreadDe
         if row is None:
             raise _thread_not_found()
         messages = await threads.recent_messages(conn, **scope)
-    return ThreadDetail(**row, messages=[thread_message(m) for m in messages])
+    return ThreadDetail(**asdict(row), messages=[thread_message(m) for m in messages])
 
 
 @router.delete("/qa/threads/{thread_id}", status_code=status.HTTP_204_NO_CONTENT)

@@ -47,7 +47,7 @@ async def generate_questions(
     result = await generate(
         runner, db, n=body.n, document_id=body.document_id, section=body.section, types=body.types
     )
-    saved = [QuestionOut.from_row(row, with_answers=is_editor(access)) for row in result["saved"]]
+    saved = [QuestionOut.from_question(row, with_answers=is_editor(access)) for row in result["saved"]]
     return GenerateResponse(
         questions=saved,
         active=sum(q.status == "active" for q in saved),
@@ -91,10 +91,10 @@ async def list_questions(
             limit=limit,
             offset=offset,
         )
-    return [QuestionOut.from_row(row, with_answers=editor) for row in rows]
+    return [QuestionOut.from_question(row, with_answers=editor) for row in rows]
 
 
 @router.get("/questions/{question_id}")
 async def get_question(question_id: UUID, access: ProjectDep, db: DbDep) -> QuestionOut:
     row = await visible_question(db, access, question_id)
-    return QuestionOut.from_row(row, with_answers=is_editor(access))
+    return QuestionOut.from_question(row, with_answers=is_editor(access))
