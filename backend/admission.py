@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from backend.deps import RuntimeDep
 from backend.observability import log_json, request_id
 from core.admission import AdmissionRejected, LlmAdmission, Ticket
 
@@ -30,8 +31,8 @@ MODEL_DOWN_RETRY_AFTER_S = 10
 QUEUE_DOWN_RETRY_AFTER_S = 5
 
 
-def get_admission(request: Request) -> LlmAdmission:
-    return request.app.state.admission
+def get_admission(runtime: RuntimeDep) -> LlmAdmission:
+    return runtime.admission
 
 
 AdmissionDep = Annotated[LlmAdmission, Depends(get_admission)]

@@ -20,7 +20,7 @@ from arq.connections import ArqRedis
 from fastapi import Depends, Request
 from psycopg_pool import AsyncConnectionPool
 
-from backend.deps import ProjectAccess
+from backend.deps import ApiResourcesDep, ProjectAccess, RuntimeDep
 from backend.observability import log_json, request_id
 from core.queue import AGENT_QUEUE, JUDGE_ANSWER
 from core.settings import Settings
@@ -166,15 +166,14 @@ class Audit:
         return True
 
 
-def get_audit(request: Request) -> Audit:
-    state = request.app.state
+def get_audit(request: Request, runtime: RuntimeDep, resources: ApiResourcesDep) -> Audit:
     return Audit(
         request_id=request_id(request),
-        pool=state.pool,
-        settings=state.settings,
-        queue=state.queue,
-        tracing=getattr(state, "tracing", None),
-        sampler=state.sampler,
+        pool=runtime.pool,
+        settings=runtime.settings,
+        queue=runtime.redis,
+        tracing=runtime.tracing,
+        sampler=resources.sampler,
     )
 
 

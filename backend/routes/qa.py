@@ -12,7 +12,7 @@ from uuid import UUID
 
 import openai
 import psycopg
-from fastapi import APIRouter, HTTPException, Query, Request, Response, status
+from fastapi import APIRouter, HTTPException, Query, Response, status
 from fastapi.responses import StreamingResponse
 from psycopg_pool import AsyncConnectionPool
 
@@ -32,7 +32,7 @@ from backend.admission import (
 )
 from backend.audit import Audit, AuditDep
 from backend.clock import ClockDep
-from backend.deps import AgentContextDep, DbDep, ProjectAccess, ProjectDep, SettingsDep
+from backend.deps import AgentContextDep, ApiResourcesDep, DbDep, ProjectAccess, ProjectDep, SettingsDep
 from backend.observability import log_failure
 from backend.qa_schemas import QARequest, QAResponse, ThreadDetail, ThreadOut, thread_message, to_response
 from core.admission import Ticket
@@ -143,7 +143,7 @@ async def ask(
     admission: AdmissionDep,
     settings: SettingsDep,
     clock: ClockDep,
-    request: Request,
+    resources: ApiResourcesDep,
 ) -> QAResponse | StreamingResponse:
     """Answers from this project's material only. With `stream: true` the reply is
     `text/event-stream`: `token` events ({"text"}), then `citations` ([...]), then `done` (the
@@ -158,7 +158,7 @@ async def ask(
         result = await _study_next(db, access, language, clock())
         response = await _record(db, access, ctx, body, result, thread_id, audit)
         return _replay(response) if body.stream else response
-    qa_graph = request.app.state.qa_graph  # built at start-up with the deployment's QAConfig
+    qa_graph = resources.qa_graph  # built at start-up with the deployment's QAConfig
     # A place in the model's queue first: a full queue is a plain 429, before anything is written.
     ticket = await admission.enqueue(user=str(access.user.id))
     try:

@@ -30,10 +30,13 @@ class ChatModelPlan:
         )
 
     def child_environment(self) -> dict[str, str]:
-        """What a child process (a worker) needs to make the same decisions: it sees the embedded
-        server's URL as an external one, so the resolved values travel with it."""
+        """What a child process (a worker) needs to make the same decisions. An external model's URL is
+        the child's own setting, so it decides alike; the embedded server's URL would look external to
+        it (4 calls at once, function calling), so the resolved values travel with it."""
         if self.base_url is None:
             return {}
+        if not self.embedded:
+            return {"LLM_BASE_URL": self.base_url}
         return {
             "LLM_BASE_URL": self.base_url,
             "LLM_CONCURRENCY": str(self.concurrency),
