@@ -73,7 +73,10 @@ class LlmAdmission:
     @classmethod
     def for_plan(cls, redis: Redis, settings: Settings, plan: "ChatModelPlan") -> "LlmAdmission":
         return cls(
-            redis, concurrency=plan.concurrency, queue_max=settings.llm_queue_max, lease_s=settings.llm_lease_s
+            redis,
+            concurrency=plan.concurrency,
+            queue_max=settings.llm_queue_max,
+            lease_s=settings.llm_lease_s,
         )
 
     @classmethod

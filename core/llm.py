@@ -50,6 +50,5 @@ def output_cap(llm: object, max_tokens: int) -> dict[str, object]:
 def structured_mode(settings: Settings) -> StructuredMode:
     """Transitional, for callers without a runtime: the decision is ChatModelPlan's (core/runtime)."""
     from core.runtime.chat_plan import ChatModelPlan
-    from core.services import ServiceUrls
 
-    return ChatModelPlan.decide(settings, ServiceUrls("", "", settings.llm_base_url)).structured_mode
+    return ChatModelPlan.for_url(settings, settings.llm_base_url).structured_mode

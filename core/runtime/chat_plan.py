@@ -20,10 +20,16 @@ class ChatModelPlan:
 
     @classmethod
     def decide(cls, settings: Settings, urls: ServiceUrls) -> "ChatModelPlan":
+        return cls.for_url(settings, urls.llm_base_url)
+
+    @classmethod
+    def for_url(cls, settings: Settings, base_url: str | None) -> "ChatModelPlan":
+        """For a process with a chat model and nothing else of the runtime (an eval's judge): `base_url`
+        is LLM_BASE_URL's, or that of the embedded server it started."""
         embedded = settings.llm_base_url is None
         concurrency = settings.llm_concurrency or (EMBEDDED_CONCURRENCY if embedded else REMOTE_CONCURRENCY)
         return cls(
-            base_url=urls.llm_base_url,
+            base_url=base_url,
             embedded=embedded,
             concurrency=concurrency,
             structured_mode=_structured_mode(settings, embedded),
