@@ -13,14 +13,15 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agents.runs.service import MODEL_DOWN_RETRY_AFTER_S
+from backend.deps import RuntimeDep
 from backend.observability import log_json, request_id
 from core.admission import AdmissionRejected, LlmAdmission
 
 QUEUE_DOWN_RETRY_AFTER_S = 5
 
 
-def get_admission(request: Request) -> LlmAdmission:
-    return request.app.state.admission
+def get_admission(runtime: RuntimeDep) -> LlmAdmission:
+    return runtime.admission
 
 
 AdmissionDep = Annotated[LlmAdmission, Depends(get_admission)]

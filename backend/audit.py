@@ -1,23 +1,23 @@
-"""The API's side of the agent-run audit (agents/runs/audit.py): an Audit per request, from what the
-app's lifespan opened and the request's id."""
+"""The API's side of the agent-run audit (agents/runs/audit.py): an Audit per request, from the app's
+runtime and the request's id."""
 
 from typing import Annotated
 
 from fastapi import Depends, Request
 
 from agents.runs.audit import Audit
+from backend.deps import ApiResourcesDep, RuntimeDep
 from backend.observability import request_id
 
 
-def get_audit(request: Request) -> Audit:
-    state = request.app.state
+def get_audit(request: Request, runtime: RuntimeDep, resources: ApiResourcesDep) -> Audit:
     return Audit(
         request_id=request_id(request),
-        pool=state.pool,
-        settings=state.settings,
-        queue=state.queue,
-        tracing=getattr(state, "tracing", None),
-        sampler=state.sampler,
+        pool=runtime.pool,
+        settings=runtime.settings,
+        queue=runtime.redis,
+        tracing=runtime.tracing,
+        sampler=resources.sampler,
     )
 
 

@@ -20,8 +20,8 @@ from core.db import open_pool
 from core.embeddings import make_embeddings
 from core.local_llm import LlamaServer
 from core.migrations import apply_migrations
-from core.retrieval import Filters, RetrievalConfig, RetrievalResult, Retriever
-from core.retrieval.rerankers.factory import make_reranker
+from core.retrieval import Filters, RetrievalResult
+from core.runtime import ChatModelPlan, make_retriever
 from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.supervisor import ChildSpec, ChildStartError, Supervisor
@@ -57,8 +57,7 @@ def up(
         if worker:
             for spec in worker_specs(urls, settings):
                 supervisor.start(spec)
-        api = create_app(settings, urls)
-        api.state.supervisor = supervisor  # GET /health/ready reports each child's state
+        api = create_app(settings, urls, supervisor=supervisor)  # GET /health/ready reports each child
         uvicorn.run(api, host=host or settings.api_host, port=port or settings.api_port)
 
 
@@ -74,17 +73,14 @@ WORKER_QUEUES = ("index", "agents")
 
 
 def worker_specs(urls: ServiceUrls, settings: Settings) -> list[ChildSpec]:
-    """One worker process per queue, so a minutes-long note never delays an upload's indexing."""
-    overrides = {"DATABASE_URL": urls.database_url, "REDIS_URL": urls.redis_url}
-    if urls.llm_base_url:
-        overrides["LLM_BASE_URL"] = urls.llm_base_url
-    if settings.llm_base_url is None and urls.llm_base_url:
-        # The model server started here: the workers see its URL as an external one, and would
-        # otherwise admit 4 calls at once and ask for function calling; they must share the API's
-        # single slot and the llama grammar the judge was measured with.
-        overrides["LLM_CONCURRENCY"] = str(settings.llm_concurrency or 1)
-        if settings.llm_structured_output == "auto":
-            overrides["LLM_STRUCTURED_OUTPUT"] = "llama-grammar"
+    """One worker process per queue, so a minutes-long note never delays an upload's indexing. The
+    workers get the chat model the API's runtime decides on (the same ChatModelPlan): an embedded
+    server's single slot and the llama grammar the judge was measured with."""
+    overrides = {
+        "DATABASE_URL": urls.database_url,
+        "REDIS_URL": urls.redis_url,
+        **ChatModelPlan.decide(settings, urls).child_environment(),
+    }
     return [
         ChildSpec(
             name=f"worker-{queue}",
@@ -145,10 +141,7 @@ async def _search(
 ) -> RetrievalResult:
     pool = await open_pool(database_url, max_size=2)
     try:
-        embeddings = make_embeddings(settings)
-        retriever = Retriever(
-            pool, embeddings, make_reranker(settings, reranker_name), RetrievalConfig.from_settings(settings)
-        )
+        retriever = make_retriever(settings, pool, make_embeddings(settings), reranker_name)
         return await retriever.search(
             project_id=project, query=query, profile=profile, top_k=top_k, filters=filters
         )

@@ -8,36 +8,63 @@ from arq.connections import ArqRedis
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from psycopg_pool import AsyncConnectionPool
+from starlette.applications import Starlette
 
 from agents.common.context import AgentContext
 from backend.rate_limits import RateLimited, RateLimiter, note
-from core.llm import structured_mode
+from backend.resources import ApiResources
 from core.retrieval import Retriever
+from core.runtime import Runtime
 from core.settings import Settings
 from core.store import projects, users
 
 _bearer = HTTPBearer(auto_error=False, description="An API key from `studyai users create EMAIL`.")
 
 
+# The app's state, set once by its lifespan (backend/main.py): read here and nowhere else.
+def runtime_of(app: Starlette) -> Runtime:
+    return app.state.runtime
+
+
+def api_resources_of(app: Starlette) -> ApiResources:
+    return app.state.api_resources
+
+
+def rate_limiter_of(app: Starlette) -> RateLimiter | None:
+    """None when RATE_LIMIT_ENABLED is false, and in an app served without its lifespan (nothing opened)."""
+    resources: ApiResources | None = getattr(app.state, "api_resources", None)
+    return resources.rate_limiter if resources is not None else None
+
+
+def get_runtime(request: Request) -> Runtime:
+    return runtime_of(request.app)
+
+
+def get_api_resources(request: Request) -> ApiResources:
+    return api_resources_of(request.app)
+
+
 def get_settings(request: Request) -> Settings:
-    return request.app.state.settings
+    return get_runtime(request).settings
 
 
 def get_pool(request: Request) -> AsyncConnectionPool:
     """The pool itself, not a connection: a route borrows one per unit of SQL work
     (`async with db.connection() as conn`) and gives it back before any model call, stream or
     embedding, so no request holds a connection while it waits on something else."""
-    return request.app.state.pool
+    return get_runtime(request).pool
 
 
 def get_queue(request: Request) -> ArqRedis:
-    return request.app.state.queue
+    return get_runtime(request).redis
 
 
 def get_retriever(request: Request) -> Retriever:
-    return request.app.state.retriever
+    return get_runtime(request).retriever
 
 
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+ApiResourcesDep = Annotated[ApiResources, Depends(get_api_resources)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 RetrieverDep = Annotated[Retriever, Depends(get_retriever)]
 DbDep = Annotated[AsyncConnectionPool, Depends(get_pool)]
@@ -52,7 +79,7 @@ class CurrentUser:
 
 
 def get_rate_limiter(request: Request) -> RateLimiter | None:
-    return getattr(request.app.state, "rate_limiter", None)  # None: RATE_LIMIT_ENABLED=false
+    return rate_limiter_of(request.app)  # None: RATE_LIMIT_ENABLED=false
 
 
 async def get_current_user(
@@ -137,24 +164,23 @@ async def get_project_owner(access: Annotated[ProjectAccess, Depends(get_project
 
 
 async def get_agent_context(
-    request: Request, access: Annotated[ProjectAccess, Depends(get_project_access)]
+    runtime: RuntimeDep, access: Annotated[ProjectAccess, Depends(get_project_access)]
 ) -> AgentContext:
     """A fresh context per request: the project and caller come from the membership check."""
-    llm = request.app.state.llm
+    llm = runtime.llm
     if llm is None:
         raise HTTPException(
             status.HTTP_503_SERVICE_UNAVAILABLE,
             "No chat model is configured: set LLM_BASE_URL, or run `studyai up` for the local one.",
         )
-    settings: Settings = request.app.state.settings
     return AgentContext(
         project_id=access.id,
         user_id=access.user.id,
         language=access.project["language"],
-        retriever=request.app.state.retriever,
+        retriever=runtime.retriever,
         llm=llm,
-        structured_mode=structured_mode(settings),
-        thresholds=request.app.state.thresholds,
+        structured_mode=runtime.chat.structured_mode,
+        thresholds=runtime.thresholds,
     )
 
 

@@ -23,6 +23,7 @@ from agents.runs.errors import (
     Unprocessable,
     UnusableReply,
 )
+from backend.deps import runtime_of
 from backend.observability import log_json, request_id
 
 # Seconds a client should wait before retrying: a busy pool frees up within a request's time; a
@@ -33,7 +34,7 @@ DOWN_RETRY_AFTER_S = 5
 
 def _unavailable(request: Request, error: Exception, detail: str, retry_after: int) -> JSONResponse:
     rid = request_id(request)
-    pool = getattr(request.app.state, "pool", None)
+    pool = runtime_of(request.app).pool
     # The type only (a driver's message can quote SQL parameters), and the pool's state, which tells
     # an operator whether it was full (pool_available 0 at pool_max) or could not connect.
     log_json(
@@ -42,7 +43,7 @@ def _unavailable(request: Request, error: Exception, detail: str, retry_after: i
         request_id=rid,
         error_type=type(error).__name__,
         path=request.url.path,
-        pool=pool.get_stats() if pool is not None else None,
+        pool=pool.get_stats(),
     )
     return JSONResponse(
         {"detail": detail, "request_id": rid}, status_code=503, headers={"Retry-After": str(retry_after)}

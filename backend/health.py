@@ -11,11 +11,13 @@ import asyncio
 from typing import Any, Literal
 
 import httpx
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from psycopg_pool import PoolTimeout
 
+from backend.deps import ApiResourcesDep, RuntimeDep
 from core.queue import AGENT_QUEUE, INDEX_QUEUE
+from core.runtime import Runtime
 from core.supervisor import ChildState
 
 router = APIRouter(tags=["health"])
@@ -91,11 +93,10 @@ async def check_chat_model(base_url: str | None, api_key: str | None) -> dict[st
     return _component("ok", f"{where} answered GET /models")
 
 
-def check_embeddings(app_state: Any) -> dict[str, str]:
-    retriever = getattr(app_state, "retriever", None)
-    if retriever is None or getattr(retriever, "embeddings", None) is None:
+def check_embeddings(runtime: Runtime) -> dict[str, str]:
+    if getattr(runtime.retriever, "embeddings", None) is None:
         return _component("down", "the embedding model is not loaded")
-    settings = app_state.settings
+    settings = runtime.settings
     return _component("ok", f"{settings.embedding_provider} {settings.embedding_model} loaded")
 
 
@@ -114,25 +115,23 @@ def describe_child(state: ChildState) -> dict[str, str]:
 
 
 @router.get("/health/ready")
-async def ready(request: Request) -> JSONResponse:
-    state = request.app.state
-    settings = state.settings
+async def ready(runtime: RuntimeDep, resources: ApiResourcesDep) -> JSONResponse:
     database, queue, index_worker, agents_worker, chat = await asyncio.gather(
-        check_database(state.pool),
-        check_queue(state.queue),
-        check_worker(state.queue, WORKER_QUEUES["worker_index"]),
-        check_worker(state.queue, WORKER_QUEUES["worker_agents"]),
-        check_chat_model(getattr(state, "llm_base_url", None), settings.llm_api_key),
+        check_database(runtime.pool),
+        check_queue(runtime.redis),
+        check_worker(runtime.redis, WORKER_QUEUES["worker_index"]),
+        check_worker(runtime.redis, WORKER_QUEUES["worker_agents"]),
+        check_chat_model(runtime.chat.base_url, runtime.settings.llm_api_key),
     )
     components: dict[str, dict[str, Any]] = {
         "database": database,
         "queue": queue,
-        "embedding_model": check_embeddings(state),
+        "embedding_model": check_embeddings(runtime),
         "worker_index": index_worker,
         "worker_agents": agents_worker,
         "chat_model": chat,
     }
-    supervisor = getattr(state, "supervisor", None)  # set by `studyai up` (backend/cli.py)
+    supervisor = resources.supervisor  # `studyai up`'s (backend/cli.py)
     if supervisor is not None:
         for name, child in supervisor.states().items():
             components[f"process:{name}"] = describe_child(child)

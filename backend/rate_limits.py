@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -27,6 +28,7 @@ from limits.aio.storage import RedisStorage
 from limits.aio.strategies import MovingWindowRateLimiter
 from redis.asyncio import ConnectionPool
 from redis.exceptions import RedisError
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -241,15 +243,16 @@ async def rate_limited_handler(request: Request, error: Exception) -> JSONRespon
 
 class RateLimitMiddleware:
     """Spends the per-address budget of every request (429 at once when it is spent) and puts the
-    request's tightest RateLimit-* headers on its response. Reads the limiter from app.state, so a
-    disabled one (None) makes this a pass-through."""
+    request's tightest RateLimit-* headers on its response. `limiter_of` finds the app's limiter per
+    request (it is opened by the lifespan, after the middleware is built); None makes this a pass-through."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, limiter_of: Callable[[Starlette], RateLimiter | None]) -> None:
         self.app = app
+        self.limiter_of = limiter_of
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         app = scope.get("app")
-        limiter: RateLimiter | None = getattr(app.state, "rate_limiter", None) if app is not None else None
+        limiter = self.limiter_of(app) if app is not None else None
         if scope["type"] != "http" or limiter is None or unlimited(scope["path"]):
             await self.app(scope, receive, send)
             return

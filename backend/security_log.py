@@ -11,8 +11,8 @@ from typing import Any
 from fastapi import Request
 from psycopg import AsyncConnection
 
+from backend.deps import get_settings
 from backend.observability import log_json, request_id
-from core.settings import Settings
 from core.store import security_events
 
 
@@ -27,7 +27,7 @@ async def record(
     target_id: Any = None,
     details: dict[str, Any] | None = None,
 ) -> None:
-    settings: Settings = request.app.state.settings
+    settings = get_settings(request)
     rid = request_id(request)
     await security_events.insert_event(
         conn,

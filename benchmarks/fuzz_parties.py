@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from hypothesis import strategies as st
 from psycopg import sql
 
+from backend.deps import runtime_of
 from core.store import questions, users
 
 REAL_ID_SHARE = 0.75  # of the id-named parameters and fields given a real id of either party
@@ -114,7 +115,8 @@ async def make_party(app: FastAPI, http: httpx.AsyncClient, name: str) -> Party:
     """A user owning a project with an indexed document, two questions, a QA thread, an attempt and a
     plan (the last three through the API with the fake model), and every id of it read back from SQL."""
     marker = f"zq{name.lower()}{secrets.token_hex(4)}"
-    async with app.state.pool.connection() as conn:
+    runtime = runtime_of(app)
+    async with runtime.pool.connection() as conn:
         user = await users.create_user(conn, email=f"fuzz-{name.lower()}-{time.time_ns()}@example.org")
         headers = {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user['id'])}"}
     response = await http.post("/projects", json={"name": f"fuzz {name}"}, headers=headers)
@@ -126,8 +128,8 @@ async def make_party(app: FastAPI, http: httpx.AsyncClient, name: str) -> Party:
     document = response.json()["document_id"]
     await _wait_indexed(http, headers, project, response.json()["job_id"])
     chunks = (await http.get(f"/projects/{project}/documents/{document}/chunks", headers=headers)).json()
-    embeddings = app.state.retriever.embeddings
-    async with app.state.pool.connection() as conn:
+    embeddings = runtime.embeddings
+    async with runtime.pool.connection() as conn:
         for kind, text, answer, distractors in (
             (
                 "multiple_choice",
@@ -167,7 +169,7 @@ async def make_party(app: FastAPI, http: httpx.AsyncClient, name: str) -> Party:
 async def collect_ids(app: FastAPI, party: Party) -> None:
     """Every row id of the party's project, from each table with a `project_id` and an `id` column (so
     tables added later are covered too), and the user's API key ids."""
-    async with app.state.pool.connection() as conn:
+    async with runtime_of(app).pool.connection() as conn:
         cur = await conn.execute(
             "SELECT c.table_name, c.data_type FROM information_schema.columns c"
             " JOIN information_schema.columns p ON p.table_schema = c.table_schema"
@@ -200,7 +202,7 @@ async def missing_rows(app: FastAPI, party: Party) -> list[str]:
     fuzzing must not have deleted any of them."""
     kept = Party(party.name, party.headers, party.user_id, party.email, party.project_id, party.marker)
     await collect_ids(app, kept)
-    async with app.state.pool.connection() as conn:
+    async with runtime_of(app).pool.connection() as conn:
         cur = await conn.execute("SELECT 1 FROM projects WHERE id = %s", (party.project_id,))
         gone = [] if await cur.fetchone() else [f"project {party.project_id}"]
     for kind in ("document", "question", "thread"):

@@ -22,6 +22,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from backend.deps import runtime_of
 from backend.main import create_app
 from core.embeddings import make_embeddings
 from core.migrations import apply_migrations
@@ -155,7 +156,7 @@ async def main() -> None:
 
 
 async def run(http: httpx.AsyncClient, app: Any, settings: Settings, rust_files: list[Path]) -> None:
-    async with app.state.pool.connection() as conn:
+    async with runtime_of(app).pool.connection() as conn:
         user = await users.create_user(conn, email="bench@example.org")
         headers = {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user['id'])}"}
     print(

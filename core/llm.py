@@ -48,10 +48,7 @@ def output_cap(llm: object, max_tokens: int) -> dict[str, object]:
 
 
 def structured_mode(settings: Settings) -> StructuredMode:
-    if settings.llm_structured_output != "auto":
-        return settings.llm_structured_output
-    if settings.llm_base_url is None:
-        return "llama-grammar"
-    if "api.openai.com" in settings.llm_base_url:
-        return "json_schema"
-    return "function_calling"
+    """Transitional, for callers without a runtime: the decision is ChatModelPlan's (core/runtime)."""
+    from core.runtime.chat_plan import ChatModelPlan
+
+    return ChatModelPlan.for_url(settings, settings.llm_base_url).structured_mode

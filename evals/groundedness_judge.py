@@ -36,7 +36,8 @@ from langchain_core.language_models import BaseChatModel
 
 from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answer
 from core.embeddings import make_embeddings
-from core.llm import StructuredMode, make_chat_model, structured_mode
+from core.llm import StructuredMode, make_chat_model
+from core.runtime import ChatModelPlan
 from core.settings import Settings
 from core.structured import StructuredOutputError
 
@@ -240,7 +241,8 @@ def report(scores: Scores, *, title: str) -> str:
 def chat_model(settings: Settings) -> Iterator[tuple[BaseChatModel, StructuredMode]]:
     """LLM_BASE_URL when set; otherwise the embedded model, started for the run like `studyai up` does."""
     if settings.llm_base_url:
-        yield make_chat_model(settings), structured_mode(settings)
+        plan = ChatModelPlan.for_url(settings, settings.llm_base_url)
+        yield make_chat_model(settings), plan.structured_mode
         return
     from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
 
@@ -249,7 +251,8 @@ def chat_model(settings: Settings) -> Iterator[tuple[BaseChatModel, StructuredMo
     with LlamaServer(
         path, context_tokens=settings.llm_context_tokens, threads=settings.llm_threads, log_path=log_path
     ) as server:
-        yield make_chat_model(settings, base_url=server.base_url), structured_mode(settings)
+        plan = ChatModelPlan.for_url(settings, server.base_url)
+        yield make_chat_model(settings, base_url=server.base_url), plan.structured_mode
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,8 +17,10 @@ import httpx
 import uvicorn
 from psycopg_pool import AsyncConnectionPool
 
+from backend.deps import runtime_of
 from backend.main import create_app
 from core.retrieval import Retriever
+from core.runtime import Runtime
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import users
@@ -75,8 +77,15 @@ async def eval_user_headers(pool: AsyncConnectionPool, email: str, key_name: str
 class ApiSession:
     http: httpx.AsyncClient
     headers: dict[str, str]
-    pool: AsyncConnectionPool
-    retriever: Retriever
+    runtime: Runtime  # the app's own: an eval reads the database and searches as the API does
+
+    @property
+    def pool(self) -> AsyncConnectionPool:
+        return self.runtime.pool
+
+    @property
+    def retriever(self) -> Retriever:
+        return self.runtime.retriever
 
 
 def workdir_settings(workdir: Path) -> Settings:
@@ -107,8 +116,9 @@ async def api_session(
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://evals", timeout=timeout) as http:
-            headers = await eval_user_headers(app.state.pool, email, key_name)
-            yield ApiSession(http, headers, app.state.pool, app.state.retriever)
+            runtime = runtime_of(app)
+            headers = await eval_user_headers(runtime.pool, email, key_name)
+            yield ApiSession(http, headers, runtime)
 
 
 @asynccontextmanager
@@ -130,8 +140,9 @@ async def api_server(
             await asyncio.sleep(0.05)
         base_url = f"http://127.0.0.1:{port}"
         async with httpx.AsyncClient(base_url=base_url, timeout=timeout) as http:
-            headers = await eval_user_headers(app.state.pool, email, key_name)
-            yield ApiSession(http, headers, app.state.pool, app.state.retriever)
+            runtime = runtime_of(app)
+            headers = await eval_user_headers(runtime.pool, email, key_name)
+            yield ApiSession(http, headers, runtime)
     finally:
         server.should_exit = True
         await serving

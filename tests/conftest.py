@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -205,3 +206,8 @@ async def own_app(
             transport=transport, base_url="http://studyai.test", timeout=timeout
         ) as http:
             yield app, http
+
+
+def change_runtime(app: FastAPI, **changes: Any) -> None:
+    """Swaps resources of the app's runtime (a test's own chat model, settings, queue or admission)."""
+    app.state.runtime = replace(app.state.runtime, **changes)

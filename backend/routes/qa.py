@@ -6,14 +6,14 @@ from functools import partial
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response, status
+from fastapi import APIRouter, HTTPException, Query, Response, status
 from fastapi.responses import StreamingResponse
 
 from agents.qa.study_next import asks_what_to_study
 from agents.runs.qa import Ask, QAService, QATurn
 from backend.agent_runs import RunnerDep
 from backend.clock import ClockDep
-from backend.deps import DbDep, ProjectDep, SettingsDep
+from backend.deps import ApiResourcesDep, DbDep, ProjectDep, SettingsDep
 from backend.qa_schemas import QARequest, QAResponse, ThreadDetail, ThreadOut, thread_message, to_response
 from backend.streaming import event_stream, qa_events, replay
 from core.store import privacy, threads
@@ -38,7 +38,12 @@ def _response(turn: QATurn, *, debug: bool) -> QAResponse:
 
 @router.post("/qa", response_model=QAResponse, responses={200: {"content": {"text/event-stream": {}}}})
 async def ask(
-    body: QARequest, runner: RunnerDep, db: DbDep, settings: SettingsDep, clock: ClockDep, request: Request
+    body: QARequest,
+    runner: RunnerDep,
+    db: DbDep,
+    settings: SettingsDep,
+    clock: ClockDep,
+    resources: ApiResourcesDep,
 ) -> QAResponse | StreamingResponse:
     """Answers from this project's material only. With `stream: true` the reply is
     `text/event-stream`: `token` events ({"text"}), then `citations` ([...]), then `done` (the
@@ -47,7 +52,7 @@ async def ask(
     not in the excerpts); the tokens after the last `reset` make the `done` reply's answer. While it waits
     for the chat model, `queued` ({"position"}) events and `: keep-alive` comments. "What should I study
     next?" is answered from the caller's own mastery (outcome `study_plan`), without the model."""
-    qa_graph = request.app.state.qa_graph  # built at start-up with the deployment's QAConfig
+    qa_graph = resources.qa_graph  # built at start-up with the deployment's QAConfig
     qa = QAService(runner, db, qa_graph, keep_threads=settings.qa_thread_retention_days > 0)
     asked = Ask(body.question, body.thread_id, body.stream)
     respond = partial(_response, debug=body.debug)

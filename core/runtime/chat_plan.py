@@ -20,20 +20,29 @@ class ChatModelPlan:
 
     @classmethod
     def decide(cls, settings: Settings, urls: ServiceUrls) -> "ChatModelPlan":
+        return cls.for_url(settings, urls.llm_base_url)
+
+    @classmethod
+    def for_url(cls, settings: Settings, base_url: str | None) -> "ChatModelPlan":
+        """For a process with a chat model and nothing else of the runtime (an eval's judge): `base_url`
+        is LLM_BASE_URL's, or that of the embedded server it started."""
         embedded = settings.llm_base_url is None
         concurrency = settings.llm_concurrency or (EMBEDDED_CONCURRENCY if embedded else REMOTE_CONCURRENCY)
         return cls(
-            base_url=urls.llm_base_url,
+            base_url=base_url,
             embedded=embedded,
             concurrency=concurrency,
             structured_mode=_structured_mode(settings, embedded),
         )
 
     def child_environment(self) -> dict[str, str]:
-        """What a child process (a worker) needs to make the same decisions: it sees the embedded
-        server's URL as an external one, so the resolved values travel with it."""
+        """What a child process (a worker) needs to make the same decisions. An external model's URL is
+        the child's own setting, so it decides alike; the embedded server's URL would look external to
+        it (4 calls at once, function calling), so the resolved values travel with it."""
         if self.base_url is None:
             return {}
+        if not self.embedded:
+            return {"LLM_BASE_URL": self.base_url}
         return {
             "LLM_BASE_URL": self.base_url,
             "LLM_CONCURRENCY": str(self.concurrency),

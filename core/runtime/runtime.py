@@ -39,6 +39,15 @@ class Runtime:
     tracing: Tracing | None  # None unless LangSmith is configured
 
 
+def make_retriever(
+    settings: Settings, pool: AsyncConnectionPool, embeddings: Embeddings, reranker: str | None = None
+) -> Retriever:
+    """The one retriever factory: the runtime's, and a one-shot command's that needs no queue (`reranker`
+    overrides RERANKER)."""
+    config = RetrievalConfig.from_settings(settings)
+    return Retriever(pool, embeddings, make_reranker(settings, reranker), config)
+
+
 @asynccontextmanager
 async def open_runtime(
     settings: Settings,
@@ -67,9 +76,7 @@ async def open_runtime(
             redis=redis,
             admission=LlmAdmission.for_plan(redis, settings, chat),
             embeddings=embeddings,
-            retriever=Retriever(
-                pool, embeddings, make_reranker(settings), RetrievalConfig.from_settings(settings)
-            ),
+            retriever=make_retriever(settings, pool, embeddings),
             thresholds=thresholds_for(settings.embedding_model, settings.data_dir),
             llm=make_chat_model(settings, base_url=chat.base_url) if chat.base_url else None,
             tracing=tracing,

@@ -13,7 +13,8 @@ from langchain_core.embeddings import Embeddings
 from psycopg_pool import AsyncConnectionPool
 
 from agents.groundedness import ContrastCheck, Judgement, judge_answer
-from core.llm import make_chat_model, structured_mode
+from core.llm import make_chat_model
+from core.runtime import ChatModelPlan
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.tracing import Tracing
@@ -118,8 +119,9 @@ async def judge_all(
     embeddings: Embeddings | None,
 ) -> dict[str, Judgement]:
     """The judgement of each answered record, judged as the worker judges a sampled answer."""
-    llm = make_chat_model(settings, base_url=urls.llm_base_url)
-    mode = structured_mode(settings)
+    plan = ChatModelPlan.decide(settings, urls)
+    llm = make_chat_model(settings, base_url=plan.base_url)
+    mode = plan.structured_mode
     judged: dict[str, Judgement] = {}
     for record in records:
         if not record.has_answer or record.error:

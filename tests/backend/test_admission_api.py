@@ -29,7 +29,15 @@ from core.admission import LlmAdmission
 from core.llm import make_chat_model
 from core.services import ServiceUrls
 from core.settings import Settings
-from tests.conftest import SHARED_DATA, Caller, UserFactory, create_project, index_documents, own_app
+from tests.conftest import (
+    SHARED_DATA,
+    Caller,
+    UserFactory,
+    change_runtime,
+    create_project,
+    index_documents,
+    own_app,
+)
 
 CHAPTER = "ch08-02-strings.md"
 QUESTIONS = [
@@ -160,21 +168,22 @@ async def setup(
         project_id = await create_project(http, owner, name="strings", language="en")
         text = (SHARED_DATA / "rust-book" / "src" / CHAPTER).read_text()
         await index_documents(http, owner, project_id, {CHAPTER: text})
-        app.state.llm = make_chat_model(settings, base_url=fake_model.url)
+        change_runtime(app, llm=make_chat_model(settings, base_url=fake_model.url))
         yield Setup(app, http, owner, project_id, fake_model)
 
 
 @pytest.fixture
 def admission(setup: Setup) -> LlmAdmission:
     """A queue of the test's own: one slot, at most one waiting request."""
-    setup.app.state.admission = LlmAdmission(
-        setup.app.state.queue,
+    admission = LlmAdmission(
+        setup.app.state.runtime.redis,
         concurrency=1,
         queue_max=1,
         poll_s=0.05,
         namespace=f"test-api:{uuid.uuid4().hex}",
     )
-    return setup.app.state.admission
+    change_runtime(setup.app, admission=admission)
+    return admission
 
 
 async def streamed(setup: Setup, question: str) -> list[tuple[str, Any]]:
@@ -266,8 +275,8 @@ async def test_a_client_that_goes_away_frees_its_place(setup: Setup, admission: 
 async def test_a_model_server_that_is_down_answers_503_within_seconds(
     setup: Setup, admission: LlmAdmission, settings: Settings
 ) -> None:
-    working = setup.app.state.llm
-    setup.app.state.llm = make_chat_model(settings, base_url=f"http://127.0.0.1:{free_port()}/v1")
+    working = setup.app.state.runtime.llm
+    change_runtime(setup.app, llm=make_chat_model(settings, base_url=f"http://127.0.0.1:{free_port()}/v1"))
     url = f"/projects/{setup.project_id}/qa"
     try:
         started = time.perf_counter()
@@ -279,7 +288,7 @@ async def test_a_model_server_that_is_down_answers_503_within_seconds(
         (error,) = [data for name, data in events if name == "error"]
         assert "unreachable" in error["detail"] and error["retry_after"] > 0
     finally:
-        setup.app.state.llm = working
+        change_runtime(setup.app, llm=working)
     # The failed requests freed their slot.
     async with admission.slot(user="after") as ticket:
         assert ticket.granted

@@ -23,7 +23,7 @@ from core.queue import AGENT_QUEUE
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import history
-from tests.conftest import Caller, UserFactory, create_project, own_app, upload, wait_for_job
+from tests.conftest import Caller, UserFactory, change_runtime, create_project, own_app, upload, wait_for_job
 from workers.judge_jobs import judge_answer_job, purge_query_history
 
 CONSTANTS = (
@@ -90,17 +90,20 @@ def reply(**fields: Any) -> AIMessage:
 @contextmanager
 def configured(course: Course, **changes: Any) -> Iterator[None]:
     """The app's settings changed for one test (the audit reads them per request)."""
-    previous = course.app.state.settings
-    course.app.state.settings = previous.model_copy(update=changes)
+    previous = course.app.state.runtime.settings
+    change_runtime(course.app, settings=previous.model_copy(update=changes))
     try:
         yield
     finally:
-        course.app.state.settings = previous
+        change_runtime(course.app, settings=previous)
 
 
 async def ask(course: Course, answer: str, **headers: str) -> httpx.Response:
-    course.app.state.llm = FakeMessagesListChatModel(
-        responses=[reply(has_answer=True, answer=answer, used_chunk_ids=[course.chunk_id])]
+    change_runtime(
+        course.app,
+        llm=FakeMessagesListChatModel(
+            responses=[reply(has_answer=True, answer=answer, used_chunk_ids=[course.chunk_id])]
+        ),
     )
     url = f"/projects/{course.project_id}/qa"
     return await course.http.post(url, json={"question": QUESTION}, headers={**course.owner, **headers})
@@ -113,7 +116,7 @@ async def query_for(course: Course, request_id: str) -> dict[str, Any]:
 
 
 async def judge_job(course: Course, query_id: str) -> dict[str, Any] | None:
-    info = await Job(f"judge:{query_id}", course.app.state.queue, _queue_name=AGENT_QUEUE).info()
+    info = await Job(f"judge:{query_id}", course.app.state.runtime.redis, _queue_name=AGENT_QUEUE).info()
     return None if info is None else {"function": info.function, "args": info.args}
 
 
@@ -123,12 +126,13 @@ async def run_judge(course: Course, query_id: str, verdicts: list[str]) -> dict[
     replies = [AIMessage(content=json.dumps({"verdict": v})) for v in verdicts]
     # The scripted model gives no log-probabilities, so the contrast check (tested on its own in
     # tests/agents/test_groundedness_contrast.py) could only abstain, yet would use up scripted replies.
-    settings = course.app.state.settings.model_copy(update={"groundedness_contrast_check": False})
+    settings = course.app.state.runtime.settings.model_copy(update={"groundedness_contrast_check": False})
     ctx = {
-        "pool": course.app.state.pool,
+        "pool": course.app.state.runtime.pool,
         "settings": settings,
         "llm": FakeMessagesListChatModel(responses=replies),
-        "redis": course.app.state.queue,  # arq's ctx has it: the job's model calls go through admission
+        # arq's ctx has it: the job's model calls go through admission
+        "redis": course.app.state.runtime.redis,
     }
     return await judge_answer_job(ctx, course.project_id, str(course.owner_id), query_id)
 
@@ -262,7 +266,7 @@ async def test_purge_deletes_rows_older_than_the_retention_and_keeps_newer(cours
         cur = await db.execute("SELECT id FROM query_history WHERE id = ANY(%s)", (ids,))
         return {row["id"] for row in await cur.fetchall()}
 
-    ctx = {"pool": course.app.state.pool, "settings": course.app.state.settings.model_copy(
+    ctx = {"pool": course.app.state.runtime.pool, "settings": course.app.state.runtime.settings.model_copy(
         update={"query_history_retention_days": 30})}  # fmt: skip
     outcome = await purge_query_history(ctx)
     assert outcome["deleted"] >= 1 and await remaining() == {ids[1], ids[2]}

@@ -25,7 +25,7 @@ from core.migrations import apply_migrations
 from core.services import DATABASE_NAME, ServiceUrls, ensure_database
 from core.settings import Settings
 from core.store import users
-from tests.conftest import Caller, UserFactory, create_project, index_documents, own_app
+from tests.conftest import Caller, UserFactory, change_runtime, create_project, index_documents, own_app
 
 POOL_SIZE = 2
 OWNERSHIP = (
@@ -84,7 +84,7 @@ async def test_many_more_concurrent_requests_than_connections_all_succeed(
     assert statuses == [200] * 12 + [200] * 12 + [404] * 6 + [200] * 6, [r.text for r in responses]
     assert all(project in [p["id"] for p in r.json()] for r in responses[:12])
     assert all(r.json()["results"] and "moved" in r.json()["results"][0]["text"] for r in responses[12:24])
-    assert course.app.state.pool.get_stats()["pool_max"] == POOL_SIZE
+    assert course.app.state.runtime.pool.get_stats()["pool_max"] == POOL_SIZE
 
 
 class PoolProbe(AsyncCallbackHandler):
@@ -95,7 +95,7 @@ class PoolProbe(AsyncCallbackHandler):
         self.borrowed: list[int] = []
 
     async def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
-        stats = self.app.state.pool.get_stats()
+        stats = self.app.state.runtime.pool.get_stats()
         self.borrowed.append(stats.get("pool_size", 0) - stats.get("pool_available", 0))
 
 
@@ -112,14 +112,14 @@ async def test_no_connection_is_held_while_the_model_answers(course: Course) -> 
     script = [reply(answer="It is moved.", has_answer=True, used_chunk_ids=[chunk_id])]
     url = f"/projects/{course.project_id}/qa"
     for stream in (False, True):
-        course.app.state.llm = GenericFakeChatModel(messages=iter(script), callbacks=[probe])
+        change_runtime(course.app, llm=GenericFakeChatModel(messages=iter(script), callbacks=[probe]))
         try:
             async with course.http.stream(
                 "POST", url, json={"question": QUESTION, "stream": stream}, headers=course.owner
             ) as response:
                 body = (await response.aread()).decode()
         finally:
-            course.app.state.llm = None
+            change_runtime(course.app, llm=None)
         assert response.status_code == 200, body
         assert "It is moved." in body
     assert probe.borrowed == [0, 0]  # one model call per answer (no planner call), plain and streamed
@@ -130,7 +130,7 @@ async def test_an_exhausted_pool_answers_503_with_retry_after_at_once(
 ) -> None:
     owner = await make_user("pool-busy")
     async with own_app(small_pool(settings, timeout_s=0.5), services, timeout=60) as (app, http):
-        pool = app.state.pool
+        pool = app.state.runtime.pool
         async with pool.connection(), pool.connection():  # every connection borrowed elsewhere
             started = time.perf_counter()
             response = await http.get("/projects", headers=owner)
@@ -154,7 +154,7 @@ async def count(conn: psycopg.AsyncConnection[Any], query: str, *params: Any) ->
 async def test_killed_connections_are_replaced_before_the_next_request(
     course: Course, db: psycopg.AsyncConnection[dict[str, Any]]
 ) -> None:
-    pool = course.app.state.pool
+    pool = course.app.state.runtime.pool
     async with pool.connection() as first, pool.connection() as second:
         pids = [await backend_pid(first), await backend_pid(second)]
     await db.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", (pids,))

@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.supervisor import ChildSpec, RestartPolicy, Supervisor
-from tests.conftest import own_app
+from tests.conftest import change_runtime, own_app
 
 COMPONENTS = {"database", "queue", "embedding_model", "worker_index", "worker_agents", "chat_model"}
 
@@ -73,13 +73,13 @@ async def test_ready_answers_503_when_a_required_component_is_down(
         assert body["components"]["chat_model"]["status"] == "down"
         assert f"127.0.0.1:{port}" in body["components"]["chat_model"]["detail"]
 
-        queue = app.state.queue
-        app.state.queue = Redis(host="127.0.0.1", port=port, socket_connect_timeout=1)
+        queue = app.state.runtime.redis
+        change_runtime(app, redis=Redis(host="127.0.0.1", port=port, socket_connect_timeout=1))
         try:
             response = await http.get("/health/ready")
         finally:
-            await app.state.queue.aclose()
-            app.state.queue = queue
+            await app.state.runtime.redis.aclose()
+            change_runtime(app, redis=queue)
         body = response.json()
         assert response.status_code == 503, body
         assert body["status"] == "down"
@@ -96,7 +96,7 @@ async def test_ready_shows_a_supervised_crash_loop(settings: Settings, services:
         with Supervisor(policy) as supervisor:
             supervisor.start(ChildSpec("worker-index", sleeper, {}))
             supervisor.start(ChildSpec("worker-agents", crasher, {}))
-            app.state.supervisor = supervisor
+            app.state.api_resources = replace(app.state.api_resources, supervisor=supervisor)
             response = await ready_until(
                 http, lambda body: body["components"]["process:worker-agents"]["status"] == "down", timeout=30
             )

@@ -25,6 +25,7 @@ from tests.conftest import (
     SHARED_DATA,
     Caller,
     UserFactory,
+    change_runtime,
     create_project,
     own_app,
     start_worker,
@@ -54,8 +55,11 @@ SOURCE = (
 
 
 def replies(app: FastAPI, *contents: dict[str, Any] | str) -> None:
-    app.state.llm = FakeMessagesListChatModel(
-        responses=[AIMessage(content=c if isinstance(c, str) else json.dumps(c)) for c in contents]
+    change_runtime(
+        app,
+        llm=FakeMessagesListChatModel(
+            responses=[AIMessage(content=c if isinstance(c, str) else json.dumps(c)) for c in contents]
+        ),
     )
 
 
@@ -148,7 +152,7 @@ async def test_plan_access_and_a_missing_model(
     assert (
         await http.post(f"/projects/{project_id}/notes", json={"topic": "x"}, headers=viewer)
     ).status_code == 403
-    app.state.llm = None
+    change_runtime(app, llm=None)
     response = await http.post(f"/projects/{project_id}/plans", json={"topic": "x"}, headers=owner)
     assert response.status_code == 503 and "LLM_BASE_URL" in response.json()["detail"]
 

@@ -25,7 +25,7 @@ from backend.deps import CurrentUser, ProjectAccess
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import evaluations, history, privacy, questions, threads
-from tests.conftest import Caller, UserFactory, create_project, own_app
+from tests.conftest import Caller, UserFactory, change_runtime, create_project, own_app
 from workers.judge_jobs import judge_answer_job, purge_query_history
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
@@ -59,7 +59,7 @@ async def app_http(
 ) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
     async with own_app(settings, services) as (app, http):
         # Exact grading needs no model, but the agent routes want one configured.
-        app.state.llm = FakeMessagesListChatModel(responses=[])
+        change_runtime(app, llm=FakeMessagesListChatModel(responses=[]))
         yield app, http
 
 
@@ -86,7 +86,7 @@ async def add_question(
     course: Class, db: Conn, text: str = "What happens to a String assigned to another?"
 ) -> str:
     vector = np.asarray(np.random.default_rng(random.randrange(1 << 30)).normal(size=384), dtype=np.float32)
-    async with course.app.state.pool.connection() as conn:  # its connections know the vector type
+    async with course.app.state.runtime.pool.connection() as conn:  # its connections know the vector type
         row = await _insert(conn, course, text, vector)
     assert row is not None
     return str(row.id)
@@ -406,7 +406,8 @@ async def test_each_table_is_purged_by_its_own_retention(course: Class, db: Conn
         "attempt_retention_days": 7,
         "evaluation_retention_days": 7,
     }
-    ctx = {"pool": course.app.state.pool, "settings": course.app.state.settings.model_copy(update=windows)}
+    runtime = course.app.state.runtime
+    ctx = {"pool": runtime.pool, "settings": runtime.settings.model_copy(update=windows)}
     outcome = await purge_query_history(ctx)
     assert outcome["purged"]["qa_threads"] >= 1 and outcome["purged"]["rag_evaluations"] >= 1
     assert await count(db, "qa_threads WHERE id = %s", old_thread) == 0
@@ -419,12 +420,12 @@ async def test_each_table_is_purged_by_its_own_retention(course: Class, db: Conn
 
 @contextmanager
 def configured(course: Class, **changes: Any) -> Iterator[None]:
-    previous = course.app.state.settings
-    course.app.state.settings = previous.model_copy(update=changes)
+    previous = course.app.state.runtime.settings
+    change_runtime(course.app, settings=previous.model_copy(update=changes))
     try:
         yield
     finally:
-        course.app.state.settings = previous
+        change_runtime(course.app, settings=previous)
 
 
 async def test_retention_zero_writes_nothing(course: Class, db: Conn) -> None:
@@ -435,7 +436,7 @@ async def test_retention_zero_writes_nothing(course: Class, db: Conn) -> None:
     )
     with configured(course, **zero):
         # QA answers (here: nothing indexed, so "not found" after the planner) and keeps no thread.
-        course.app.state.llm = FakeMessagesListChatModel(responses=[AIMessage(content=planner)])
+        change_runtime(course.app, llm=FakeMessagesListChatModel(responses=[AIMessage(content=planner)]))
         asked = await course.http.post(
             course.url("/qa"), json={"question": "What is a move?"}, headers=course.alice
         )
@@ -466,11 +467,11 @@ async def test_retention_zero_writes_nothing(course: Class, db: Conn) -> None:
     )
     queued = {}
     for days in (90, 0):
-        settings = course.app.state.settings.model_copy(
+        settings = course.app.state.runtime.settings.model_copy(
             update={"evaluation_retention_days": days, "groundedness_sample_rate": 1.0}
         )
         queue = Queue()
-        audit = Audit("req", course.app.state.pool, settings, queue, None, random.Random(0))  # type: ignore[arg-type]
+        audit = Audit("req", course.app.state.runtime.pool, settings, queue, None, random.Random(0))  # type: ignore[arg-type]
         query_id = await audit.record(
             access, agent="qa", question="q", answer="a", outcome="answered", judge=True
         )
@@ -478,7 +479,7 @@ async def test_retention_zero_writes_nothing(course: Class, db: Conn) -> None:
         queued[days] = len(queue.calls)
     assert queued == {90: 1, 0: 0}
     skipped = await judge_answer_job(
-        {"llm": object(), "settings": settings, "pool": course.app.state.pool},
+        {"llm": object(), "settings": settings, "pool": course.app.state.runtime.pool},
         course.project_id,
         str(course.ids["alice"]),
         str(query_id),

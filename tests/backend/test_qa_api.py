@@ -18,7 +18,15 @@ from langchain_core.language_models import BaseChatModel, FakeMessagesListChatMo
 from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
-from tests.conftest import SHARED_DATA, Caller, UserFactory, create_project, upload, wait_for_job
+from tests.conftest import (
+    SHARED_DATA,
+    Caller,
+    UserFactory,
+    change_runtime,
+    create_project,
+    upload,
+    wait_for_job,
+)
 
 BOOK = SHARED_DATA / "rust-book"
 CHAPTERS = ["ch04-01-what-is-ownership.md", "ch04-02-references-and-borrowing.md", "ch08-02-strings.md"]
@@ -55,13 +63,13 @@ async def project(
 @contextmanager
 def chat_model(client: httpx.AsyncClient, llm: BaseChatModel | None) -> Iterator[None]:
     """The session app's chat model, swapped for one test and put back."""
-    state = client._transport.app.state  # type: ignore[attr-defined]  # the in-process ASGI app
-    previous = state.llm
-    state.llm = llm
+    app = client._transport.app  # type: ignore[attr-defined]  # the in-process ASGI app
+    previous = app.state.runtime.llm
+    change_runtime(app, llm=llm)
     try:
         yield
     finally:
-        state.llm = previous
+        change_runtime(app, llm=previous)
 
 
 async def ask(

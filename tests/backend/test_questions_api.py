@@ -21,7 +21,16 @@ from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import questions
 from tests.agents.test_question_generator import OWNERSHIP, STRUCTS, ScriptedChat
-from tests.conftest import SHARED_DATA, Caller, UserFactory, create_project, own_app, upload, wait_for_job
+from tests.conftest import (
+    SHARED_DATA,
+    Caller,
+    UserFactory,
+    change_runtime,
+    create_project,
+    own_app,
+    upload,
+    wait_for_job,
+)
 
 RUST_BOOK = SHARED_DATA / "rust-book"
 
@@ -34,12 +43,12 @@ class Api:
     @contextmanager
     def model(self, llm: BaseChatModel | None) -> Iterator[None]:
         """The chat model the agent routes use, for the duration of a block."""
-        before = self.app.state.llm
-        self.app.state.llm = llm
+        before = self.app.state.runtime.llm
+        change_runtime(self.app, llm=llm)
         try:
             yield
         finally:
-            self.app.state.llm = before
+            change_runtime(self.app, llm=before)
 
 
 @pytest.fixture(scope="module")
@@ -422,8 +431,8 @@ async def test_real_model_grades_a_real_quiz_answer_above_a_wrong_one(
         await api.http.get(f"/projects/{course.id}/documents/{document}/chunks", headers=course.owner)
     ).json()
     text, answer = item["prompt"]["prompt"], item["answer"]["answer"]
-    embeddings = api.app.state.retriever.embeddings
-    async with api.app.state.pool.connection() as conn:
+    embeddings = api.app.state.runtime.retriever.embeddings
+    async with api.app.state.runtime.pool.connection() as conn:
         owner_id = (
             await (
                 await conn.execute("SELECT id FROM users WHERE email = %s", (course.owner.email,))

@@ -8,7 +8,7 @@ import json
 import random
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -25,7 +25,7 @@ from core.settings import Settings
 from core.store import chunks, documents, questions
 from core.study.exam import exam_plan
 from core.study.scheduler import LEARNING_STEPS
-from tests.conftest import Caller, UserFactory, create_project, own_app
+from tests.conftest import Caller, UserFactory, change_runtime, create_project, own_app
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -73,7 +73,7 @@ async def app_http(
     settings: Settings, services: ServiceUrls
 ) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
     async with own_app(settings, services) as (app, http):
-        app.state.llm = FakeMessagesListChatModel(responses=[])  # exact grading needs no model
+        change_runtime(app, llm=FakeMessagesListChatModel(responses=[]))  # exact grading needs no model
         yield app, http
 
 
@@ -87,7 +87,7 @@ async def _user_id(db: Conn, caller: Caller) -> uuid.UUID:
 async def course(app_http: tuple[FastAPI, httpx.AsyncClient], db: Conn, make_user: UserFactory) -> Course:
     app, http = app_http
     clock = Clock()
-    app.state.clock = clock
+    app.state.api_resources = replace(app.state.api_resources, clock=clock)
     owner, editor, alice, bob = [await make_user(n) for n in ("teacher", "assistant", "alice", "bob")]
     project_id = await create_project(http, owner, name="study", language="en")
     for member, role in ((editor, "editor"), (alice, "viewer"), (bob, "viewer")):
@@ -112,7 +112,7 @@ async def add_item(
     source_chunk_ids: tuple[int, ...] = (1,),
 ) -> str:
     vector = np.asarray(np.random.default_rng(random.randrange(1 << 30)).normal(size=384), dtype=np.float32)
-    async with course.app.state.pool.connection() as conn:
+    async with course.app.state.runtime.pool.connection() as conn:
         row = await questions.insert_question(
             conn,
             project_id=course.project_id,
@@ -145,7 +145,7 @@ async def add_item(
 
 async def add_chunk(course: Course, text: str) -> int:
     """A passage of the course's material, stored directly (no worker runs in this module)."""
-    async with course.app.state.pool.connection() as conn:
+    async with course.app.state.runtime.pool.connection() as conn:
         document = await documents.create_document(
             conn,
             project_id=course.project_id,
@@ -311,7 +311,7 @@ async def test_exam_mode_schedules_for_the_exam(course: Course) -> None:
         card, _ = scheduler.review_card(card, Rating(rating), review_datetime=course.clock.now)
         out = await course.review(course.alice, item, rating)
         course.clock.now = card.due
-    settings = course.app.state.settings
+    settings = course.app.state.runtime.settings
     planned = exam_plan(  # the student's only card: the capped plan is the card's own
         scheduler,
         {item: card},

@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage
 from redis.asyncio import Redis
 
 from core.admission import AdmissionRejected, LlmAdmission, Ticket
+from core.runtime import ChatModelPlan
 from core.services import ServiceUrls
 from core.settings import Settings
 from workers.admission import admitted_llm
@@ -158,10 +159,13 @@ async def test_a_dead_holders_lease_lapses_and_a_silent_waiter_is_dropped(redis:
     await alive.release()
 
 
-async def test_worker_model_calls_wait_their_turn_as_background(redis: Redis, settings: Settings) -> None:
+async def test_worker_model_calls_wait_their_turn_as_background(
+    redis: Redis, settings: Settings, services: ServiceUrls
+) -> None:
     """Each model call of a worker job takes a background slot of the shared queue (the settings' own,
     as the worker builds it) and frees it when the call ends."""
-    admission = LlmAdmission.from_settings(redis, settings)  # the embedded model: one slot
+    plan = ChatModelPlan.decide(settings, services)
+    admission = LlmAdmission.for_plan(redis, settings, plan)  # the embedded model: one slot
     assert admission.concurrency == 1
     ctx = {
         "redis": redis,

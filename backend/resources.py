@@ -1,0 +1,39 @@
+"""What only the API holds beside the runtime (core/runtime): opened with it by backend/main.py's lifespan,
+read through backend/deps.py."""
+
+import random
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+
+from agents.qa import build_graph, qa_config
+from backend.rate_limits import RateLimiter
+from core.services import ServiceUrls
+from core.settings import Settings
+from core.supervisor import Supervisor
+
+
+@dataclass(frozen=True)
+class ApiResources:
+    rate_limiter: RateLimiter | None  # shared through Redis; None when RATE_LIMIT_ENABLED is false
+    qa_graph: CompiledStateGraph[Any, Any, Any, Any]  # compiled once with the deployment's QAConfig
+    sampler: random.Random  # which answers are judged for groundedness; a test may seed its own
+    supervisor: Supervisor | None = None  # `studyai up`'s children, reported by GET /health/ready
+    clock: Callable[[], datetime] | None = None  # None: UTC now; a test moves time with its own
+
+
+@asynccontextmanager
+async def open_api_resources(
+    settings: Settings, urls: ServiceUrls, supervisor: Supervisor | None = None
+) -> AsyncIterator[ApiResources]:
+    rate_limiter = RateLimiter.from_settings(settings, urls.redis_url)
+    qa = qa_config(settings.qa_context_chars, settings.qa_choice_context_chars, settings.qa_support_min)
+    try:
+        yield ApiResources(rate_limiter, build_graph(qa), random.Random(), supervisor)
+    finally:
+        if rate_limiter is not None:
+            await rate_limiter.aclose()

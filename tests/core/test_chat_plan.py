@@ -1,0 +1,58 @@
+"""The chat model's derived defaults, decided once (core/runtime/chat_plan.py), and what a worker is told."""
+
+from typing import Any
+
+from core.llm import structured_mode
+from core.runtime import ChatModelPlan
+from core.services import ServiceUrls
+from core.settings import Settings
+
+EMBEDDED_URL = "http://127.0.0.1:41000/v1"
+
+
+def settings(**values: Any) -> Settings:
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+def urls(llm_base_url: str | None) -> ServiceUrls:
+    return ServiceUrls("postgresql://db/studyai", "redis://cache:6379/0", llm_base_url)
+
+
+def test_the_embedded_server_gets_one_slot_and_the_llama_grammar_and_tells_its_workers() -> None:
+    plan = ChatModelPlan.decide(settings(llm_base_url=None), urls(EMBEDDED_URL))
+    assert (plan.embedded, plan.concurrency, plan.structured_mode) == (True, 1, "llama-grammar")
+    assert plan.child_environment() == {
+        "LLM_BASE_URL": EMBEDDED_URL,
+        "LLM_CONCURRENCY": "1",
+        "LLM_STRUCTURED_OUTPUT": "llama-grammar",
+    }
+    configured = settings(llm_base_url=None, llm_concurrency=3, llm_structured_output="json_schema")
+    chosen = ChatModelPlan.decide(configured, urls(EMBEDDED_URL))
+    assert chosen.child_environment()["LLM_CONCURRENCY"] == "3"
+    assert chosen.child_environment()["LLM_STRUCTURED_OUTPUT"] == "json_schema"
+
+
+def test_an_external_model_is_the_workers_own_setting() -> None:
+    remote = settings(llm_base_url="http://model:8080/v1")
+    plan = ChatModelPlan.decide(remote, urls("http://model:8080/v1"))
+    assert (plan.embedded, plan.concurrency, plan.structured_mode) == (False, 4, "function_calling")
+    assert plan.child_environment() == {"LLM_BASE_URL": "http://model:8080/v1"}
+    openai = settings(llm_base_url="https://api.openai.com/v1")
+    assert ChatModelPlan.for_url(openai, openai.llm_base_url).structured_mode == "json_schema"
+
+
+def test_no_chat_model_tells_the_workers_nothing() -> None:
+    plan = ChatModelPlan.decide(settings(llm_base_url=None), urls(None))
+    assert plan.base_url is None and plan.child_environment() == {}
+
+
+def test_structured_mode_without_a_runtime_is_the_plans() -> None:
+    for values in (
+        {"llm_base_url": None},
+        {"llm_base_url": "http://model:8080/v1"},
+        {"llm_base_url": "https://api.openai.com/v1"},
+        {"llm_base_url": "http://model:8080/v1", "llm_structured_output": "llama-grammar"},
+    ):
+        configured = settings(**values)
+        plan = ChatModelPlan.for_url(configured, configured.llm_base_url or EMBEDDED_URL)
+        assert structured_mode(configured) == plan.structured_mode, values
