@@ -22,9 +22,9 @@ from psycopg_pool import AsyncConnectionPool
 
 from backend.deps import ProjectAccess
 from backend.observability import log_json, request_id
-from core.queue import AGENT_QUEUE, JUDGE_ANSWER
 from core.settings import Settings
 from core.store import history
+from workers.jobs.specs import JUDGE_ANSWER, JudgeAnswer, enqueue
 
 if TYPE_CHECKING:
     from agents.common.context import AgentContext
@@ -111,7 +111,7 @@ class Audit:
             and keeps_evaluations
             and sampled(sample_rate(access.project, self.settings), self.sampler)
         )
-        if judged:
+        if judged and query_id is not None:
             judged = await self._enqueue_judgement(access, query_id)
         log_json(
             logging.INFO,
@@ -150,16 +150,9 @@ class Audit:
             error_type=type(error).__name__,
         )
 
-    async def _enqueue_judgement(self, access: ProjectAccess, query_id: UUID | None) -> bool:
+    async def _enqueue_judgement(self, access: ProjectAccess, query_id: UUID) -> bool:
         try:
-            await self.queue.enqueue_job(
-                JUDGE_ANSWER,
-                str(access.id),
-                str(access.user.id),
-                str(query_id),
-                _job_id=f"judge:{query_id}",
-                _queue_name=AGENT_QUEUE,
-            )
+            await enqueue(self.queue, JUDGE_ANSWER, JudgeAnswer(access.id, access.user.id, query_id))
         except Exception as error:  # the answer stands; only its sampled check is lost
             log.warning("could not enqueue the judgement of %s: %s", query_id, type(error).__name__)
             return False

@@ -15,8 +15,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from psycopg_pool import PoolTimeout
 
-from core.queue import AGENT_QUEUE, INDEX_QUEUE
 from core.supervisor import ChildState
+from workers.jobs.specs import AGENT_QUEUE, INDEX_QUEUE
 
 router = APIRouter(tags=["health"])
 

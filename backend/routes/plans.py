@@ -14,9 +14,9 @@ from backend.admission import MODEL_DOWN_RETRY_AFTER_S, AdmissionDep
 from backend.audit import AuditDep
 from backend.deps import AgentContextDep, DbDep, ProjectDep, ProjectWriterDep, QueueDep
 from backend.plan_schemas import NoteAccepted, NoteJobOut, NoteRequest, PlanOut, PlanRequest
-from core.queue import AGENT_QUEUE, WRITE_NOTE
 from core.store import jobs, notes, plans
 from core.structured import StructuredOutputError
+from workers.jobs.specs import WRITE_NOTE, WriteNote, enqueue
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/projects/{project_id}", tags=["plans"])
@@ -133,18 +133,10 @@ async def write_note(
     if job is None:
         raise _viewer()
     try:
-        await queue.enqueue_job(
-            WRITE_NOTE,
-            str(access.id),
-            str(access.user.id),
-            job["id"],
-            request["plan_id"],
-            body.topic,
-            body.max_sections,
-            kind=body.kind,
-            _job_id=job["id"],
-            _queue_name=AGENT_QUEUE,
+        note = WriteNote(
+            access.id, access.user.id, job["id"], body.plan_id, body.topic, body.max_sections, body.kind
         )
+        await enqueue(queue, WRITE_NOTE, note)
     except Exception as error:  # Redis down: say so, and leave no job that looks like it will run
         log.error("could not enqueue %s: %r", job["id"], error)
         reason = "The job queue is unavailable, so the note could not be started; try again later."
