@@ -13,7 +13,7 @@ from core.settings import Settings
 
 @asynccontextmanager
 async def job_runtime(
-    settings: Settings, urls: ServiceUrls, *, pool_size: int = 2, **replaced: Any
+    settings: Settings, urls: ServiceUrls, /, *, pool_size: int = 2, **replaced: Any
 ) -> AsyncIterator[Runtime]:
     async with open_runtime(settings, urls, pool_size=pool_size) as runtime:
         yield dataclasses.replace(runtime, **replaced)
