@@ -10,11 +10,11 @@ import psycopg
 import pytest
 
 from backend.audit import sample_rate, sampled
-from core.queue import AGENT_QUEUE, INDEX_QUEUE
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import evaluations, history
 from tests.conftest import Caller, UserFactory, create_project
+from workers.jobs.specs import AGENT_QUEUE, INDEX_QUEUE
 from workers.main import build_worker
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
