@@ -46,12 +46,11 @@ class WriteNoteJob(TrackedJob[WriteNote]):
         return f"The note took longer than {limit_s:g} s and was stopped."
 
     async def start(self, conn: AsyncConnection[Any], args: WriteNote) -> int | Result:
-        ids = {"project_id": args.project_id, "job_id": args.job_id}
         stage = "planning" if args.plan_id is None else "loading"
-        deaths = await notes.start_note_job(conn, stage=stage, **ids)
+        deaths = await notes.start_note_job(conn, stage=stage, project_id=args.project_id, job_id=args.job_id)
         if deaths is None:
             # Already written (a rerun after a lost acknowledgement) or unknown: never write it twice.
-            done = await notes.finished_result(conn, **ids)
+            done = await notes.finished_result(conn, project_id=args.project_id, job_id=args.job_id)
             return {"status": "succeeded", **done} if done else {"status": "failed", "error": "unknown job"}
         return deaths
 
@@ -84,7 +83,7 @@ write_note = WriteNoteJob()
 async def _write(runtime: Runtime, llm: BaseChatModel, args: WriteNote) -> Result:
     pool = runtime.pool
     project_id, user_id, plan_id, kind = args.project_id, args.user_id, args.plan_id, args.kind
-    ids = {"project_id": project_id, "job_id": args.job_id}
+    ids: dict[str, Any] = {"project_id": project_id, "job_id": args.job_id}
     spec = SPECS[kind]  # a kind the API did not accept is a KeyError: the job fails, the worker lives
     async with pool.connection() as conn:
         project = await projects.get_project(conn, project_id=project_id, user_id=user_id)
