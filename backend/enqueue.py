@@ -1,4 +1,4 @@
-"""Hands an indexing job to the queue by name (the API never imports the worker's code).
+"""Hands an indexing job to the queue (its spec, core/jobs/specs.py: never the worker's code).
 
 Takes the pool, not a connection: the caller has given its connection back before talking to Redis,
 and one is borrowed again only to mark the job failed when the queue is down."""
@@ -11,9 +11,8 @@ from fastapi import HTTPException, status
 from psycopg_pool import AsyncConnectionPool
 
 from backend.schemas import DocumentAccepted
-from core.queue import INDEX_DOCUMENT, INDEX_QUEUE
+from core.jobs.specs import INDEX_DOCUMENT, IndexDocument, enqueue
 from core.store import document_index, jobs
-from core.store.jobs import index_job_id
 
 log = logging.getLogger(__name__)
 
@@ -22,16 +21,10 @@ async def enqueue_index(
     db: AsyncConnectionPool, queue: ArqRedis, document: dict[str, Any]
 ) -> DocumentAccepted:
     project_id, document_id, version = document["project_id"], document["id"], document["version"]
-    job_id = index_job_id(document_id, version)
+    args = IndexDocument(project_id, document_id, version)
+    job_id = INDEX_DOCUMENT.job_id(args)
     try:
-        await queue.enqueue_job(
-            INDEX_DOCUMENT,
-            str(project_id),
-            str(document_id),
-            version,
-            _job_id=job_id,
-            _queue_name=INDEX_QUEUE,
-        )
+        await enqueue(queue, INDEX_DOCUMENT, args)
     except Exception as error:  # Redis down: say so, and leave no job that looks like it will run
         log.error("could not enqueue %s: %r", job_id, error)
         reason = "The job queue is unavailable, so indexing could not start; try again later."

@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from psycopg_pool import PoolTimeout
 
 from backend.deps import ApiResourcesDep, RuntimeDep
-from core.queue import AGENT_QUEUE, INDEX_QUEUE
+from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE
 from core.runtime import Runtime
 from core.supervisor import ChildState
 

@@ -12,7 +12,6 @@ import json
 import logging
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -85,15 +84,6 @@ def thresholds_for(model: str, data_dir: Path | None = None) -> Thresholds:
         model,
     )
     return UNCALIBRATED
-
-
-def thresholds_of(ctx: dict[str, Any]) -> Thresholds:
-    """A worker's thresholds: opened at its start-up (workers/main.py), else read for its settings."""
-    found = ctx.get("thresholds")
-    if isinstance(found, Thresholds):
-        return found
-    settings = ctx["settings"]
-    return thresholds_for(settings.embedding_model, settings.data_dir)
 
 
 def save_thresholds(data_dir: Path, model: str, thresholds: Thresholds) -> Path:

@@ -28,8 +28,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from core.child_env import settings_env_names
+from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE
 from core.local_llm import LOCAL_MODELS
-from core.queue import AGENT_QUEUE, INDEX_QUEUE
 from core.services import ServiceUrls
 from tests.backend.test_external_redis import redis_answers
 from tests.conftest import REPO_ROOT, UserFactory, create_project, upload, wait_for_job

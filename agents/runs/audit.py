@@ -19,8 +19,8 @@ from uuid import UUID
 from arq.connections import ArqRedis
 from psycopg_pool import AsyncConnectionPool
 
+from core.jobs.specs import JUDGE_ANSWER, JudgeAnswer, enqueue
 from core.jsonlog import log_json
-from core.queue import AGENT_QUEUE, JUDGE_ANSWER
 from core.settings import Settings
 from core.store import history
 
@@ -189,14 +189,7 @@ class Audit:
 
     async def _enqueue_judgement(self, access: Caller, query_id: UUID | None) -> bool:
         try:
-            await self.queue.enqueue_job(
-                JUDGE_ANSWER,
-                str(access.id),
-                str(access.user.id),
-                str(query_id),
-                _job_id=f"judge:{query_id}",
-                _queue_name=AGENT_QUEUE,
-            )
+            await enqueue(self.queue, JUDGE_ANSWER, JudgeAnswer(access.id, access.user.id, query_id))
         except Exception as error:  # the answer stands; only its sampled check is lost
             log.warning("could not enqueue the judgement of %s: %s", query_id, type(error).__name__)
             return False

@@ -13,7 +13,7 @@ from backend.agent_runs import RunnerDep
 from backend.audit import AuditDep
 from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectWriterDep, QueueDep
 from backend.plan_schemas import NoteAccepted, NoteJobOut, NoteRequest, PlanOut, PlanRequest
-from core.queue import AGENT_QUEUE, WRITE_NOTE
+from core.jobs.specs import WRITE_NOTE, WriteNote, enqueue
 from core.store import jobs, notes, plans
 
 log = logging.getLogger(__name__)
@@ -96,18 +96,9 @@ async def _enqueue_note(
     queue: ArqRedis, db: AsyncConnectionPool, access: ProjectAccess, job_id: str, body: NoteRequest
 ) -> None:
     try:
-        await queue.enqueue_job(
-            WRITE_NOTE,
-            str(access.id),
-            str(access.user.id),
-            job_id,
-            str(body.plan_id) if body.plan_id is not None else None,
-            body.topic,
-            body.max_sections,
-            kind=body.kind,
-            _job_id=job_id,
-            _queue_name=AGENT_QUEUE,
-        )
+        ids = (access.id, access.user.id, job_id)
+        note = WriteNote(*ids, body.plan_id, body.topic, body.max_sections, body.kind)
+        await enqueue(queue, WRITE_NOTE, note)
     except Exception as error:  # Redis down: say so, and leave no job that looks like it will run
         log.error("could not enqueue %s: %r", job_id, error)
         reason = "The job queue is unavailable, so the note could not be started; try again later."

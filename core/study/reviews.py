@@ -8,7 +8,7 @@ from uuid import UUID
 from arq.connections import ArqRedis
 from psycopg_pool import AsyncConnectionPool
 
-from core.queue import INDEX_QUEUE, OPTIMIZE_STUDY
+from core.jobs.specs import OPTIMIZE_STUDY, OptimizeStudy, enqueue
 from core.study import service
 from core.study.rating import Verdict, rating_for_attempt
 
@@ -20,13 +20,7 @@ async def request_optimization(queue: ArqRedis, project_id: UUID, user_id: UUID)
     request). One job per student and project at a time (its id); a lost one is asked for again by the
     next review, since the count that calls for it stays above the threshold until a fit is stored."""
     try:
-        await queue.enqueue_job(
-            OPTIMIZE_STUDY,
-            str(project_id),
-            str(user_id),
-            _job_id=f"study-optimize:{project_id}:{user_id}",
-            _queue_name=INDEX_QUEUE,
-        )
+        await enqueue(queue, OPTIMIZE_STUDY, OptimizeStudy(project_id, user_id))
     except Exception as error:  # the review is stored; fitting waits for the next one
         log.warning("could not enqueue the FSRS fit for %s: %r", user_id, error)
 

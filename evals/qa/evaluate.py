@@ -22,7 +22,7 @@ from evals.qa.datasets import QACase, QADataset
 from evals.qa.report import GroupFigures, figures, markdown_report, write_chart
 from evals.qa.run import ChunkInfo, QARecord, chunk_info
 from evals.qa.scoring import CaseScore, contains, score_case
-from workers.judge_jobs import chunks_to_judge
+from workers.jobs.judge import chunks_to_judge
 
 
 @dataclass

@@ -2,7 +2,7 @@
 retrieved chunks, invented ones dropped, references built by the application. Then the write_note job
 on the real database with the fake model."""
 
-import asyncio
+import dataclasses
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -21,15 +21,16 @@ from agents.writer import config
 from agents.writer.graph import graph, map_citations, shared_section
 from agents.writer.kinds import render_points
 from agents.writer.state import Point, SectionDraft
-from core.db import open_pool
-from core.embeddings import make_embeddings
+from core.jobs.specs import IndexDocument, WriteNote
 from core.retrieval import Candidate, Filters, Retriever
 from core.retrieval.types import RetrievalResult, StageTimings
+from core.runtime import Runtime
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import documents, notes, plans, projects, users
-from workers.agent_jobs import retriever_for, write_note
-from workers.jobs import index_document
+from tests.workers.runtime import job_runtime
+from workers.jobs.index import index_document
+from workers.jobs.notes import write_note
 
 DOC = str(uuid.uuid4())
 TITLE = "Variables and Mutability"
@@ -268,17 +269,17 @@ class RecordingQueue:
 
 
 @pytest.fixture(scope="module")
-async def job_ctx(settings: Settings, services: ServiceUrls) -> AsyncIterator[dict[str, Any]]:
-    pool = await open_pool(services.database_url, max_size=3)
-    embeddings = await asyncio.to_thread(make_embeddings, settings)
-    redis = Redis.from_url(services.redis_url)
-    yield {"pool": pool, "settings": settings, "embeddings": embeddings, "redis": RecordingQueue(redis)}
-    await redis.aclose()
-    await pool.close()
+async def runtime(settings: Settings, services: ServiceUrls) -> AsyncIterator[Runtime]:
+    async with job_runtime(settings, services, pool_size=3) as opened:
+        yield dataclasses.replace(opened, redis=RecordingQueue(opened.redis))
+
+
+def queued(runtime: Runtime) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    return cast(RecordingQueue, runtime.redis).jobs
 
 
 @pytest.fixture(scope="module")
-async def indexed_project(job_ctx: dict[str, Any], db: psycopg.AsyncConnection) -> dict[str, Any]:
+async def indexed_project(runtime: Runtime, db: psycopg.AsyncConnection) -> dict[str, Any]:
     user = await users.create_user(db, email=f"writer-{uuid.uuid4()}@example.org")
     project = await projects.create_project(
         db, user_id=user["id"], name="Rust", description="", language="en"
@@ -295,7 +296,7 @@ async def indexed_project(job_ctx: dict[str, Any], db: psycopg.AsyncConnection) 
         content_hash="variables",
     )
     assert document is not None
-    indexed = await index_document(job_ctx, str(project["id"]), str(document["id"]), 1)
+    indexed = await index_document(runtime, IndexDocument(project["id"], document["id"], 1))
     assert indexed["status"] == "succeeded", indexed
     return {"user_id": user["id"], "project_id": project["id"]}
 
@@ -308,7 +309,7 @@ async def new_job(db: psycopg.AsyncConnection, project: dict[str, Any], topic: s
 
 
 async def test_job_plans_writes_saves_and_queues_the_note_for_indexing(
-    job_ctx: dict[str, Any], indexed_project: dict[str, Any], db: psycopg.AsyncConnection
+    runtime: Runtime, indexed_project: dict[str, Any], db: psycopg.AsyncConnection
 ) -> None:
     outline = {
         "sections": [
@@ -322,11 +323,12 @@ async def test_job_plans_writes_saves_and_queues_the_note_for_indexing(
         AIMessage(content=points(("Constants never change and use the const keyword.", 1), ("Invented.", 9))),
         AIMessage(content=points(("A new let shadows the previous variable, and its type may change.", 1))),
     ]
-    ctx = {**job_ctx, "llm": FakeMessagesListChatModel(responses=replies)}
-    project_id, user_id = str(indexed_project["project_id"]), str(indexed_project["user_id"])
+    scripted = dataclasses.replace(runtime, llm=FakeMessagesListChatModel(responses=replies))
+    project_id = str(indexed_project["project_id"])
     job_id = await new_job(db, indexed_project, "constants and shadowing")
+    request = WriteNote(**indexed_project, job_id=job_id, topic="constants and shadowing", max_sections=4)
 
-    result = await write_note(ctx, project_id, user_id, job_id, None, "constants and shadowing", 4)
+    result = await write_note(scripted, request)
 
     assert result["status"] == "succeeded", result
     job = await (await db.execute("SELECT * FROM jobs WHERE id = %s", (job_id,))).fetchone()
@@ -352,14 +354,15 @@ async def test_job_plans_writes_saves_and_queues_the_note_for_indexing(
     assert plan is not None and plan["topic"] == "constants and shadowing"
     assert [s["title"] for s in plan["outline"]["sections"]] == ["Constants", "Shadowing"]
 
-    (args, kwargs), *_ = [entry for entry in ctx["redis"].jobs if entry[0][2] == result["document_id"]]
+    (args, kwargs), *_ = [entry for entry in queued(scripted) if entry[0][2] == result["document_id"]]
     assert args == ("index_document", project_id, result["document_id"], 1)
     assert kwargs == {"_job_id": f"index:{result['document_id']}:1", "_queue_name": "studyai:queue"}
 
     # Indexed like an upload, the note is searchable, as a generated document.
-    indexed = await index_document(ctx, project_id, result["document_id"], 1)
+    note_document = IndexDocument(indexed_project["project_id"], uuid.UUID(result["document_id"]), 1)
+    indexed = await index_document(scripted, note_document)
     assert indexed["status"] == "succeeded"
-    found = await retriever_for(ctx).search(
+    found = await scripted.retriever.search(
         project_id=indexed_project["project_id"],
         user_id=indexed_project["user_id"],
         query="constants never change const keyword",
@@ -370,7 +373,7 @@ async def test_job_plans_writes_saves_and_queues_the_note_for_indexing(
     assert "const keyword" in found.results[0].text
 
     # A rerun of the finished job (a lost acknowledgement) returns the same note and writes none.
-    again = await write_note(ctx, project_id, user_id, job_id, None, "constants and shadowing", 4)
+    again = await write_note(scripted, request)
     assert again["document_id"] == result["document_id"]
     count = await (
         await db.execute(
@@ -382,12 +385,11 @@ async def test_job_plans_writes_saves_and_queues_the_note_for_indexing(
 
 
 async def test_job_without_a_chat_model_fails_with_the_reason(
-    job_ctx: dict[str, Any], indexed_project: dict[str, Any], db: psycopg.AsyncConnection
+    runtime: Runtime, indexed_project: dict[str, Any], db: psycopg.AsyncConnection
 ) -> None:
     job_id = await new_job(db, indexed_project, "constants")
-    ctx = {**job_ctx, "llm": None}
     result = await write_note(
-        ctx, str(indexed_project["project_id"]), str(indexed_project["user_id"]), job_id, None, "constants"
+        dataclasses.replace(runtime, llm=None), WriteNote(**indexed_project, job_id=job_id, topic="constants")
     )
     assert result["status"] == "failed"
     job = await (await db.execute("SELECT * FROM jobs WHERE id = %s", (job_id,))).fetchone()
@@ -395,12 +397,12 @@ async def test_job_without_a_chat_model_fails_with_the_reason(
 
 
 async def test_job_with_a_plan_of_another_project_fails(
-    job_ctx: dict[str, Any], indexed_project: dict[str, Any], db: psycopg.AsyncConnection
+    runtime: Runtime, indexed_project: dict[str, Any], db: psycopg.AsyncConnection
 ) -> None:
     job_id = await new_job(db, indexed_project, "x")
-    ctx = {**job_ctx, "llm": FakeMessagesListChatModel(responses=[])}
     result = await write_note(
-        ctx, str(indexed_project["project_id"]), str(indexed_project["user_id"]), job_id, str(uuid.uuid4())
+        dataclasses.replace(runtime, llm=FakeMessagesListChatModel(responses=[])),
+        WriteNote(**indexed_project, job_id=job_id, plan_id=uuid.uuid4()),
     )
     assert result == {"status": "failed", "error": "The plan was not found in this project."}
 
@@ -476,15 +478,15 @@ async def test_glossary_is_one_alphabetical_list_of_cited_terms() -> None:
 
 
 async def test_job_writes_a_glossary_as_a_generated_document(
-    job_ctx: dict[str, Any], indexed_project: dict[str, Any], db: psycopg.AsyncConnection
+    runtime: Runtime, indexed_project: dict[str, Any], db: psycopg.AsyncConnection
 ) -> None:
     outline = {"sections": [{"title": "Constants", "goal": "Know const.", "sources": [1]}]}
     terms = {"terms": [{"term": "const", "definition": "The keyword that declares a constant.", "source": 1}]}
     replies = [AIMessage(content=json.dumps(outline)), AIMessage(content=json.dumps(terms))]
-    ctx = {**job_ctx, "llm": FakeMessagesListChatModel(responses=replies)}
+    scripted = dataclasses.replace(runtime, llm=FakeMessagesListChatModel(responses=replies))
     job_id = await new_job(db, indexed_project, "constants")
-    project_id, user_id = str(indexed_project["project_id"]), str(indexed_project["user_id"])
-    result = await write_note(ctx, project_id, user_id, job_id, None, "constants", 2, kind="glossary")
+    note = WriteNote(**indexed_project, job_id=job_id, topic="constants", max_sections=2, kind="glossary")
+    result = await write_note(scripted, note)
     assert result["status"] == "succeeded" and result["kind"] == "glossary", result
     document = await documents.get_document(db, **indexed_project, document_id=result["document_id"])
     assert document is not None and document["title"] == "Glossary: constants"

@@ -8,7 +8,7 @@ import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -19,12 +19,14 @@ from fastapi import FastAPI
 from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 
-from core.queue import AGENT_QUEUE
+from core.jobs.specs import AGENT_QUEUE, JudgeAnswer, PurgeHistory
+from core.runtime import Runtime
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import history
 from tests.conftest import Caller, UserFactory, change_runtime, create_project, own_app, upload, wait_for_job
-from workers.judge_jobs import judge_answer_job, purge_query_history
+from tests.workers.runtime import job_runtime
+from workers.jobs.judge import judge_answer_job, purge_query_history
 
 CONSTANTS = (
     "Constants are values bound to a name that are never allowed to change. They are declared with the"
@@ -77,6 +79,13 @@ async def course(
         yield Course(app, http, owner, owner_id, editor, project_id, chunk["id"])
 
 
+@pytest.fixture(scope="module")
+async def runtime(settings: Settings, services: ServiceUrls) -> AsyncIterator[Runtime]:
+    """The worker's runtime, for its jobs run in-process."""
+    async with job_runtime(settings, services) as opened:
+        yield opened
+
+
 async def user_id(db: Conn, caller: Caller) -> uuid.UUID:
     row = await (await db.execute("SELECT id FROM users WHERE email = %s", (caller.email,))).fetchone()
     assert row is not None
@@ -120,25 +129,21 @@ async def judge_job(course: Course, query_id: str) -> dict[str, Any] | None:
     return None if info is None else {"function": info.function, "args": info.args}
 
 
-async def run_judge(course: Course, query_id: str, verdicts: list[str]) -> dict[str, Any]:
+async def run_judge(runtime: Runtime, course: Course, query_id: str, verdicts: list[str]) -> dict[str, Any]:
     """The worker's job function in-process, with a scripted judge model: its yes/no per claim that
     gets as far as a model call."""
     replies = [AIMessage(content=json.dumps({"verdict": v})) for v in verdicts]
     # The scripted model gives no log-probabilities, so the contrast check (tested on its own in
     # tests/agents/test_groundedness_contrast.py) could only abstain, yet would use up scripted replies.
-    settings = course.app.state.runtime.settings.model_copy(update={"groundedness_contrast_check": False})
-    ctx = {
-        "pool": course.app.state.runtime.pool,
-        "settings": settings,
-        "llm": FakeMessagesListChatModel(responses=replies),
-        # arq's ctx has it: the job's model calls go through admission
-        "redis": course.app.state.runtime.redis,
-    }
-    return await judge_answer_job(ctx, course.project_id, str(course.owner_id), query_id)
+    settings = runtime.settings.model_copy(update={"groundedness_contrast_check": False})
+    # The job's model calls go through the runtime's admission, on the app's Redis.
+    scripted = replace(runtime, settings=settings, llm=FakeMessagesListChatModel(responses=replies))
+    args = JudgeAnswer(uuid.UUID(course.project_id), course.owner_id, uuid.UUID(query_id))
+    return await judge_answer_job(scripted, args)
 
 
 async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
-    course: Course, caplog: pytest.LogCaptureFixture
+    runtime: Runtime, course: Course, caplog: pytest.LogCaptureFixture
 ) -> None:
     answer = (
         "Constants are declared with the const keyword. They also run on the GPU at night."
@@ -169,11 +174,11 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     job = await judge_job(course, query["id"])
     assert job is not None and job["function"] == "judge_answer" and query["id"] in job["args"]
     verdicts = ["yes", "no", "no", "no"]  # the GPU claims are not in the chunk: few reach the model
-    with caplog.at_level(logging.INFO, logger="workers.judge_jobs"):
-        outcome = await run_judge(course, query["id"], verdicts)
+    with caplog.at_level(logging.INFO, logger="workers.jobs.judge"):
+        outcome = await run_judge(runtime, course, query["id"], verdicts)
     assert outcome["status"] == "judged" and outcome["flagged"] is True
     warning = next(
-        r for r in caplog.records if r.name == "workers.judge_jobs" and r.levelno == logging.WARNING
+        r for r in caplog.records if r.name == "workers.jobs.judge" and r.levelno == logging.WARNING
     )
     assert json.loads(warning.getMessage())["hallucination_risk"] == 0.75
     judged = (await query_for(course, "audit-qa-1"))["evaluation"]
@@ -182,14 +187,14 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
         True, False, False, False
     ]  # fmt: skip
     # A second run of the same job (arq retry) writes nothing more.
-    assert (await run_judge(course, query["id"], verdicts))["status"] == "skipped"
+    assert (await run_judge(runtime, course, query["id"], verdicts))["status"] == "skipped"
 
 
-async def test_a_supported_answer_is_not_flagged(course: Course) -> None:
+async def test_a_supported_answer_is_not_flagged(runtime: Runtime, course: Course) -> None:
     with configured(course, groundedness_sample_rate=1.0):
         response = await ask(course, "With the const keyword.", **{"X-Request-ID": "audit-qa-2"})
     query = await query_for(course, response.headers["X-Request-ID"])
-    outcome = await run_judge(course, query["id"], ["yes"])
+    outcome = await run_judge(runtime, course, query["id"], ["yes"])
     assert outcome["status"] == "judged" and outcome["flagged"] is False
 
 
@@ -248,7 +253,9 @@ async def test_retention_zero_writes_no_history(course: Course, db: Conn) -> Non
     assert (await cur.fetchone())["n"] == 0  # type: ignore[index]
 
 
-async def test_purge_deletes_rows_older_than_the_retention_and_keeps_newer(course: Course, db: Conn) -> None:
+async def test_purge_deletes_rows_older_than_the_retention_and_keeps_newer(
+    runtime: Runtime, course: Course, db: Conn
+) -> None:
     ids = [
         await history.insert_query(
             db, project_id=course.project_id, user_id=course.owner_id, agent="qa", question=f"purge {n}"
@@ -266,11 +273,10 @@ async def test_purge_deletes_rows_older_than_the_retention_and_keeps_newer(cours
         cur = await db.execute("SELECT id FROM query_history WHERE id = ANY(%s)", (ids,))
         return {row["id"] for row in await cur.fetchall()}
 
-    ctx = {"pool": course.app.state.runtime.pool, "settings": course.app.state.runtime.settings.model_copy(
-        update={"query_history_retention_days": 30})}  # fmt: skip
-    outcome = await purge_query_history(ctx)
+    thirty = runtime.settings.model_copy(update={"query_history_retention_days": 30})
+    outcome = await purge_query_history(replace(runtime, settings=thirty), PurgeHistory())
     assert outcome["deleted"] >= 1 and await remaining() == {ids[1], ids[2]}
     # Retention 0 keeps nothing (run last: it empties the whole table).
-    ctx["settings"] = ctx["settings"].model_copy(update={"query_history_retention_days": 0})
-    await purge_query_history(ctx)
+    zero = thirty.model_copy(update={"query_history_retention_days": 0})
+    await purge_query_history(replace(runtime, settings=zero), PurgeHistory())
     assert await remaining() == set()

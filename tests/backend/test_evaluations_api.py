@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from agents.runs.audit import sample_rate, sampled
-from core.queue import AGENT_QUEUE, INDEX_QUEUE
+from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import evaluations, history

@@ -9,7 +9,7 @@ import random
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -22,11 +22,14 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from agents.runs.audit import Audit
 from backend.deps import CurrentUser, ProjectAccess
+from core.jobs.specs import JudgeAnswer, PurgeHistory
+from core.runtime import Runtime
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import evaluations, history, privacy, questions, threads
 from tests.conftest import Caller, UserFactory, change_runtime, create_project, own_app
-from workers.judge_jobs import judge_answer_job, purge_query_history
+from tests.workers.runtime import job_runtime
+from workers.jobs.judge import judge_answer_job, purge_query_history
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 RIGHT, WRONG = "It is moved", "It is copied"
@@ -75,6 +78,13 @@ async def new_class(app_http: tuple[FastAPI, httpx.AsyncClient], db: Conn, make_
     names = {"owner": owner, "editor": editor, "alice": alice, "bob": bob}
     ids = {name: await user_id(db, caller) for name, caller in names.items()}
     return Class(app, http, project_id, owner, editor, alice, bob, ids)
+
+
+@pytest.fixture(scope="module")
+async def runtime(settings: Settings, services: ServiceUrls) -> AsyncIterator[Runtime]:
+    """The worker's runtime, for its jobs run in-process."""
+    async with job_runtime(settings, services) as opened:
+        yield opened
 
 
 @pytest.fixture
@@ -382,7 +392,7 @@ async def test_the_rule_holds_whoever_deletes_the_membership(course: Class, db: 
 # --- Retention ------------------------------------------------------------------------------------------
 
 
-async def test_each_table_is_purged_by_its_own_retention(course: Class, db: Conn) -> None:
+async def test_each_table_is_purged_by_its_own_retention(runtime: Runtime, course: Class, db: Conn) -> None:
     question = await add_question(course, db)
     assert (await attempt(course, course.alice, question, WRONG)).status_code == 201
     assert (await attempt(course, course.alice, question, WRONG)).status_code == 201
@@ -406,9 +416,8 @@ async def test_each_table_is_purged_by_its_own_retention(course: Class, db: Conn
         "attempt_retention_days": 7,
         "evaluation_retention_days": 7,
     }
-    runtime = course.app.state.runtime
-    ctx = {"pool": runtime.pool, "settings": runtime.settings.model_copy(update=windows)}
-    outcome = await purge_query_history(ctx)
+    purging = replace(runtime, settings=runtime.settings.model_copy(update=windows))
+    outcome = await purge_query_history(purging, PurgeHistory())
     assert outcome["purged"]["qa_threads"] >= 1 and outcome["purged"]["rag_evaluations"] >= 1
     assert await count(db, "qa_threads WHERE id = %s", old_thread) == 0
     assert await count(db, "qa_messages WHERE session_id = %s", old_thread) == 0
@@ -428,7 +437,7 @@ def configured(course: Class, **changes: Any) -> Iterator[None]:
         change_runtime(course.app, settings=previous)
 
 
-async def test_retention_zero_writes_nothing(course: Class, db: Conn) -> None:
+async def test_retention_zero_writes_nothing(runtime: Runtime, course: Class, db: Conn) -> None:
     question = await add_question(course, db)
     zero = {"qa_thread_retention_days": 0, "attempt_retention_days": 0, "evaluation_retention_days": 0}
     planner = json.dumps(
@@ -479,10 +488,8 @@ async def test_retention_zero_writes_nothing(course: Class, db: Conn) -> None:
         queued[days] = len(queue.calls)
     assert queued == {90: 1, 0: 0}
     skipped = await judge_answer_job(
-        {"llm": object(), "settings": settings, "pool": course.app.state.runtime.pool},
-        course.project_id,
-        str(course.ids["alice"]),
-        str(query_id),
+        replace(runtime, llm=object(), settings=settings),
+        JudgeAnswer(uuid.UUID(course.project_id), course.ids["alice"], query_id),
     )
     assert skipped["status"] == "skipped"
     assert await count(db, "rag_evaluations WHERE query_id = %s", query_id) == 0

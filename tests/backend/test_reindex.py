@@ -8,13 +8,14 @@ from typing import Any
 import httpx
 import psycopg
 
-from core.db import open_pool
+from core.jobs.specs import IndexDocument
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import documents
 from tests.conftest import SHARED_DATA, Caller, UserFactory, create_project, wait_for_job
+from tests.workers.runtime import job_runtime
 from tests.workers.test_index_job import UnreachableEmbeddings
-from workers.jobs import index_document
+from workers.jobs.index import index_document
 
 CHAPTER = SHARED_DATA / "rust-book" / "src" / "ch05-00-structs.md"
 Conn = psycopg.AsyncConnection[dict[str, Any]]
@@ -46,14 +47,9 @@ async def failed_document(
         content_hash=hashlib.sha256(content).hexdigest(),
     )
     assert document is not None
-    pool = await open_pool(services.database_url, max_size=2)
-    try:
-        ctx = {"pool": pool, "settings": settings, "embeddings": UnreachableEmbeddings()}
-        result = await index_document(
-            {**ctx, "job_try": settings.job_max_tries}, project_id, str(document["id"]), 1
-        )
-    finally:
-        await pool.close()
+    async with job_runtime(settings, services, embeddings=UnreachableEmbeddings()) as runtime:
+        args = IndexDocument(document["project_id"], document["id"], 1)
+        result = await index_document(runtime, args, job_try=settings.job_max_tries)
     assert result["status"] == "failed"
     return document
 

@@ -15,7 +15,7 @@ from core.admission import AdmissionRejected, LlmAdmission, Ticket
 from core.runtime import ChatModelPlan
 from core.services import ServiceUrls
 from core.settings import Settings
-from workers.admission import admitted_llm
+from workers.jobs.admission import admitted_llm
 
 
 @pytest.fixture
@@ -167,13 +167,9 @@ async def test_worker_model_calls_wait_their_turn_as_background(
     plan = ChatModelPlan.decide(settings, services)
     admission = LlmAdmission.for_plan(redis, settings, plan)  # the embedded model: one slot
     assert admission.concurrency == 1
-    ctx = {
-        "redis": redis,
-        "settings": settings,
-        "llm": FakeMessagesListChatModel(responses=[AIMessage("hi")]),
-    }
+    model = FakeMessagesListChatModel(responses=[AIMessage("hi")])
     holder = await admission.enqueue(user="student")
-    async with admitted_llm(ctx, user="note-author") as llm:
+    async with admitted_llm(admission, model, user="note-author") as llm:
         call = asyncio.ensure_future(llm.ainvoke("hello"))
         await asyncio.sleep(0.6)
         assert not call.done()  # the interactive request holds the only slot

@@ -7,12 +7,12 @@ import os
 import sys
 from typing import Any
 
-import workers.jobs
+import workers.jobs.index
 from core.settings import Settings
 from workers.main import run
 
 POISON_MARKER = b"studyai-test-poison-pill"
-_parse_bounded = workers.jobs.parse_bounded
+_parse_bounded = workers.jobs.index.parse_bounded
 
 
 async def parse_or_die(content: bytes, **kwargs: Any) -> Any:
@@ -22,5 +22,5 @@ async def parse_or_die(content: bytes, **kwargs: Any) -> Any:
 
 
 if __name__ == "__main__":
-    workers.jobs.parse_bounded = parse_or_die  # type: ignore[assignment]
+    workers.jobs.index.parse_bounded = parse_or_die  # type: ignore[assignment]
     sys.exit(run(Settings(), "index"))

@@ -8,11 +8,12 @@ import pytest
 from arq import Retry
 from psycopg.rows import dict_row
 
-from core.db import open_pool
+from core.jobs.specs import IndexDocument
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import documents, projects, users
-from workers.jobs import index_document
+from tests.workers.runtime import job_runtime
+from workers.jobs.index import index_document
 
 
 class UnreachableEmbeddings:
@@ -52,24 +53,20 @@ async def queued_document(services: ServiceUrls) -> dict[str, Any]:
 async def test_transient_failure_retries_then_fails_clearly(
     settings: Settings, services: ServiceUrls, queued_document: dict[str, Any], tmp_path: Path
 ) -> None:
-    pool = await open_pool(services.database_url, max_size=2)
-    ctx: dict[str, Any] = {"pool": pool, "settings": settings, "embeddings": UnreachableEmbeddings()}
-    args = (str(queued_document["project_id"]), str(queued_document["id"]), 1)
-    try:
+    args = IndexDocument(queued_document["project_id"], queued_document["id"], 1)
+    async with job_runtime(settings, services, embeddings=UnreachableEmbeddings()) as runtime:
         with pytest.raises(Retry):
-            await index_document({**ctx, "job_try": 1}, *args)
-        result = await index_document({**ctx, "job_try": settings.job_max_tries}, *args)
+            await index_document(runtime, args, job_try=1)
+        result = await index_document(runtime, args, job_try=settings.job_max_tries)
         assert result["status"] == "failed"
-        async with pool.connection() as conn:
+        async with runtime.pool.connection() as conn:
             job = await (
-                await conn.execute("SELECT * FROM jobs WHERE document_id = %s", (args[1],))
+                await conn.execute("SELECT * FROM jobs WHERE document_id = %s", (args.document_id,))
             ).fetchone()
             document = await (
-                await conn.execute("SELECT * FROM documents WHERE id = %s", (args[1],))
+                await conn.execute("SELECT * FROM documents WHERE id = %s", (args.document_id,))
             ).fetchone()
         assert job["status"] == "failed"
         assert job["attempts"] == 2
         assert "unavailable" in job["error"]
         assert document["status"] == "failed"
-    finally:
-        await pool.close()

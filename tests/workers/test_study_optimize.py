@@ -1,4 +1,4 @@
-"""The FSRS fit job (workers/study_jobs.py) on the real database: a student's review log past the
+"""The FSRS fit job (workers/jobs/study.py) on the real database: a student's review log past the
 threshold is fitted with fsrs's Optimizer and stored as theirs; under it, nothing is fitted."""
 
 import random
@@ -9,21 +9,23 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from core.db import open_pool
+from core.jobs.specs import OptimizeStudy
 from core.services import ServiceUrls
+from core.settings import Settings
 from core.store import projects, questions, study, users
 from core.study.optimize import MIN_REVIEWS
-from workers.study_jobs import optimize_study_parameters
+from tests.workers.runtime import job_runtime
+from workers.jobs.study import optimize_study_parameters
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
 
-async def test_fit_after_enough_reviews(services: ServiceUrls, db: Conn) -> None:
+async def test_fit_after_enough_reviews(settings: Settings, services: ServiceUrls, db: Conn) -> None:
     user = await users.create_user(db, email=f"fit-{uuid.uuid4()}@example.org")
     project = await projects.create_project(db, user_id=user["id"], name="fit", description="", language="en")
     scope = {"project_id": project["id"], "user_id": user["id"]}
-    pool = await open_pool(services.database_url, max_size=2)  # as the workers open it
-    try:
+    async with job_runtime(settings, services) as runtime:  # as the workers open it
+        pool = runtime.pool
         async with pool.connection() as conn:
             ids = []
             for i in range(60):
@@ -54,10 +56,8 @@ async def test_fit_after_enough_reviews(services: ServiceUrls, db: Conn) -> None
             await conn.execute(
                 "UPDATE questions SET review_state = 'approved' WHERE project_id = %s", (project["id"],)
             )
-        ctx = {"pool": pool}
-        assert (await optimize_study_parameters(ctx, str(project["id"]), str(user["id"])))[
-            "status"
-        ] == "skipped"
+        args = OptimizeStudy(project["id"], user["id"])
+        assert (await optimize_study_parameters(runtime, args))["status"] == "skipped"
 
         # A log of reviews a day or more apart, a quarter of them forgotten.
         rng, start = random.Random(7), datetime(2026, 1, 1, tzinfo=UTC)
@@ -76,15 +76,11 @@ async def test_fit_after_enough_reviews(services: ServiceUrls, db: Conn) -> None
                     " VALUES (%s, %s, %s, %s, 'review', %s)",
                     (project["id"], user["id"], item, rating, at),
                 )
-        result = await optimize_study_parameters(ctx, str(project["id"]), str(user["id"]))
+        result = await optimize_study_parameters(runtime, args)
         assert result == {"status": "fitted", "reviews": len(rows)}
         async with pool.connection() as conn:
             settings = await study.get_settings(conn, **scope)
         assert settings is not None and settings.optimized_reviews == len(rows)
         assert len(settings.parameters) == 21  # type: ignore[arg-type]
         # Fitted once: the next run waits for another MIN_REVIEWS reviews.
-        assert (await optimize_study_parameters(ctx, str(project["id"]), str(user["id"])))[
-            "status"
-        ] == "skipped"
-    finally:
-        await pool.close()
+        assert (await optimize_study_parameters(runtime, args))["status"] == "skipped"

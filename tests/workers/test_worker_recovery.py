@@ -17,9 +17,7 @@ import pytest
 from arq.connections import RedisSettings, create_pool
 from arq.jobs import Job
 
-from core.db import open_pool
-from core.embeddings import make_embeddings
-from core.queue import AGENT_QUEUE, INDEX_QUEUE
+from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE, IndexDocument
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import documents, notes, projects, users
@@ -35,8 +33,10 @@ from tests.conftest import (
     wait_for_job,
 )
 from tests.workers.poison_worker import POISON_MARKER
+from tests.workers.runtime import job_runtime
 from workers.chunking import ChunkingConfig, chunk_document
-from workers.jobs import index_document
+from workers.jobs.framework import WorkerResources
+from workers.jobs.index import index_document
 from workers.main import QUEUES, build_worker
 from workers.parsing import parse_document
 
@@ -206,13 +206,8 @@ async def test_an_index_job_past_its_time_limit_ends_failed_with_the_reason(
     )
     assert document is not None
     limited = settings.model_copy(update={"index_job_timeout_s": 0.5})
-    pool = await open_pool(services.database_url, max_size=2)
-    try:
-        embeddings = await asyncio.to_thread(make_embeddings, settings)
-        ctx = {"pool": pool, "settings": limited, "embeddings": embeddings, "job_try": 1}
-        result = await index_document(ctx, str(project["id"]), str(document["id"]), 1)
-    finally:
-        await pool.close()
+    async with job_runtime(settings, services, settings=limited) as runtime:
+        result = await index_document(runtime, IndexDocument(project["id"], document["id"], 1), job_try=1)
     job = await job_row(db, index_job_id(document["id"], 1))
     assert result["status"] == "failed" and job["status"] == "failed", job
     assert job["error"] == "indexing took longer than 0.5 s and was stopped"
@@ -248,20 +243,19 @@ async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_q
         db, project_id=project["id"], user_id=user["id"], job_id=note_id, request=request
     )
     queue = await create_pool(RedisSettings.from_dsn(urls.redis_url))
-    pool = await open_pool(services.database_url, max_size=2)
     try:
-        await queue.flushdb()
-        for name in QUEUES:
-            worker = build_worker(settings, urls, queue=name)
-            assert worker.on_startup is not None
-            await worker.on_startup({"pool": pool, "redis": queue})
+        async with job_runtime(settings, urls) as runtime:
+            await queue.flushdb()
+            for name in QUEUES:
+                worker = build_worker(settings, urls, queue=name, resources=WorkerResources(runtime))
+                assert worker.on_startup is not None
+                await worker.on_startup(worker.ctx)
         index_id = index_job_id(document["id"], 1)
         index_job = await Job(index_id, queue, _queue_name=INDEX_QUEUE).info()
         note_job = await Job(note_id, queue, _queue_name=AGENT_QUEUE).info()
         assert await queue.zscore(INDEX_QUEUE, index_id) and not await queue.zscore(AGENT_QUEUE, index_id)
         assert await queue.zscore(AGENT_QUEUE, note_id) and not await queue.zscore(INDEX_QUEUE, note_id)
     finally:
-        await pool.close()
         await queue.flushdb()
         await queue.aclose()
     assert index_job is not None and index_job.function == "index_document"
@@ -290,21 +284,16 @@ async def test_a_graceful_stop_mid_job_puts_it_back_in_the_queue_without_a_death
         content_hash=hashlib.sha256(content).hexdigest(),
     )
     assert document is not None
-    job_id, args = index_job_id(document["id"], 1), (str(project["id"]), str(document["id"]), 1)
-    pool = await open_pool(services.database_url, max_size=2)
-    try:
-        embeddings = await asyncio.to_thread(make_embeddings, settings)
-        ctx = {"pool": pool, "settings": settings, "embeddings": embeddings, "job_try": 1}
-        running = asyncio.create_task(index_document(ctx, *args))
+    job_id, args = index_job_id(document["id"], 1), IndexDocument(project["id"], document["id"], 1)
+    async with job_runtime(settings, services) as runtime:
+        running = asyncio.create_task(index_document(runtime, args, job_try=1))
         await wait_for_row(db, job_id, lambda r: r["stage"] == "embedding", timeout=120)
         running.cancel()  # what arq's signal handler does to a running job
         with pytest.raises(asyncio.CancelledError):
             await running
         stopped = await job_row(db, job_id)
         assert stopped["status"] == "queued" and stopped["deaths"] == 0, stopped
-        result = await index_document({**ctx, "job_try": 2}, *args)
-    finally:
-        await pool.close()
+        result = await index_document(runtime, args, job_try=2)
     assert result["status"] == "succeeded"
     finished = await job_row(db, job_id)
     assert finished["status"] == "succeeded" and finished["attempts"] == 2 and finished["deaths"] == 0

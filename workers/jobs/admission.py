@@ -57,12 +57,12 @@ class AdmissionCallback(AsyncCallbackHandler):
 
 
 @asynccontextmanager
-async def admitted_llm(ctx: dict[str, Any], *, user: str) -> AsyncIterator[BaseChatModel]:
-    """The worker's chat model (ctx["llm"]), each call admitted with background priority for `user`
-    (fair among users like the API's requests). Slots still held when the block ends are freed."""
-    admission = LlmAdmission.from_settings(ctx["redis"], ctx["settings"])
+async def admitted_llm(
+    admission: LlmAdmission, llm: BaseChatModel, *, user: str
+) -> AsyncIterator[BaseChatModel]:
+    """The worker's chat model, each call admitted with background priority for `user` (fair among
+    users like the API's requests). Slots still held when the block ends are freed."""
     callback = AdmissionCallback(admission, user)
-    llm: BaseChatModel = ctx["llm"]
     try:
         own = llm.callbacks if isinstance(llm.callbacks, list) else []
         yield llm.model_copy(update={"callbacks": [*own, callback]})

@@ -1,4 +1,4 @@
-"""arq jobs of the audit trail. judge_answer: the groundedness judge on one sampled QA answer, stored as
+"""Jobs of the audit trail. judge_answer: the groundedness judge on one sampled QA answer, stored as
 a rag_evaluations row (and LangSmith feedback when tracing is configured). purge_query_history: the
 retention windows of every table holding a student's text, hourly and at worker start-up."""
 
@@ -6,18 +6,20 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any
+from uuid import UUID
 
 import openai
 
 from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answer, judge_config
-from core.calibration import thresholds_of
-from core.llm import structured_mode
+from core.jobs.specs import JUDGE_ANSWER, PURGE_QUERY_HISTORY, JudgeAnswer, PurgeHistory
+from core.runtime import Runtime
 from core.store import evaluations, history, privacy
 from core.store.evaluations import Evaluation
 from core.store.history import HistoryEntry
 from core.structured import StructuredOutputError, TokenUsage, model_name
-from workers.admission import admitted_llm
+from core.tracing import Tracing
+from workers.jobs.admission import admitted_llm
+from workers.jobs.framework import FunctionJob, Result
 
 log = logging.getLogger(__name__)
 # The judge reads at most this many chunks (the cited ones first, then the rest in retrieval order):
@@ -32,20 +34,18 @@ def chunks_to_judge(
     return [JudgeChunk(id=i, text=texts[i]) for i in ordered if i in texts][:JUDGE_MAX_CHUNKS]
 
 
-async def judge_answer_job(
-    ctx: dict[str, Any], project_id: str, user_id: str, query_id: str
-) -> dict[str, Any]:
+async def _judge(runtime: Runtime, args: JudgeAnswer) -> Result:
     """Judges the stored answer of `query_id` against the chunks it was given. Skips when there is no
     chat model, the query is gone (retention, project deleted, asker left) or none of its chunks
     remain. A judge reply that stays malformed, or an unreachable model, fails this sample only: it is
     one of many, and retrying a 1.5B model's bad reply rarely helps."""
-    llm = ctx.get("llm")
+    llm, settings, query_id = runtime.llm, runtime.settings, args.query_id
     if llm is None:
         return _skipped(query_id, "no chat model is configured for the worker")
-    if ctx["settings"].evaluation_retention_days == 0:  # an evaluation would copy the student's text
+    if settings.evaluation_retention_days == 0:  # an evaluation would copy the student's text
         return _skipped(query_id, "EVALUATION_RETENTION_DAYS is 0: no evaluation is kept")
-    scope = {"project_id": project_id, "user_id": user_id}
-    async with ctx["pool"].connection() as conn:
+    scope = {"project_id": args.project_id, "user_id": args.user_id}
+    async with runtime.pool.connection() as conn:
         row = await history.query_to_judge(conn, **scope, query_id=query_id)
         if row is None:
             return _skipped(query_id, "query not found")
@@ -57,22 +57,22 @@ async def judge_answer_job(
     usage = TokenUsage()
     try:
         # Each model call waits its turn in the shared queue, behind the API's interactive requests.
-        async with admitted_llm(ctx, user=user_id) as admitted:
+        async with admitted_llm(runtime.admission, llm, user=str(args.user_id)) as admitted:
             judgement = await judge_answer(
                 admitted,
                 question=row.question,
                 answer=row.answer or "",
                 chunks=chunks,
-                mode=structured_mode(ctx["settings"]),
+                mode=runtime.chat.structured_mode,
                 usage=usage,
-                embeddings=ctx.get("embeddings"),
-                config=judge_config(thresholds_of(ctx)),
-                contrast=ContrastCheck(admitted) if ctx["settings"].groundedness_contrast_check else None,
+                embeddings=runtime.embeddings,
+                config=judge_config(runtime.thresholds),
+                contrast=ContrastCheck(admitted) if settings.groundedness_contrast_check else None,
             )
     except (StructuredOutputError, openai.APIConnectionError, openai.APITimeoutError) as error:
         log.warning("judging %s failed: %s", query_id, type(error).__name__)
         return {"status": "failed", "error": type(error).__name__}
-    async with ctx["pool"].connection() as conn:
+    async with runtime.pool.connection() as conn:
         stored = await evaluations.insert_evaluation(
             conn,
             **scope,
@@ -87,11 +87,15 @@ async def judge_answer_job(
     if stored is None:  # judged already by an earlier try, or the query went meanwhile
         return _skipped(query_id, "already judged or gone")
     _log_judgement(stored, judgement, usage)
-    await _feedback(ctx, row, judgement)
+    await _feedback(runtime.tracing, row, judgement)
     return {"status": "judged", "evaluation_id": str(stored.id), "flagged": judgement.flagged}
 
 
-def _skipped(query_id: str, reason: str) -> dict[str, Any]:
+# A worker that died mid-judgement reruns it once; the evaluation is written at most once.
+judge_answer_job = FunctionJob(JUDGE_ANSWER, _judge, max_tries=2)
+
+
+def _skipped(query_id: UUID, reason: str) -> Result:
     log.info("judging %s skipped: %s", query_id, reason)
     return {"status": "skipped", "reason": reason}
 
@@ -115,8 +119,7 @@ def _log_judgement(stored: Evaluation, judgement: Judgement, usage: TokenUsage) 
     log.log(logging.WARNING if judgement.flagged else logging.INFO, json.dumps(line))
 
 
-async def _feedback(ctx: dict[str, Any], row: HistoryEntry, judgement: Judgement) -> None:
-    tracing = ctx.get("tracing")
+async def _feedback(tracing: Tracing | None, row: HistoryEntry, judgement: Judgement) -> None:
     if tracing is None or row.run_id is None:
         return
     try:  # the LangSmith client blocks on the network
@@ -125,10 +128,10 @@ async def _feedback(ctx: dict[str, Any], row: HistoryEntry, judgement: Judgement
         log.warning("langsmith feedback for run %s failed: %s", row.run_id, type(error).__name__)
 
 
-async def purge_query_history(ctx: dict[str, Any]) -> dict[str, Any]:
+async def _purge(runtime: Runtime, args: PurgeHistory) -> Result:
     """The retention purge of every table holding a student's text, each with its own window (issue 11
     part 4): query history, QA threads (by last turn) with their messages, attempts, evaluations."""
-    settings = ctx["settings"]
+    settings = runtime.settings
     windows = {
         "query_history": (history.purge_expired, settings.query_history_retention_days),
         "qa_threads": (privacy.purge_threads, settings.qa_thread_retention_days),
@@ -136,7 +139,7 @@ async def purge_query_history(ctx: dict[str, Any]) -> dict[str, Any]:
         "rag_evaluations": (privacy.purge_evaluations, settings.evaluation_retention_days),
     }
     deleted: dict[str, int] = {}
-    async with ctx["pool"].connection() as conn:
+    async with runtime.pool.connection() as conn:
         for table, (purge, days) in windows.items():
             deleted[table] = await purge(conn, retention_days=days)
             if deleted[table]:
@@ -146,3 +149,7 @@ async def purge_query_history(ctx: dict[str, Any]) -> dict[str, Any]:
         "retention_days": settings.query_history_retention_days,
         "purged": deleted,
     }
+
+
+# Hourly and once when the worker starts (workers/main.py).
+purge_query_history = FunctionJob(PURGE_QUERY_HISTORY, _purge)
