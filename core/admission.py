@@ -75,15 +75,6 @@ class LlmAdmission:
         queue_max, lease_s = settings.llm_queue_max, settings.llm_lease_s
         return cls(redis, concurrency=plan.concurrency, queue_max=queue_max, lease_s=lease_s)
 
-    @classmethod
-    def from_settings(cls, redis: Redis, settings: Settings) -> "LlmAdmission":
-        # Transitional: callers move to for_plan with the runtime's ChatModelPlan.
-        from core.runtime.chat_plan import ChatModelPlan
-        from core.services import ServiceUrls
-
-        plan = ChatModelPlan.decide(settings, ServiceUrls("", "", settings.llm_base_url))
-        return cls.for_plan(redis, settings, plan)
-
     @property
     def _lease_ms(self) -> int:
         return max(1, int(self.lease_s * 1000))

@@ -45,10 +45,3 @@ def output_cap(llm: object, max_tokens: int) -> dict[str, object]:
     if isinstance(extra, dict) and "max_tokens" in extra:
         return {"extra_body": {**extra, "max_tokens": max_tokens}}
     return {"max_tokens": max_tokens}
-
-
-def structured_mode(settings: Settings) -> StructuredMode:
-    """Transitional, for callers without a runtime: the decision is ChatModelPlan's (core/runtime)."""
-    from core.runtime.chat_plan import ChatModelPlan
-
-    return ChatModelPlan.for_url(settings, settings.llm_base_url).structured_mode

@@ -2,7 +2,6 @@
 
 from typing import Any
 
-from core.llm import structured_mode
 from core.runtime import ChatModelPlan
 from core.services import ServiceUrls
 from core.settings import Settings
@@ -44,15 +43,3 @@ def test_an_external_model_is_the_workers_own_setting() -> None:
 def test_no_chat_model_tells_the_workers_nothing() -> None:
     plan = ChatModelPlan.decide(settings(llm_base_url=None), urls(None))
     assert plan.base_url is None and plan.child_environment() == {}
-
-
-def test_structured_mode_without_a_runtime_is_the_plans() -> None:
-    for values in (
-        {"llm_base_url": None},
-        {"llm_base_url": "http://model:8080/v1"},
-        {"llm_base_url": "https://api.openai.com/v1"},
-        {"llm_base_url": "http://model:8080/v1", "llm_structured_output": "llama-grammar"},
-    ):
-        configured = settings(**values)
-        plan = ChatModelPlan.for_url(configured, configured.llm_base_url or EMBEDDED_URL)
-        assert structured_mode(configured) == plan.structured_mode, values
