@@ -11,11 +11,11 @@ from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 from redis.asyncio import Redis
 
+from agents.runs.admission import admitted_model
 from core.admission import AdmissionRejected, LlmAdmission, Ticket
 from core.runtime import ChatModelPlan
 from core.services import ServiceUrls
 from core.settings import Settings
-from workers.jobs.admission import admitted_llm
 
 
 @pytest.fixture
@@ -169,7 +169,7 @@ async def test_worker_model_calls_wait_their_turn_as_background(
     assert admission.concurrency == 1
     model = FakeMessagesListChatModel(responses=[AIMessage("hi")])
     holder = await admission.enqueue(user="student")
-    async with admitted_llm(admission, model, user="note-author") as llm:
+    async with admitted_model(model, admission, user="note-author") as llm:
         call = asyncio.ensure_future(llm.ainvoke("hello"))
         await asyncio.sleep(0.6)
         assert not call.done()  # the interactive request holds the only slot

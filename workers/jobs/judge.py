@@ -11,6 +11,7 @@ from uuid import UUID
 import openai
 
 from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answer, judge_config
+from agents.runs.admission import admitted_model
 from core.jobs.specs import JUDGE_ANSWER, PURGE_QUERY_HISTORY, JudgeAnswer, PurgeHistory
 from core.runtime import Runtime
 from core.store import evaluations, history, privacy
@@ -18,7 +19,6 @@ from core.store.evaluations import Evaluation
 from core.store.history import HistoryEntry
 from core.structured import StructuredOutputError, TokenUsage, model_name
 from core.tracing import Tracing
-from workers.jobs.admission import admitted_llm
 from workers.jobs.framework import FunctionJob, Result
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ async def _judge(runtime: Runtime, args: JudgeAnswer) -> Result:
     usage = TokenUsage()
     try:
         # Each model call waits its turn in the shared queue, behind the API's interactive requests.
-        async with admitted_llm(runtime.admission, llm, user=str(args.user_id)) as admitted:
+        async with admitted_model(llm, runtime.admission, user=str(args.user_id)) as admitted:
             judgement = await judge_answer(
                 admitted,
                 question=row.question,

@@ -19,6 +19,7 @@ from agents.planner.config import DEFAULT_SECTIONS
 from agents.planner.graph import graph as planner_graph
 from agents.planner.graph import planner_input
 from agents.planner.state import PlanGap, PlanSection, outline_document
+from agents.runs.admission import admitted_model
 from agents.writer.graph import graph as writer_graph
 from agents.writer.kinds import SPECS
 from agents.writer.state import WriterInput
@@ -27,7 +28,6 @@ from core.runtime import Runtime
 from core.settings import Settings
 from core.store import documents, jobs, notes, plans, projects
 from core.structured import StructuredOutputError
-from workers.jobs.admission import admitted_llm
 from workers.jobs.framework import Failure, JobAbandoned, Result, TrackedJob
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ class WriteNoteJob(TrackedJob[WriteNote]):
                 " (which starts the local one)."
             )
         # Each model call waits its turn in the shared queue, behind the API's interactive requests.
-        async with admitted_llm(runtime.admission, runtime.llm, user=str(args.user_id)) as llm:
+        async with admitted_model(runtime.llm, runtime.admission, user=str(args.user_id)) as llm:
             return await _write(runtime, llm, args)
 
 
