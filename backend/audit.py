@@ -33,10 +33,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def sample_rate(project: dict[str, Any], settings: Settings) -> float:
-    """The project's own rate when it set one, else GROUNDEDNESS_SAMPLE_RATE. A project's own rate is
-    held to GROUNDEDNESS_SAMPLE_RATE_MAX (one stored before the cap, or before it was lowered)."""
-    own = project.get("groundedness_sample_rate")
+def sample_rate(own: float | None, settings: Settings) -> float:
+    """The project's own rate (`own`) when it set one, else GROUNDEDNESS_SAMPLE_RATE. A project's own
+    rate is held to GROUNDEDNESS_SAMPLE_RATE_MAX (one stored before the cap, or before it was lowered)."""
     if own is None:
         return settings.groundedness_sample_rate
     return min(float(own), settings.groundedness_sample_rate_max)
@@ -109,7 +108,7 @@ class Audit:
             judge
             and query_id
             and keeps_evaluations
-            and sampled(sample_rate(access.project, self.settings), self.sampler)
+            and sampled(sample_rate(access.project.groundedness_sample_rate, self.settings), self.sampler)
         )
         if judged:
             judged = await self._enqueue_judgement(access, query_id)

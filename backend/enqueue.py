@@ -4,7 +4,6 @@ Takes the pool, not a connection: the caller has given its connection back befor
 and one is borrowed again only to mark the job failed when the queue is down."""
 
 import logging
-from typing import Any
 
 from arq.connections import ArqRedis
 from fastapi import HTTPException, status
@@ -13,15 +12,16 @@ from psycopg_pool import AsyncConnectionPool
 from backend.schemas import DocumentAccepted
 from core.queue import INDEX_DOCUMENT, INDEX_QUEUE
 from core.store import document_index, jobs
+from core.store.documents import Document
 from core.store.jobs import index_job_id
 
 log = logging.getLogger(__name__)
 
 
 async def enqueue_index(
-    db: AsyncConnectionPool, queue: ArqRedis, document: dict[str, Any]
+    db: AsyncConnectionPool, queue: ArqRedis, document: Document
 ) -> DocumentAccepted:
-    project_id, document_id, version = document["project_id"], document["id"], document["version"]
+    project_id, document_id, version = document.project_id, document.id, document.version
     job_id = index_job_id(document_id, version)
     try:
         await queue.enqueue_job(
@@ -42,5 +42,5 @@ async def enqueue_index(
             )
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, reason) from error
     return DocumentAccepted(
-        document_id=document_id, job_id=job_id, version=version, status=document["status"]
+        document_id=document_id, job_id=job_id, version=version, status=document.status
     )

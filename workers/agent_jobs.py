@@ -26,6 +26,7 @@ from core.queue import INDEX_DOCUMENT, INDEX_QUEUE
 from core.retrieval import RetrievalConfig, Retriever
 from core.retrieval.rerankers.factory import make_reranker
 from core.store import documents, jobs, notes, plans, projects
+from core.store.documents import Document
 from core.store.jobs import index_job_id
 from core.structured import StructuredOutputError
 from workers.admission import admitted_llm
@@ -64,7 +65,7 @@ async def write_note(
     ids = {"project_id": project_id, "job_id": note_job_id}
     async with pool.connection() as conn:
         state = await jobs.attempt_state(conn, **ids)
-    suspect = state is not None and (state["status"] == "running" or state["deaths"] > 0)
+    suspect = state is not None and (state.status == "running" or state.deaths > 0)
     quarantine: Quarantine = ctx.get("quarantine") or Quarantine()
     try:
         # The limit covers a suspect's wait too: arq's own timeout, later, would leave the row running.
@@ -153,7 +154,7 @@ async def _write(
         retriever=retriever_for(ctx),
         llm=llm,
         structured_mode=structured_mode(ctx["settings"]),
-        language=project["language"],
+        language=project.language,
         thresholds=thresholds_of(ctx),
     )
     if plan is None:
@@ -170,11 +171,11 @@ async def _write(
         if plan is None:
             raise NoteAbandoned("The user may no longer write to this project.")
 
-    sections = [PlanSection.model_validate(s) for s in plan["outline"]["sections"]]
+    sections = [PlanSection.model_validate(s) for s in plan.outline["sections"]]
     if not sections:
         raise NoteAbandoned("The project's material has nothing on this topic: the plan has no sections.")
-    title = f"{spec.title}: {plan['topic'] or project['name']}"[:300]
-    gaps = [PlanGap.model_validate(g) for g in plan["outline"]["gaps"]]
+    title = f"{spec.title}: {plan.topic or project.name}"[:300]
+    gaps = [PlanGap.model_validate(g) for g in plan.outline["gaps"]]
     note = WriterInput(title=title, sections=sections, gaps=gaps, kind=kind)
     markdown, written = await _write_sections(ctx, agent, ids, note)
 
@@ -187,7 +188,7 @@ async def _write(
                 project_id=project_id,
                 user_id=user_id,
                 title=title,
-                filename=f"{spec.filename}-{_slug(plan['topic'] or project['name'])}.md",
+                filename=f"{spec.filename}-{_slug(plan.topic or project.name)}.md",
                 source_type="markdown",
                 kind="generated",
                 content=content,
@@ -196,8 +197,8 @@ async def _write(
             if document is None:
                 raise NoteAbandoned("The user may no longer write to this project.")
             result = {
-                "document_id": str(document["id"]),
-                "plan_id": str(plan["id"]),
+                "document_id": str(document.id),
+                "plan_id": str(plan.id),
                 "title": title,
                 "kind": kind,
                 "sections": written,
@@ -205,7 +206,7 @@ async def _write(
                 "usage": agent.usage.by_model,
                 "timings_ms": agent.timings_ms,
             }
-            await notes.finish_note_job(conn, document_id=document["id"], result=result, **ids)
+            await notes.finish_note_job(conn, document_id=document.id, result=result, **ids)
     await _enqueue_index(ctx, document)
     return {"status": "succeeded", **result}
 
@@ -240,14 +241,14 @@ async def _requeue(pool: Any, ids: dict[str, str]) -> None:
         log.warning("could not mark %s queued again: %r", ids["job_id"], error)
 
 
-async def _enqueue_index(ctx: dict[str, Any], document: dict[str, Any]) -> None:
-    job_id = index_job_id(document["id"], document["version"])
+async def _enqueue_index(ctx: dict[str, Any], document: Document) -> None:
+    job_id = index_job_id(document.id, document.version)
     try:
         await ctx["redis"].enqueue_job(
             INDEX_DOCUMENT,
-            str(document["project_id"]),
-            str(document["id"]),
-            document["version"],
+            str(document.project_id),
+            str(document.id),
+            document.version,
             _job_id=job_id,
             _queue_name=INDEX_QUEUE,
         )

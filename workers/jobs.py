@@ -11,6 +11,7 @@ from core.language import TS_CONFIG, resolve_language
 from core.settings import Settings
 from core.store import chunks as chunk_store
 from core.store import document_index, item_sources, jobs
+from core.store.document_index import VersionToIndex
 from core.store.jobs import index_job_id
 from workers.chunking import ChunkDraft, ChunkingConfig, chunk_document
 from workers.embedding import embed_missing
@@ -40,7 +41,7 @@ async def index_document(
             state = await jobs.attempt_state(conn, **ids)
     except TRANSIENT_ERRORS:  # the attempt's own start meets the same error and retries
         state = None
-    suspect = state is not None and (state["status"] == "running" or state["deaths"] > 0)
+    suspect = state is not None and (state.status == "running" or state.deaths > 0)
     quarantine: Quarantine = ctx.get("quarantine") or Quarantine()
     try:
         # The limit covers a suspect's wait too: arq's own timeout, later, would leave the row running.
@@ -73,8 +74,8 @@ async def _attempt(ctx: dict[str, Any], project_id: str, document_id: str, versi
             )
             if row is None:
                 raise JobAbandoned("the document was deleted before it could be indexed")
-            if row["latest_version"] != version:
-                raise JobAbandoned(f"superseded by version {row['latest_version']}")
+            if row.latest_version != version:
+                raise JobAbandoned(f"superseded by version {row.latest_version}")
             await document_index.mark_processing(
                 conn, project_id=project_id, document_id=document_id, version=version
             )
@@ -108,7 +109,7 @@ async def _attempt(ctx: dict[str, Any], project_id: str, document_id: str, versi
 
 
 async def _index(
-    ctx: dict[str, Any], row: dict[str, Any], *, project_id: str, document_id: str, version: int
+    ctx: dict[str, Any], row: VersionToIndex, *, project_id: str, document_id: str, version: int
 ) -> dict[str, Any]:
     pool, settings = ctx["pool"], ctx["settings"]
     job_id = index_job_id(document_id, version)
@@ -120,10 +121,10 @@ async def _index(
     # PDFs in a child process held to PDF_MAX_PAGES, PARSE_MAX_CHARS, PARSE_TIMEOUT_S and
     # PARSE_MAX_MEMORY_MB; a bound passed is a ParseError (failed, with the reason), and the worker lives.
     parsed: ParsedDocument = await parse_bounded(
-        bytes(row["content"]),
-        source_type=row["source_type"],
-        filename=row["filename"],
-        title=row["title"],
+        bytes(row.content),
+        source_type=row.source_type,
+        filename=row.filename,
+        title=row.title,
         limits=ParseLimits.from_settings(settings),
     )
     async with pool.connection() as conn:
@@ -131,7 +132,7 @@ async def _index(
     drafts: list[ChunkDraft] = await asyncio.to_thread(chunk_document, parsed, config)
     if not drafts:
         raise ParseError("The document has no text to index.")
-    language = resolve_language(row["project_language"], parsed.text)
+    language = resolve_language(row.project_language, parsed.text)
 
     async with pool.connection() as conn:
         known = await chunk_store.stored_embeddings(

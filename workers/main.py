@@ -153,27 +153,27 @@ async def _requeue_unfinished(ctx: dict[str, Any], queue: Queue) -> None:
         if queue == "index":
             await ctx["redis"].enqueue_job(
                 INDEX_DOCUMENT,
-                str(job["project_id"]),
-                str(job["document_id"]),
-                job["document_version"],
-                _job_id=job["id"],
+                str(job.project_id),
+                str(job.document_id),
+                job.document_version,
+                _job_id=job.id,
                 _queue_name=INDEX_QUEUE,
             )
             continue
-        request = (job["result"] or {}).get("request") or {}
-        if job["created_by"] is None:  # queued before migration 0010 recorded who asked
-            log.warning("note job %s cannot be queued again: its requester is not recorded", job["id"])
+        request = (job.result or {}).get("request") or {}
+        if job.created_by is None:  # queued before migration 0010 recorded who asked
+            log.warning("note job %s cannot be queued again: its requester is not recorded", job.id)
             continue
         await ctx["redis"].enqueue_job(
             WRITE_NOTE,
-            str(job["project_id"]),
-            str(job["created_by"]),
-            job["id"],
+            str(job.project_id),
+            str(job.created_by),
+            job.id,
             request.get("plan_id"),
             request.get("topic"),
             request.get("max_sections", DEFAULT_SECTIONS),
             kind=request.get("kind", "note"),  # the request as POST /notes stored it
-            _job_id=job["id"],
+            _job_id=job.id,
             _queue_name=AGENT_QUEUE,
         )
 

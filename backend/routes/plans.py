@@ -77,11 +77,11 @@ async def create_plan(
         cited=list(dict.fromkeys(i for section in output["sections"] for i in section.chunk_ids)),
         timings_ms=agent.timings_ms,
         tokens=agent.usage.by_model,
-        plan_id=str(row["id"]),
+        plan_id=str(row.id),
         sections=len(output["sections"]),
         gaps=len(output["gaps"]),
     )
-    return PlanOut.from_row(row, agent.timings_ms)
+    return PlanOut.from_plan(row, agent.timings_ms)
 
 
 @router.get("/plans")
@@ -96,7 +96,7 @@ async def list_plans(
         rows = await plans.list_plans(
             conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
         )
-    return [PlanOut.from_row(row) for row in rows]
+    return [PlanOut.from_plan(row) for row in rows]
 
 
 @router.get("/plans/{plan_id}")
@@ -105,7 +105,7 @@ async def get_plan(plan_id: UUID, access: ProjectDep, db: DbDep) -> PlanOut:
         row = await plans.get_plan(conn, project_id=access.id, user_id=access.user.id, plan_id=plan_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Plan not found.")
-    return PlanOut.from_row(row)
+    return PlanOut.from_plan(row)
 
 
 @router.post("/notes", status_code=status.HTTP_202_ACCEPTED)
@@ -137,19 +137,19 @@ async def write_note(
             WRITE_NOTE,
             str(access.id),
             str(access.user.id),
-            job["id"],
+            job.id,
             request["plan_id"],
             body.topic,
             body.max_sections,
             kind=body.kind,
-            _job_id=job["id"],
+            _job_id=job.id,
             _queue_name=AGENT_QUEUE,
         )
     except Exception as error:  # Redis down: say so, and leave no job that looks like it will run
-        log.error("could not enqueue %s: %r", job["id"], error)
+        log.error("could not enqueue %s: %r", job.id, error)
         reason = "The job queue is unavailable, so the note could not be started; try again later."
         async with db.connection() as conn:
-            await jobs.fail_job(conn, project_id=access.id, job_id=job["id"], error=reason)
+            await jobs.fail_job(conn, project_id=access.id, job_id=job.id, error=reason)
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, reason) from error
     # The writer runs in the worker: its row records the request (plan or topic) and the job id; the
     # job's own timings and tokens are in its result (GET /notes/{job_id}).
@@ -159,9 +159,9 @@ async def write_note(
         question=body.topic or (f"plan {body.plan_id}" if body.plan_id else ""),
         outcome="queued",
         timings_ms={"enqueue": audit.elapsed_ms()},
-        job_id=job["id"],
+        job_id=job.id,
     )
-    return NoteAccepted(job_id=job["id"], status=job["status"], plan_id=body.plan_id)
+    return NoteAccepted(job_id=job.id, status=job.status, plan_id=body.plan_id)
 
 
 @router.get("/notes/{job_id}")
@@ -172,4 +172,4 @@ async def get_note_job(
         row = await notes.get_note_job(conn, project_id=access.id, user_id=access.user.id, job_id=job_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Note job not found.")
-    return NoteJobOut(**row)
+    return NoteJobOut.model_validate(row)

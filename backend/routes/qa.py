@@ -78,7 +78,7 @@ async def _open_thread(
             )
             history = history_from_messages(messages)
         docs = await documents.list_documents(conn, **scope) if for_graph else []
-    refs = [{"id": str(d["id"]), "title": d["title"], "filename": d["filename"]} for d in docs]
+    refs = [{"id": str(d.id), "title": d.title, "filename": d.filename} for d in docs]
     return thread_id, {
         "question": body.question,
         "history": history,

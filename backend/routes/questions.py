@@ -76,7 +76,7 @@ async def generate_questions(
     Every item starts `pending` until a teacher reviews it; items below the confidence threshold have
     status `review`; near-duplicates of the bank's items are not stored and are listed under `rejected`.
     Editors and owners; other members only where the project has `students_study_own_items`."""
-    if not _is_editor(access) and not access.project.get("students_study_own_items"):
+    if not _is_editor(access) and not access.project.students_study_own_items:
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, "Only editors and owners generate items in this project."
         )
@@ -88,7 +88,7 @@ async def generate_questions(
             )
         if document is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "Document not found.")
-        topic = topic or document["title"]
+        topic = topic or document.title
     try:
         async with admission.slot(user=str(access.user.id)):  # its turn at the chat model (429 if full)
             result = await generator.ainvoke(
@@ -193,7 +193,7 @@ async def get_question(question_id: UUID, access: ProjectDep, db: DbDep) -> Ques
 
 def _limit(access: ProjectAccess) -> int | None:
     """Attempts allowed per question: the project's limit for students, none for editors and owners."""
-    return None if _is_editor(access) else access.project.get("max_attempts_per_question")
+    return None if _is_editor(access) else access.project.max_attempts_per_question
 
 
 def _done(access: ProjectAccess, *, attempts: int, correct: bool) -> bool:

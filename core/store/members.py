@@ -29,7 +29,7 @@ class Member:
     user_id: UUID
     email: str
     role: str
-    created_at: datetime  # when they joined the project
+    joined_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ async def list_members(
     # The outer alias is `pm`: access.py's subquery calls its own row `m`, which would shadow ours.
     params = {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset}
     cur = await conn.cursor(row_factory=class_row(Member)).execute(
-        "SELECT pm.user_id, u.email, pm.role, pm.created_at FROM project_members pm"
+        "SELECT pm.user_id, u.email, pm.role, pm.created_at AS joined_at FROM project_members pm"
         " JOIN users u ON u.id = pm.user_id"
         f" WHERE pm.project_id = %(project_id)s AND {member_of('pm.project_id')}"
         f"  AND (pm.role IN ('owner', 'editor') OR pm.user_id = %(user_id)s OR {writer_of('pm.project_id')})"

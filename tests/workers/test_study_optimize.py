@@ -20,8 +20,8 @@ Conn = psycopg.AsyncConnection[dict[str, Any]]
 
 async def test_fit_after_enough_reviews(services: ServiceUrls, db: Conn) -> None:
     user = await users.create_user(db, email=f"fit-{uuid.uuid4()}@example.org")
-    project = await projects.create_project(db, user_id=user["id"], name="fit", description="", language="en")
-    scope = {"project_id": project["id"], "user_id": user["id"]}
+    project = await projects.create_project(db, user_id=user.id, name="fit", description="", language="en")
+    scope = {"project_id": project.id, "user_id": user.id}
     pool = await open_pool(services.database_url, max_size=2)  # as the workers open it
     try:
         async with pool.connection() as conn:
@@ -52,10 +52,10 @@ async def test_fit_after_enough_reviews(services: ServiceUrls, db: Conn) -> None
                 assert row is not None
                 ids.append(row["id"])
             await conn.execute(
-                "UPDATE questions SET review_state = 'approved' WHERE project_id = %s", (project["id"],)
+                "UPDATE questions SET review_state = 'approved' WHERE project_id = %s", (project.id,)
             )
         ctx = {"pool": pool}
-        assert (await optimize_study_parameters(ctx, str(project["id"]), str(user["id"])))[
+        assert (await optimize_study_parameters(ctx, str(project.id), str(user.id)))[
             "status"
         ] == "skipped"
 
@@ -74,16 +74,16 @@ async def test_fit_after_enough_reviews(services: ServiceUrls, db: Conn) -> None
                     "INSERT INTO study_reviews"
                     " (project_id, user_id, question_id, rating, source, reviewed_at)"
                     " VALUES (%s, %s, %s, %s, 'review', %s)",
-                    (project["id"], user["id"], item, rating, at),
+                    (project.id, user.id, item, rating, at),
                 )
-        result = await optimize_study_parameters(ctx, str(project["id"]), str(user["id"]))
+        result = await optimize_study_parameters(ctx, str(project.id), str(user.id))
         assert result == {"status": "fitted", "reviews": len(rows)}
         async with pool.connection() as conn:
             settings = await study.get_settings(conn, **scope)
         assert settings is not None and settings["optimized_reviews"] == len(rows)
         assert len(settings["parameters"]) == 21
         # Fitted once: the next run waits for another MIN_REVIEWS reviews.
-        assert (await optimize_study_parameters(ctx, str(project["id"]), str(user["id"])))[
+        assert (await optimize_study_parameters(ctx, str(project.id), str(user.id)))[
             "status"
         ] == "skipped"
     finally:

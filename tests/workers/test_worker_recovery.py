@@ -191,12 +191,12 @@ async def test_an_index_job_past_its_time_limit_ends_failed_with_the_reason(
     """INDEX_JOB_TIMEOUT_S stops the job (here mid-embedding, with the real model) and says so, instead
     of leaving it `running` as arq's own timeout did."""
     user = await users.create_user(db, email=f"timeout-{time.time_ns()}@example.org")
-    project = await projects.create_project(db, user_id=user["id"], name="p", description="", language="en")
+    project = await projects.create_project(db, user_id=user.id, name="p", description="", language="en")
     content = CHAPTER.read_bytes()
     document = await documents.create_document(
         db,
-        project_id=project["id"],
-        user_id=user["id"],
+        project_id=project.id,
+        user_id=user.id,
         title="book",
         filename="book.md",
         source_type="markdown",
@@ -210,18 +210,18 @@ async def test_an_index_job_past_its_time_limit_ends_failed_with_the_reason(
     try:
         embeddings = await asyncio.to_thread(make_embeddings, settings)
         ctx = {"pool": pool, "settings": limited, "embeddings": embeddings, "job_try": 1}
-        result = await index_document(ctx, str(project["id"]), str(document["id"]), 1)
+        result = await index_document(ctx, str(project.id), str(document.id), 1)
     finally:
         await pool.close()
-    job = await job_row(db, index_job_id(document["id"], 1))
+    job = await job_row(db, index_job_id(document.id, 1))
     assert result["status"] == "failed" and job["status"] == "failed", job
     assert job["error"] == "indexing took longer than 0.5 s and was stopped"
-    assert await document_row(db, str(document["id"])) == {
+    assert await document_row(db, str(document.id)) == {
         "status": "failed",
         "error": job["error"],
         "indexed_version": None,
     }
-    assert await chunk_hashes(db, str(document["id"])) == []
+    assert await chunk_hashes(db, str(document.id)) == []
 
 
 async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_queue(
@@ -229,11 +229,11 @@ async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_q
 ) -> None:
     urls = dataclasses.replace(services, redis_url=f"{services.redis_url}?db={REDIS_DB + 1}")  # empty
     user = await users.create_user(db, email=f"requeue-{time.time_ns()}@example.org")
-    project = await projects.create_project(db, user_id=user["id"], name="p", description="", language="en")
+    project = await projects.create_project(db, user_id=user.id, name="p", description="", language="en")
     document = await documents.create_document(
         db,
-        project_id=project["id"],
-        user_id=user["id"],
+        project_id=project.id,
+        user_id=user.id,
         title="notes",
         filename="notes.md",
         source_type="markdown",
@@ -245,7 +245,7 @@ async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_q
     note_id = notes.new_note_job_id()
     request = {"plan_id": None, "topic": "ownership", "max_sections": 2}
     assert await notes.create_note_job(
-        db, project_id=project["id"], user_id=user["id"], job_id=note_id, request=request
+        db, project_id=project.id, user_id=user.id, job_id=note_id, request=request
     )
     queue = await create_pool(RedisSettings.from_dsn(urls.redis_url))
     pool = await open_pool(services.database_url, max_size=2)
@@ -255,7 +255,7 @@ async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_q
             worker = build_worker(settings, urls, queue=name)
             assert worker.on_startup is not None
             await worker.on_startup({"pool": pool, "redis": queue})
-        index_id = index_job_id(document["id"], 1)
+        index_id = index_job_id(document.id, 1)
         index_job = await Job(index_id, queue, _queue_name=INDEX_QUEUE).info()
         note_job = await Job(note_id, queue, _queue_name=AGENT_QUEUE).info()
         assert await queue.zscore(INDEX_QUEUE, index_id) and not await queue.zscore(AGENT_QUEUE, index_id)
@@ -265,9 +265,9 @@ async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_q
         await queue.flushdb()
         await queue.aclose()
     assert index_job is not None and index_job.function == "index_document"
-    assert index_job.args == (str(project["id"]), str(document["id"]), 1)
+    assert index_job.args == (str(project.id), str(document.id), 1)
     assert note_job is not None and note_job.function == "write_note"
-    assert note_job.args == (str(project["id"]), str(user["id"]), note_id, None, "ownership", 2)
+    assert note_job.args == (str(project.id), str(user.id), note_id, None, "ownership", 2)
 
 
 async def test_a_graceful_stop_mid_job_puts_it_back_in_the_queue_without_a_death(
@@ -276,12 +276,12 @@ async def test_a_graceful_stop_mid_job_puts_it_back_in_the_queue_without_a_death
     """SIGTERM makes arq cancel running jobs and run them again later: the row goes back to `queued`,
     so the next start is not mistaken for a death."""
     user = await users.create_user(db, email=f"stop-{time.time_ns()}@example.org")
-    project = await projects.create_project(db, user_id=user["id"], name="p", description="", language="en")
+    project = await projects.create_project(db, user_id=user.id, name="p", description="", language="en")
     content = CHAPTER.read_bytes()
     document = await documents.create_document(
         db,
-        project_id=project["id"],
-        user_id=user["id"],
+        project_id=project.id,
+        user_id=user.id,
         title="book",
         filename="book.md",
         source_type="markdown",
@@ -290,7 +290,7 @@ async def test_a_graceful_stop_mid_job_puts_it_back_in_the_queue_without_a_death
         content_hash=hashlib.sha256(content).hexdigest(),
     )
     assert document is not None
-    job_id, args = index_job_id(document["id"], 1), (str(project["id"]), str(document["id"]), 1)
+    job_id, args = index_job_id(document.id, 1), (str(project.id), str(document.id), 1)
     pool = await open_pool(services.database_url, max_size=2)
     try:
         embeddings = await asyncio.to_thread(make_embeddings, settings)
