@@ -128,9 +128,7 @@ async def _revoke(
                 if len(matches) > 1:
                     ids = ", ".join(str(m.id) for m in matches)
                     return [], f"{len(matches)} keys start with that prefix ({ids}); give the id"
-                row = await user_store.revoke_key(
-                    conn, user_id=matches[0].user_id, key_id=matches[0].id
-                )
+                row = await user_store.revoke_key(conn, user_id=matches[0].user_id, key_id=matches[0].id)
                 revoked = [row] if row else []
             for row in revoked:
                 details = {"name": row.name, "prefix": row.prefix, "via": "cli"}

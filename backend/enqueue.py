@@ -18,9 +18,7 @@ from core.store.jobs import index_job_id
 log = logging.getLogger(__name__)
 
 
-async def enqueue_index(
-    db: AsyncConnectionPool, queue: ArqRedis, document: Document
-) -> DocumentAccepted:
+async def enqueue_index(db: AsyncConnectionPool, queue: ArqRedis, document: Document) -> DocumentAccepted:
     project_id, document_id, version = document.project_id, document.id, document.version
     job_id = index_job_id(document_id, version)
     try:
@@ -41,6 +39,4 @@ async def enqueue_index(
                 conn, project_id=project_id, document_id=document_id, version=version, error=reason
             )
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, reason) from error
-    return DocumentAccepted(
-        document_id=document_id, job_id=job_id, version=version, status=document.status
-    )
+    return DocumentAccepted(document_id=document_id, job_id=job_id, version=version, status=document.status)

@@ -280,9 +280,7 @@ async def job_ctx(settings: Settings, services: ServiceUrls) -> AsyncIterator[di
 @pytest.fixture(scope="module")
 async def indexed_project(job_ctx: dict[str, Any], db: psycopg.AsyncConnection) -> dict[str, Any]:
     user = await users.create_user(db, email=f"writer-{uuid.uuid4()}@example.org")
-    project = await projects.create_project(
-        db, user_id=user.id, name="Rust", description="", language="en"
-    )
+    project = await projects.create_project(db, user_id=user.id, name="Rust", description="", language="en")
     document = await documents.create_document(
         db,
         project_id=project.id,

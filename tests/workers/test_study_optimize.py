@@ -55,9 +55,7 @@ async def test_fit_after_enough_reviews(services: ServiceUrls, db: Conn) -> None
                 "UPDATE questions SET review_state = 'approved' WHERE project_id = %s", (project.id,)
             )
         ctx = {"pool": pool}
-        assert (await optimize_study_parameters(ctx, str(project.id), str(user.id)))[
-            "status"
-        ] == "skipped"
+        assert (await optimize_study_parameters(ctx, str(project.id), str(user.id)))["status"] == "skipped"
 
         # A log of reviews a day or more apart, a quarter of them forgotten.
         rng, start = random.Random(7), datetime(2026, 1, 1, tzinfo=UTC)
@@ -83,8 +81,6 @@ async def test_fit_after_enough_reviews(services: ServiceUrls, db: Conn) -> None
         assert settings is not None and settings["optimized_reviews"] == len(rows)
         assert len(settings["parameters"]) == 21
         # Fitted once: the next run waits for another MIN_REVIEWS reviews.
-        assert (await optimize_study_parameters(ctx, str(project.id), str(user.id)))[
-            "status"
-        ] == "skipped"
+        assert (await optimize_study_parameters(ctx, str(project.id), str(user.id)))["status"] == "skipped"
     finally:
         await pool.close()
