@@ -5,10 +5,9 @@ from dataclasses import dataclass
 from uuid import UUID
 
 import numpy as np
-from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row
+from psycopg.rows import class_row
 
-from core.store.access import member_of
+from core.store.access import Connection, member_of
 
 _COLUMNS = (
     "c.id, c.document_id, c.document_version, c.ordinal, c.text, c.context_header, c.section_path,"
@@ -56,7 +55,7 @@ class ChunkRow:
 
 
 async def list_chunks(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     project_id: UUID,
     user_id: UUID,
@@ -80,7 +79,7 @@ async def list_chunks(
 
 
 async def stored_embeddings(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, document_id: UUID, embedding_model: str
+    conn: Connection, *, project_id: UUID, document_id: UUID, embedding_model: str
 ) -> dict[str, np.ndarray]:
     """Vectors already computed for this document, by content hash: reindex embeds only what is new."""
     cur = await conn.cursor(row_factory=class_row(_StoredEmbedding)).execute(
@@ -93,7 +92,7 @@ async def stored_embeddings(
 
 
 async def replace_chunks(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     project_id: UUID,
     document_id: UUID,
@@ -126,7 +125,7 @@ _COPY = (
 
 
 async def insert_chunks(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     project_id: UUID,
     document_id: UUID,

@@ -5,8 +5,9 @@ These run with the project and document taken from the job (set by the API), not
 from dataclasses import dataclass
 from uuid import UUID
 
-from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row, scalar_row
+from psycopg.rows import class_row, scalar_row
+
+from core.store.access import Connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +23,7 @@ class VersionToIndex:
 
 
 async def version_to_index(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, document_id: UUID, version: int
+    conn: Connection, *, project_id: UUID, document_id: UUID, version: int
 ) -> VersionToIndex | None:
     cur = await conn.cursor(row_factory=class_row(VersionToIndex)).execute(
         "SELECT d.title, d.source_type, d.version AS latest_version, p.language AS project_language,"
@@ -36,9 +37,7 @@ async def version_to_index(
     return await cur.fetchone()
 
 
-async def mark_processing(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, document_id: UUID, version: int
-) -> None:
+async def mark_processing(conn: Connection, *, project_id: UUID, document_id: UUID, version: int) -> None:
     await conn.execute(
         "UPDATE documents SET status = 'processing', updated_at = now()"
         " WHERE id = %(document_id)s AND project_id = %(project_id)s AND version = %(version)s",
@@ -47,7 +46,7 @@ async def mark_processing(
 
 
 async def lock_for_version(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, document_id: UUID, version: int
+    conn: Connection, *, project_id: UUID, document_id: UUID, version: int
 ) -> str | None:
     """Inside the replace transaction: lock the row; returns why the version must not be written."""
     cur = await conn.cursor(row_factory=scalar_row).execute(
@@ -63,7 +62,7 @@ async def lock_for_version(
 
 
 async def mark_ready(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     project_id: UUID,
     document_id: UUID,
@@ -88,7 +87,7 @@ async def mark_ready(
 
 
 async def mark_failed(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, document_id: UUID, version: int, error: str
+    conn: Connection, *, project_id: UUID, document_id: UUID, version: int, error: str
 ) -> None:
     """Only the latest version's failure shows on the document; its live chunks are left alone."""
     await conn.execute(

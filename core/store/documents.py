@@ -4,10 +4,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row, scalar_row
+from psycopg.rows import class_row, scalar_row
 
-from core.store.access import member_of, writer_of
+from core.store.access import Connection, member_of, writer_of
 from core.store.jobs import index_job_id, reset_for_reindex
 
 _COLUMNS = (
@@ -51,7 +50,7 @@ class _Version:
 
 
 async def create_document(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     project_id: UUID,
     user_id: UUID,
@@ -97,7 +96,7 @@ async def create_document(
 
 
 async def add_version(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     project_id: UUID,
     user_id: UUID,
@@ -141,7 +140,7 @@ async def add_version(
 
 
 async def _add_version(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     project_id: UUID,
     document_id: UUID,
@@ -180,7 +179,7 @@ async def _add_version(
 
 
 async def list_documents(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     project_id: UUID,
     user_id: UUID,
@@ -198,7 +197,7 @@ async def list_documents(
 
 
 async def get_document(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, document_id: UUID
+    conn: Connection, *, project_id: UUID, user_id: UUID, document_id: UUID
 ) -> Document | None:
     cur = await conn.cursor(row_factory=class_row(Document)).execute(
         f"SELECT {_COLUMNS} FROM documents d WHERE d.id = %(document_id)s"
@@ -209,7 +208,7 @@ async def get_document(
 
 
 async def delete_document(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, document_id: UUID
+    conn: Connection, *, project_id: UUID, user_id: UUID, document_id: UUID
 ) -> DeletedDocument | None:
     """Chunks and versions go with the row (ON DELETE CASCADE), in this one statement's transaction.
     The deleted document's title and filename (for the security log), or None when nothing was deleted."""
@@ -222,7 +221,7 @@ async def delete_document(
 
 
 async def latest_content(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, document_id: UUID
+    conn: Connection, *, project_id: UUID, user_id: UUID, document_id: UUID
 ) -> bytes | None:
     cur = await conn.cursor(row_factory=scalar_row).execute(
         "SELECT v.content FROM document_versions v JOIN documents d"
@@ -235,7 +234,7 @@ async def latest_content(
 
 
 async def queue_reindex(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, document_id: UUID
+    conn: Connection, *, project_id: UUID, user_id: UUID, document_id: UUID
 ) -> Document | None:
     """POST .../reindex: the latest version's index job, if it finished (failed or succeeded), is
     queued again with a fresh allowance of worker deaths, and the document shows `queued`; the chunks

@@ -5,10 +5,9 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row, scalar_row
+from psycopg.rows import class_row, scalar_row
 
-from core.store.access import member_of
+from core.store.access import Connection, member_of
 
 _COLUMNS = (
     "j.id, j.project_id, j.document_id, j.document_version, j.kind, j.status, j.stage, j.done, j.total,"
@@ -66,9 +65,7 @@ def index_job_id(document_id: UUID, version: int) -> str:
     return f"index:{document_id}:{version}"
 
 
-async def get_job(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, job_id: str
-) -> Job | None:
+async def get_job(conn: Connection, *, project_id: UUID, user_id: UUID, job_id: str) -> Job | None:
     cur = await conn.cursor(row_factory=class_row(Job)).execute(
         f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s AND j.project_id = %(project_id)s"
         f" AND {member_of('j.project_id')}",
@@ -77,7 +74,7 @@ async def get_job(
     return await cur.fetchone()
 
 
-async def unfinished_jobs(conn: AsyncConnection[DictRow], *, kind: str) -> list[UnfinishedJob]:
+async def unfinished_jobs(conn: Connection, *, kind: str) -> list[UnfinishedJob]:
     """Jobs of one kind to re-enqueue when a worker starts (the queue may have lost them)."""
     cur = await conn.cursor(row_factory=class_row(UnfinishedJob)).execute(
         "SELECT id, kind, project_id, document_id, document_version, created_by, result FROM jobs"
@@ -87,9 +84,7 @@ async def unfinished_jobs(conn: AsyncConnection[DictRow], *, kind: str) -> list[
     return await cur.fetchall()
 
 
-async def attempt_state(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, job_id: str
-) -> AttemptState | None:
+async def attempt_state(conn: Connection, *, project_id: UUID, job_id: str) -> AttemptState | None:
     """The job's status and deaths before an attempt starts: a job still `running` (its last worker
     died) or with deaths on record is suspect, and the worker runs it alone."""
     cur = await conn.cursor(row_factory=class_row(AttemptState)).execute(
@@ -100,7 +95,7 @@ async def attempt_state(
 
 
 async def begin_attempt(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, job_id: str, stage: str, rerun_succeeded: bool = True
+    conn: Connection, *, project_id: UUID, job_id: str, stage: str, rerun_succeeded: bool = True
 ) -> int | None:
     """Marks the job running for a new attempt and returns its deaths, counting the previous attempt
     as one when it is still `running`: the worker holds arq's in-progress lease, so no live worker runs
@@ -119,12 +114,12 @@ async def begin_attempt(
     return deaths
 
 
-async def start_job(conn: AsyncConnection[DictRow], *, project_id: UUID, job_id: str) -> int | None:
+async def start_job(conn: Connection, *, project_id: UUID, job_id: str) -> int | None:
     """An index job's attempt begins (stage `parsing`); returns its deaths so far."""
     return await begin_attempt(conn, project_id=project_id, job_id=job_id, stage="parsing")
 
 
-async def requeue_job(conn: AsyncConnection[DictRow], *, project_id: UUID, job_id: str) -> None:
+async def requeue_job(conn: Connection, *, project_id: UUID, job_id: str) -> None:
     """The attempt stopped on purpose (a retry is scheduled, or the worker is shutting down): the job
     waits in the queue again, and its next start is not counted as a death."""
     await conn.execute(
@@ -134,7 +129,7 @@ async def requeue_job(conn: AsyncConnection[DictRow], *, project_id: UUID, job_i
     )
 
 
-async def reset_for_reindex(conn: AsyncConnection[DictRow], *, project_id: UUID, job_id: str) -> bool:
+async def reset_for_reindex(conn: Connection, *, project_id: UUID, job_id: str) -> bool:
     """A finished (failed or succeeded) index job queued again by POST .../reindex, with a fresh
     allowance of deaths. False when the job is still queued or running (or missing): left as it is."""
     cur = await conn.execute(
@@ -148,7 +143,7 @@ async def reset_for_reindex(conn: AsyncConnection[DictRow], *, project_id: UUID,
 
 
 async def set_progress(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     project_id: UUID,
     job_id: str,
@@ -164,7 +159,7 @@ async def set_progress(
 
 
 async def finish_job(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, job_id: str, chunks_total: int, chunks_embedded: int
+    conn: Connection, *, project_id: UUID, job_id: str, chunks_total: int, chunks_embedded: int
 ) -> None:
     await conn.execute(
         "UPDATE jobs SET status = 'succeeded', stage = 'done', done = total,"
@@ -179,7 +174,7 @@ async def finish_job(
     )
 
 
-async def fail_job(conn: AsyncConnection[DictRow], *, project_id: UUID, job_id: str, error: str) -> None:
+async def fail_job(conn: Connection, *, project_id: UUID, job_id: str, error: str) -> None:
     await conn.execute(
         "UPDATE jobs SET status = 'failed', error = %(error)s, finished_at = now()"
         " WHERE id = %(job_id)s AND project_id = %(project_id)s",

@@ -9,10 +9,9 @@ from datetime import datetime
 from typing import Literal
 from uuid import UUID
 
-from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row, scalar_row
+from psycopg.rows import class_row, scalar_row
 
-from core.store.access import member_of, writer_of
+from core.store.access import Connection, member_of, writer_of
 
 Outcome = Literal["added", "changed", "unchanged", "removed", "not_found", "last_owner", "forbidden"]
 _ROLE_ORDER = "CASE pm.role WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END"
@@ -39,7 +38,7 @@ class _RoleCount:
 
 
 async def list_members(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, limit: int, offset: int
+    conn: Connection, *, project_id: UUID, user_id: UUID, limit: int, offset: int
 ) -> tuple[list[Member], dict[str, int]]:
     """(members, counts per role). Owners and editors see every member with their email; a viewer (a
     student) sees the owners and editors (the teaching staff) and themself, never other viewers, but
@@ -64,7 +63,7 @@ async def list_members(
     return members, counts
 
 
-async def _lock_as(conn: AsyncConnection[DictRow], project_id: UUID, actor_id: UUID) -> str | None:
+async def _lock_as(conn: Connection, project_id: UUID, actor_id: UUID) -> str | None:
     """Locks the project row; the actor's role in it (None: not a member, or no such project)."""
     cur = await conn.cursor(row_factory=scalar_row).execute(
         "SELECT m.role FROM projects p JOIN project_members m ON m.project_id = p.id"
@@ -75,7 +74,7 @@ async def _lock_as(conn: AsyncConnection[DictRow], project_id: UUID, actor_id: U
     return role
 
 
-async def _role_of(conn: AsyncConnection[DictRow], project_id: UUID, member_id: UUID) -> str | None:
+async def _role_of(conn: Connection, project_id: UUID, member_id: UUID) -> str | None:
     cur = await conn.cursor(row_factory=scalar_row).execute(
         "SELECT role FROM project_members WHERE project_id = %s AND user_id = %s", (project_id, member_id)
     )
@@ -83,7 +82,7 @@ async def _role_of(conn: AsyncConnection[DictRow], project_id: UUID, member_id: 
     return role
 
 
-async def _owners(conn: AsyncConnection[DictRow], project_id: UUID) -> int:
+async def _owners(conn: Connection, project_id: UUID) -> int:
     cur = await conn.cursor(row_factory=scalar_row).execute(
         "SELECT count(*) AS n FROM project_members WHERE project_id = %s AND role = 'owner'", (project_id,)
     )
@@ -93,7 +92,7 @@ async def _owners(conn: AsyncConnection[DictRow], project_id: UUID) -> int:
 
 
 async def set_role(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, actor_id: UUID, member_id: UUID, role: str, add: bool
+    conn: Connection, *, project_id: UUID, actor_id: UUID, member_id: UUID, role: str, add: bool
 ) -> MemberChange:
     """The owner `actor_id` gives `member_id` this role: adds them when `add` (else a non-member is
     not_found). Demoting the last owner is refused (last_owner)."""
@@ -115,9 +114,7 @@ async def set_role(
     return MemberChange("added" if old is None else "changed", old)
 
 
-async def remove(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, actor_id: UUID, member_id: UUID
-) -> MemberChange:
+async def remove(conn: Connection, *, project_id: UUID, actor_id: UUID, member_id: UUID) -> MemberChange:
     """An owner removes a member, or a member removes themself (leaves). The last owner can do neither
     to themself, nor be removed (last_owner). A non-owner removing someone else is forbidden."""
     async with conn.transaction():

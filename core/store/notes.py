@@ -8,11 +8,10 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid4
 
-from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row, scalar_row
+from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import member_of, writer_of
+from core.store.access import Connection, member_of, writer_of
 from core.store.jobs import begin_attempt
 
 KIND = "write_note"
@@ -45,7 +44,7 @@ def new_note_job_id() -> str:
 
 
 async def create_note_job(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, job_id: str, request: dict[str, Any]
+    conn: Connection, *, project_id: UUID, user_id: UUID, job_id: str, request: dict[str, Any]
 ) -> NoteJob | None:
     """The queued job row; `request` (plan id or topic) is kept in result until the job replaces it.
     None when the caller may not write to the project."""
@@ -66,9 +65,7 @@ async def create_note_job(
     return await get_note_job(conn, project_id=project_id, user_id=user_id, job_id=job_id)
 
 
-async def get_note_job(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, job_id: str
-) -> NoteJob | None:
+async def get_note_job(conn: Connection, *, project_id: UUID, user_id: UUID, job_id: str) -> NoteJob | None:
     cur = await conn.cursor(row_factory=class_row(NoteJob)).execute(
         f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s AND j.project_id = %(project_id)s"
         f" AND j.kind = 'write_note' AND {member_of('j.project_id')}",
@@ -77,17 +74,13 @@ async def get_note_job(
     return await cur.fetchone()
 
 
-async def start_note_job(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, job_id: str, stage: str
-) -> int | None:
+async def start_note_job(conn: Connection, *, project_id: UUID, job_id: str, stage: str) -> int | None:
     """The attempt's deaths so far (see jobs.begin_attempt); None when the job does not exist or
     already succeeded: a rerun must not write a second note."""
     return await begin_attempt(conn, project_id=project_id, job_id=job_id, stage=stage, rerun_succeeded=False)
 
 
-async def finished_result(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, job_id: str
-) -> dict[str, Any] | None:
+async def finished_result(conn: Connection, *, project_id: UUID, job_id: str) -> dict[str, Any] | None:
     """The succeeded job's result (JSON), else None."""
     cur = await conn.cursor(row_factory=scalar_row).execute(
         "SELECT result FROM jobs WHERE id = %(job_id)s AND project_id = %(project_id)s"
@@ -99,7 +92,7 @@ async def finished_result(
 
 
 async def finish_note_job(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     project_id: UUID,
     job_id: str,

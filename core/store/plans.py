@@ -7,11 +7,10 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import member_of, writer_of
+from core.store.access import Connection, member_of, writer_of
 
 _COLUMNS = "pl.id, pl.project_id, pl.topic, pl.outline, pl.created_by, pl.created_at"
 
@@ -34,7 +33,7 @@ class _Headings:
 
 
 async def create_plan(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     project_id: UUID,
     user_id: UUID,
@@ -52,9 +51,7 @@ async def create_plan(
     return await cur.fetchone()
 
 
-async def get_plan(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, plan_id: UUID
-) -> Plan | None:
+async def get_plan(conn: Connection, *, project_id: UUID, user_id: UUID, plan_id: UUID) -> Plan | None:
     cur = await conn.cursor(row_factory=class_row(Plan)).execute(
         f"SELECT {_COLUMNS} FROM plans pl WHERE pl.id = %(plan_id)s AND pl.project_id = %(project_id)s"
         f" AND {member_of('pl.project_id')}",
@@ -64,7 +61,7 @@ async def get_plan(
 
 
 async def list_plans(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, limit: int = 50, offset: int = 0
+    conn: Connection, *, project_id: UUID, user_id: UUID, limit: int = 50, offset: int = 0
 ) -> list[Plan]:
     cur = await conn.cursor(row_factory=class_row(Plan)).execute(
         f"SELECT {_COLUMNS} FROM plans pl WHERE pl.project_id = %(project_id)s"
@@ -76,7 +73,7 @@ async def list_plans(
 
 
 async def project_headings(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, limit: int = 60
+    conn: Connection, *, project_id: UUID, user_id: UUID, limit: int = 60
 ) -> list[str]:
     """Titles of the uploaded documents and their top two heading levels, in reading order:
     the words a plan of the whole project should cover (generated notes are not material)."""

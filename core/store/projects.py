@@ -5,10 +5,9 @@ from datetime import date, datetime
 from typing import Any
 from uuid import UUID
 
-from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row, scalar_row
+from psycopg.rows import class_row, scalar_row
 
-from core.store.access import member_of, owner_of, writer_of
+from core.store.access import Connection, member_of, owner_of, writer_of
 
 _COLUMNS = (
     "p.id, p.name, p.description, p.language, p.groundedness_sample_rate, p.max_attempts_per_question,"
@@ -41,7 +40,7 @@ class Project:
 
 
 async def create_project(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     user_id: UUID,
     name: str,
@@ -73,7 +72,7 @@ async def create_project(
 
 
 async def list_projects(
-    conn: AsyncConnection[DictRow], *, user_id: UUID, limit: int | None = None, offset: int = 0
+    conn: Connection, *, user_id: UUID, limit: int | None = None, offset: int = 0
 ) -> list[Project]:
     cur = await conn.cursor(row_factory=class_row(Project)).execute(
         f"SELECT {_COLUMNS}, {_ROLE} FROM projects p WHERE {member_of('p.id')} ORDER BY p.created_at, p.id"
@@ -83,7 +82,7 @@ async def list_projects(
     return await cur.fetchall()
 
 
-async def get_project(conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID) -> Project | None:
+async def get_project(conn: Connection, *, project_id: UUID, user_id: UUID) -> Project | None:
     cur = await conn.cursor(row_factory=class_row(Project)).execute(
         f"SELECT {_COLUMNS}, m.role FROM projects p"
         " JOIN project_members m ON m.project_id = p.id AND m.user_id = %(user_id)s"
@@ -94,7 +93,7 @@ async def get_project(conn: AsyncConnection[DictRow], *, project_id: UUID, user_
 
 
 async def update_project(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, changes: dict[str, Any]
+    conn: Connection, *, project_id: UUID, user_id: UUID, changes: dict[str, Any]
 ) -> bool:
     allowed = {key: value for key, value in changes.items() if key in _UPDATABLE}
     if not allowed:
@@ -110,7 +109,7 @@ async def update_project(
     return cur.rowcount == 1
 
 
-async def delete_project(conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID) -> bool:
+async def delete_project(conn: Connection, *, project_id: UUID, user_id: UUID) -> bool:
     cur = await conn.execute(
         f"DELETE FROM projects p WHERE p.id = %(project_id)s AND {owner_of('p.id')}",
         {"project_id": project_id, "user_id": user_id},

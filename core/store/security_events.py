@@ -7,11 +7,10 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import owner_of
+from core.store.access import Connection, owner_of
 
 ACTIONS = (
     "key.created",
@@ -51,7 +50,7 @@ class SecurityEvent:
 
 
 async def insert_event(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     action: str,
     actor_user_id: UUID | None,
@@ -85,7 +84,7 @@ async def insert_event(
 
 
 async def project_events(
-    conn: AsyncConnection[DictRow], *, project_id: UUID, user_id: UUID, limit: int, offset: int
+    conn: Connection, *, project_id: UUID, user_id: UUID, limit: int, offset: int
 ) -> list[SecurityEvent]:
     """A project's events, newest first, for its owners only (the SQL checks the caller is one)."""
     cur = await conn.cursor(row_factory=class_row(SecurityEvent)).execute(
@@ -96,9 +95,7 @@ async def project_events(
     return await cur.fetchall()
 
 
-async def user_events(
-    conn: AsyncConnection[DictRow], *, user_id: UUID, limit: int, offset: int
-) -> list[SecurityEvent]:
+async def user_events(conn: Connection, *, user_id: UUID, limit: int, offset: int) -> list[SecurityEvent]:
     """A user's own account events (keys created and revoked, by them or by the operator), newest first."""
     cur = await conn.cursor(row_factory=class_row(SecurityEvent)).execute(
         f"SELECT {_COLUMNS} {_FROM} WHERE e.project_id IS NULL AND e.target_user_id = %(user_id)s"

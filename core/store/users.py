@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from psycopg import AsyncConnection
-from psycopg.rows import DictRow, class_row, scalar_row
+from psycopg.rows import class_row, scalar_row
+
+from core.store.access import Connection
 
 KEY_PREFIX = "sk-studyai-"
 # Seconds between two writes of a key's last_used_at: a read-mostly check stays a read.
@@ -50,7 +51,7 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-async def create_user(conn: AsyncConnection[DictRow], *, email: str) -> User:
+async def create_user(conn: Connection, *, email: str) -> User:
     cur = await conn.cursor(row_factory=class_row(User)).execute(
         "INSERT INTO users (email) VALUES (%(email)s)"
         " ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email RETURNING id, email, created_at",
@@ -62,7 +63,7 @@ async def create_user(conn: AsyncConnection[DictRow], *, email: str) -> User:
 
 
 async def create_api_key(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     user_id: UUID,
     name: str = "default",
@@ -73,7 +74,7 @@ async def create_api_key(
 
 
 async def create_api_key_row(
-    conn: AsyncConnection[DictRow],
+    conn: Connection,
     *,
     user_id: UUID,
     name: str = "default",
@@ -98,7 +99,7 @@ async def create_api_key_row(
     return key, row
 
 
-async def user_for_key(conn: AsyncConnection[DictRow], key: str) -> KeyHolder | None:
+async def user_for_key(conn: Connection, key: str) -> KeyHolder | None:
     """The user of a live key (not revoked, not expired) with the key's id, else None. Checked in SQL on
     every request, so a revocation or an expiry takes effect on the next one. last_used_at is bumped in
     the same statement, at most once per LAST_USED_RESOLUTION_S."""
@@ -113,7 +114,7 @@ async def user_for_key(conn: AsyncConnection[DictRow], key: str) -> KeyHolder | 
     return await cur.fetchone()
 
 
-async def list_keys(conn: AsyncConnection[DictRow], *, user_id: UUID) -> list[ApiKey]:
+async def list_keys(conn: Connection, *, user_id: UUID) -> list[ApiKey]:
     """A user's keys, newest first, revoked and expired ones included; never the hash."""
     cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
         f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE user_id = %(user_id)s ORDER BY created_at DESC, id",
@@ -122,7 +123,7 @@ async def list_keys(conn: AsyncConnection[DictRow], *, user_id: UUID) -> list[Ap
     return await cur.fetchall()
 
 
-async def count_live_keys(conn: AsyncConnection[DictRow], *, user_id: UUID) -> int:
+async def count_live_keys(conn: Connection, *, user_id: UUID) -> int:
     cur = await conn.cursor(row_factory=scalar_row).execute(
         f"SELECT count(*) AS n FROM api_keys k WHERE k.user_id = %(user_id)s AND {_LIVE}",
         {"user_id": user_id},
@@ -132,7 +133,7 @@ async def count_live_keys(conn: AsyncConnection[DictRow], *, user_id: UUID) -> i
     return live
 
 
-async def revoke_key(conn: AsyncConnection[DictRow], *, user_id: UUID, key_id: UUID) -> ApiKey | None:
+async def revoke_key(conn: Connection, *, user_id: UUID, key_id: UUID) -> ApiKey | None:
     """Revokes one of the user's own live keys; the key, or None when the user has no such unrevoked key
     (another user's key id is indistinguishable from a missing one)."""
     cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
@@ -144,12 +145,12 @@ async def revoke_key(conn: AsyncConnection[DictRow], *, user_id: UUID, key_id: U
     return await cur.fetchone()
 
 
-async def has_key(conn: AsyncConnection[DictRow], *, user_id: UUID, key_id: UUID) -> bool:
+async def has_key(conn: Connection, *, user_id: UUID, key_id: UUID) -> bool:
     cur = await conn.execute("SELECT 1 FROM api_keys WHERE id = %s AND user_id = %s", (key_id, user_id))
     return await cur.fetchone() is not None
 
 
-async def keys_matching(conn: AsyncConnection[DictRow], *, id_or_prefix: str) -> list[ApiKey]:
+async def keys_matching(conn: Connection, *, id_or_prefix: str) -> list[ApiKey]:
     """Operator look-up (CLI): the key with this id, this whole key, or a stored prefix that starts with
     this (at least one character past "sk-studyai-")."""
     cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
@@ -162,7 +163,7 @@ async def keys_matching(conn: AsyncConnection[DictRow], *, id_or_prefix: str) ->
     return await cur.fetchall()
 
 
-async def revoke_all_keys(conn: AsyncConnection[DictRow], *, user_id: UUID) -> list[ApiKey]:
+async def revoke_all_keys(conn: Connection, *, user_id: UUID) -> list[ApiKey]:
     """Revokes every live key of the user; the keys revoked now."""
     cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
         f"UPDATE api_keys SET revoked_at = now() WHERE user_id = %(user_id)s AND revoked_at IS NULL"
@@ -172,7 +173,7 @@ async def revoke_all_keys(conn: AsyncConnection[DictRow], *, user_id: UUID) -> l
     return await cur.fetchall()
 
 
-async def user_by_email(conn: AsyncConnection[DictRow], *, email: str) -> User | None:
+async def user_by_email(conn: Connection, *, email: str) -> User | None:
     cur = await conn.cursor(row_factory=class_row(User)).execute(
         "SELECT id, email, created_at FROM users WHERE email = %(email)s", {"email": email.strip().lower()}
     )
