@@ -43,6 +43,8 @@ class KeyCreate(BaseModel):
 class KeyOut(BaseModel):
     """A key as listed: never the key or its hash; `prefix` is its first characters, to recognise it."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     id: UUID
     name: str
     prefix: str
@@ -72,6 +74,8 @@ class RoleChange(BaseModel):
 
 
 class MemberRow(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     user_id: UUID
     email: str
     role: Role
@@ -90,6 +94,8 @@ class MemberList(BaseModel):
 
 
 class SecurityEventOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: int
     project_id: UUID | None
     action: str

@@ -12,6 +12,7 @@ from core.services import EmbeddedServices
 from core.settings import Settings
 from core.store import security_events
 from core.store import users as user_store
+from core.store.users import ApiKey
 
 users_app = typer.Typer(help="Users and API keys.", no_args_is_help=True)
 
@@ -60,23 +61,23 @@ async def _create_user(
             user = user or await user_store.create_user(conn, email=email)
             expires_at = datetime.now(UTC) + timedelta(days=expires_in_days) if expires_in_days else None
             key, row = await user_store.create_api_key_row(
-                conn, user_id=user["id"], name=key_name, expires_at=expires_at
+                conn, user_id=user.id, name=key_name, expires_at=expires_at
             )
-            details = {"name": key_name, "prefix": row["prefix"], "via": "cli"}
+            details = {"name": key_name, "prefix": row.prefix, "via": "cli"}
             await _log_key_event(conn, settings, "key.created", row, details)
         return key
 
 
 async def _log_key_event(
-    conn: psycopg.AsyncConnection, settings: Settings, action: str, row: dict, details: dict
+    conn: psycopg.AsyncConnection, settings: Settings, action: str, row: ApiKey, details: dict
 ) -> None:
     """The operator's key actions go to the security log too (no actor, no request id: the CLI)."""
     await security_events.insert_event(
         conn,
         action=action,
         actor_user_id=None,
-        target_user_id=row["user_id"],
-        target_id=row["id"],
+        target_user_id=row.user_id,
+        target_id=row.id,
         details=details,
         retention_days=settings.security_events_retention_days,
     )
@@ -103,14 +104,14 @@ def revoke_keys(
         typer.echo(f"studyai users revoke: {error}", err=True)
         raise typer.Exit(1)
     for row in revoked:
-        typer.echo(f"revoked {row['id']} {row['prefix']} ({row['name']})")
+        typer.echo(f"revoked {row.id} {row.prefix} ({row.name})")
     if not revoked:
         typer.echo("no live key to revoke")
 
 
 async def _revoke(
     database_url: str, settings: Settings, key: str | None, email: str | None
-) -> tuple[list[dict], str | None]:
+) -> tuple[list[ApiKey], str | None]:
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
         conn.row_factory = psycopg.rows.dict_row
         async with conn.transaction():
@@ -118,21 +119,19 @@ async def _revoke(
                 user = await user_store.user_by_email(conn, email=email)
                 if user is None:
                     return [], f"no user has the email {email.strip().lower()}"
-                revoked = await user_store.revoke_all_keys(conn, user_id=user["id"])
+                revoked = await user_store.revoke_all_keys(conn, user_id=user.id)
             else:
                 assert key is not None
                 matches = await user_store.keys_matching(conn, id_or_prefix=key.strip())
                 if not matches:
                     return [], "no key has that id or prefix"
                 if len(matches) > 1:
-                    ids = ", ".join(str(m["id"]) for m in matches)
+                    ids = ", ".join(str(m.id) for m in matches)
                     return [], f"{len(matches)} keys start with that prefix ({ids}); give the id"
-                row = await user_store.revoke_key(
-                    conn, user_id=matches[0]["user_id"], key_id=matches[0]["id"]
-                )
+                row = await user_store.revoke_key(conn, user_id=matches[0].user_id, key_id=matches[0].id)
                 revoked = [row] if row else []
             for row in revoked:
-                details = {"name": row["name"], "prefix": row["prefix"], "via": "cli"}
+                details = {"name": row.name, "prefix": row.prefix, "via": "cli"}
                 await _log_key_event(conn, settings, "key.revoked", row, details)
         return revoked, None
 
@@ -151,25 +150,25 @@ def list_keys(email: str) -> None:
     for row in rows:
         status = (
             "revoked"
-            if row["revoked_at"]
+            if row.revoked_at
             else "expired"
-            if row["expires_at"] and row["expires_at"] <= now
+            if row.expires_at and row.expires_at <= now
             else "active"
         )
         fields = [
-            row["id"],
-            row["prefix"],
+            row.id,
+            row.prefix,
             status,
-            row["name"],
-            row["created_at"],
-            row["last_used_at"],
-            row["expires_at"],
+            row.name,
+            row.created_at,
+            row.last_used_at,
+            row.expires_at,
         ]
         typer.echo("\t".join("-" if value is None else str(value) for value in fields))
 
 
-async def _list_keys(database_url: str, email: str) -> list[dict] | None:
+async def _list_keys(database_url: str, email: str) -> list[ApiKey] | None:
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
         conn.row_factory = psycopg.rows.dict_row
         user = await user_store.user_by_email(conn, email=email)
-        return None if user is None else await user_store.list_keys(conn, user_id=user["id"])
+        return None if user is None else await user_store.list_keys(conn, user_id=user.id)

@@ -1,7 +1,7 @@
 """Request dependencies as Annotated aliases: routes declare what they need, never build it."""
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 from arq.connections import ArqRedis
@@ -17,6 +17,7 @@ from core.retrieval import Retriever
 from core.runtime import Runtime
 from core.settings import Settings
 from core.store import projects, users
+from core.store.projects import Project
 
 _bearer = HTTPBearer(auto_error=False, description="An API key from `studyai users create EMAIL`.")
 
@@ -110,10 +111,10 @@ async def get_current_user(
             headers={"WWW-Authenticate": "Bearer"},
         )
     if limiter is not None:
-        verdict = await limiter.limit_user(request.scope, user["id"])
+        verdict = await limiter.limit_user(request.scope, user.id)
         if verdict is not None and not verdict.allowed:
             raise RateLimited(verdict, "Rate limit reached for this kind of request; retry later.")
-    return CurrentUser(id=user["id"], email=user["email"], key_id=user["key_id"])
+    return CurrentUser(id=user.id, email=user.email, key_id=user.key_id)
 
 
 async def _failed(limiter: RateLimiter | None, request: Request) -> None:
@@ -126,16 +127,16 @@ UserDep = Annotated[CurrentUser, Depends(get_current_user)]
 
 @dataclass(frozen=True)
 class ProjectAccess:
-    project: dict[str, Any]
+    project: Project
     user: CurrentUser
 
     @property
     def id(self) -> UUID:
-        return self.project["id"]
+        return self.project.id
 
     @property
     def role(self) -> str:
-        return self.project["role"]
+        return self.project.role
 
 
 def project_not_found() -> HTTPException:
@@ -176,7 +177,7 @@ async def get_agent_context(
     return AgentContext(
         project_id=access.id,
         user_id=access.user.id,
-        language=access.project["language"],
+        language=access.project.language,
         retriever=runtime.retriever,
         llm=llm,
         structured_mode=runtime.chat.structured_mode,

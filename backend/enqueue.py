@@ -4,7 +4,6 @@ Takes the pool, not a connection: the caller has given its connection back befor
 and one is borrowed again only to mark the job failed when the queue is down."""
 
 import logging
-from typing import Any
 
 from arq.connections import ArqRedis
 from fastapi import HTTPException, status
@@ -13,14 +12,13 @@ from psycopg_pool import AsyncConnectionPool
 from backend.schemas import DocumentAccepted
 from core.jobs.specs import INDEX_DOCUMENT, IndexDocument, enqueue
 from core.store import document_index, jobs
+from core.store.documents import Document
 
 log = logging.getLogger(__name__)
 
 
-async def enqueue_index(
-    db: AsyncConnectionPool, queue: ArqRedis, document: dict[str, Any]
-) -> DocumentAccepted:
-    project_id, document_id, version = document["project_id"], document["id"], document["version"]
+async def enqueue_index(db: AsyncConnectionPool, queue: ArqRedis, document: Document) -> DocumentAccepted:
+    project_id, document_id, version = document.project_id, document.id, document.version
     args = IndexDocument(project_id, document_id, version)
     job_id = INDEX_DOCUMENT.job_id(args)
     try:
@@ -34,6 +32,4 @@ async def enqueue_index(
                 conn, project_id=project_id, document_id=document_id, version=version, error=reason
             )
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, reason) from error
-    return DocumentAccepted(
-        document_id=document_id, job_id=job_id, version=version, status=document["status"]
-    )
+    return DocumentAccepted(document_id=document_id, job_id=job_id, version=version, status=document.status)

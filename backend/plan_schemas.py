@@ -4,11 +4,12 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.planner.config import DEFAULT_SECTIONS, MAX_SECTIONS
 from agents.planner.state import PlanGap, PlanSection
 from agents.writer.kinds import Kind
+from core.store.plans import Plan
 
 
 class PlanRequest(BaseModel):
@@ -32,19 +33,20 @@ class PlanOut(BaseModel):
     timings_ms: dict[str, float] = Field(default_factory=dict, description="this request's stages only")
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], timings_ms: dict[str, float] | None = None) -> "PlanOut":
-        outline = row["outline"]
+    def from_plan(cls, plan: Plan, timings_ms: dict[str, float] | None = None) -> "PlanOut":
+        """The stored outline's JSON is flattened into the plan."""
+        outline = plan.outline
         return cls(
-            id=row["id"],
-            project_id=row["project_id"],
-            topic=row["topic"],
+            id=plan.id,
+            project_id=plan.project_id,
+            topic=plan.topic,
             query=outline["query"],
             retrieved=outline["retrieved"],
             sections=outline["sections"],
             gaps=outline["gaps"],
             unassigned_chunk_ids=outline["unassigned_chunk_ids"],
-            created_by=row["created_by"],
-            created_at=row["created_at"],
+            created_by=plan.created_by,
+            created_at=plan.created_at,
             timings_ms=timings_ms or {},
         )
 
@@ -72,6 +74,8 @@ class NoteAccepted(BaseModel):
 
 class NoteJobOut(BaseModel):
     """The job, and once it succeeded the note's document id and what the writer did."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     id: str
     project_id: UUID

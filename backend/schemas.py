@@ -4,7 +4,7 @@ from datetime import date, datetime
 from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 Language = Literal["pt", "en", "auto"]
 Role = Literal["owner", "editor", "viewer"]
@@ -40,6 +40,8 @@ class ProjectUpdate(BaseModel):
 
 
 class ProjectOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: UUID
     name: str
     description: str
@@ -66,6 +68,8 @@ class MemberOut(BaseModel):
 
 
 class DocumentOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: UUID
     project_id: UUID
     title: str
@@ -100,6 +104,8 @@ class DocumentTextUpdate(BaseModel):
 
 
 class ChunkOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: int
     document_id: UUID
     document_version: int
@@ -116,6 +122,8 @@ class ChunkOut(BaseModel):
 
 
 class JobOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: str
     project_id: UUID
     document_id: UUID | None

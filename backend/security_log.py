@@ -7,6 +7,7 @@ membership, documents and project settings."""
 
 import logging
 from typing import Any
+from uuid import UUID
 
 from fastapi import Request
 from psycopg import AsyncConnection
@@ -21,10 +22,10 @@ async def record(
     request: Request,
     *,
     action: str,
-    actor_user_id: Any,
-    project_id: Any = None,
-    target_user_id: Any = None,
-    target_id: Any = None,
+    actor_user_id: UUID | None,
+    project_id: UUID | None = None,
+    target_user_id: UUID | None = None,
+    target_id: UUID | str | None = None,
     details: dict[str, Any] | None = None,
 ) -> None:
     settings = get_settings(request)

@@ -118,7 +118,7 @@ async def make_party(app: FastAPI, http: httpx.AsyncClient, name: str) -> Party:
     runtime = runtime_of(app)
     async with runtime.pool.connection() as conn:
         user = await users.create_user(conn, email=f"fuzz-{name.lower()}-{time.time_ns()}@example.org")
-        headers = {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user['id'])}"}
+        headers = {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user.id)}"}
     response = await http.post("/projects", json={"name": f"fuzz {name}"}, headers=headers)
     response.raise_for_status()
     project = response.json()["id"]
@@ -147,9 +147,9 @@ async def make_party(app: FastAPI, http: httpx.AsyncClient, name: str) -> Party:
                 review_state="approved", source_chunk_ids=[chunks[0]["id"]], embedding=vector,
             )  # fmt: skip
             await questions.insert_question(
-                conn, project_id=project, user_id=user["id"], question=draft, duplicate_similarity=0.99
+                conn, project_id=project, user_id=user.id, question=draft, duplicate_similarity=0.99
             )
-    party = Party(name, headers, str(user["id"]), user["email"], project, marker)
+    party = Party(name, headers, str(user.id), user.email, project, marker)
     await collect_ids(app, party)
     # Best effort: a thread, an attempt and a plan through the API (the fake model answers).
     await http.post(

@@ -158,7 +158,7 @@ async def main() -> None:
 async def run(http: httpx.AsyncClient, app: Any, settings: Settings, rust_files: list[Path]) -> None:
     async with runtime_of(app).pool.connection() as conn:
         user = await users.create_user(conn, email="bench@example.org")
-        headers = {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user['id'])}"}
+        headers = {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user.id)}"}
     print(
         f"settings: max_chars={settings.chunk_max_chars} overlap={settings.chunk_overlap_chars} "
         f"batch={settings.embedding_batch_size} worker_max_jobs={settings.worker_max_jobs}"

@@ -37,7 +37,7 @@ async def main(url):
     async with await psycopg.AsyncConnection.connect(url, autocommit=True, row_factory=dict_row) as conn:
         for email in sys.argv[1:]:
             user = await users.create_user(conn, email=email)
-            print(await users.create_api_key(conn, user_id=user["id"], name="load"))
+            print(await users.create_api_key(conn, user_id=user.id, name="load"))
 
 with EmbeddedServices(Settings(), redis=False, stop_on_exit=False) as urls:
     asyncio.run(main(urls.database_url))

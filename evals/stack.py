@@ -69,7 +69,7 @@ async def eval_user_headers(pool: AsyncConnectionPool, email: str, key_name: str
     """The same user on every run (its project is reused); a fresh key each run, so none is stored."""
     async with pool.connection() as conn:
         user = await users.create_user(conn, email=email)
-        key = await users.create_api_key(conn, user_id=user["id"], name=key_name)
+        key = await users.create_api_key(conn, user_id=user.id, name=key_name)
     return {"Authorization": f"Bearer {key}"}
 
 

@@ -137,7 +137,7 @@ class UserFactory:
     async def __call__(self, name: str = "user") -> Caller:
         self._count += 1
         user = await users.create_user(self._conn, email=f"{name}-{self._count}-{time.time_ns()}@example.org")
-        return Caller(await users.create_api_key(self._conn, user_id=user["id"]), user["email"])
+        return Caller(await users.create_api_key(self._conn, user_id=user.id), user.email)
 
 
 @pytest.fixture(scope="session")

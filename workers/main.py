@@ -99,18 +99,18 @@ async def _requeue_unfinished(runtime: Runtime, queue: Queue) -> None:
         pending = await unfinished_jobs(conn, kind="index" if queue == "index" else "write_note")
     for job in pending:
         if queue == "index":
-            args = IndexDocument(job["project_id"], job["document_id"], job["document_version"])
+            args = IndexDocument(job.project_id, job.document_id, job.document_version)
             await enqueue(runtime.redis, INDEX_DOCUMENT, args)
             continue
-        request = (job["result"] or {}).get("request") or {}
-        if job["created_by"] is None:  # queued before migration 0010 recorded who asked
-            log.warning("note job %s cannot be queued again: its requester is not recorded", job["id"])
+        request = (job.result or {}).get("request") or {}
+        if job.created_by is None:  # queued before migration 0010 recorded who asked
+            log.warning("note job %s cannot be queued again: its requester is not recorded", job.id)
             continue
         plan_id = request.get("plan_id")
         note = WriteNote(  # the request as POST /notes stored it
-            project_id=job["project_id"],
-            user_id=job["created_by"],
-            job_id=job["id"],
+            project_id=job.project_id,
+            user_id=job.created_by,
+            job_id=job.id,
             plan_id=None if plan_id is None else UUID(plan_id),
             topic=request.get("topic"),
             max_sections=request.get("max_sections", DEFAULT_SECTIONS),

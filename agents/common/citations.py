@@ -1,34 +1,34 @@
 """Citations are built by the application from chunks that were actually retrieved."""
 
-from pydantic import BaseModel
+from typing import Any
 
 from core.retrieval import Candidate
+from core.store.refs import ChunkRef
 
 EXCERPT_CHARS = 300
 
 
-class Citation(BaseModel):
-    chunk_id: int
-    document_id: str
-    document_title: str
-    section_path: list[str]
-    page_start: int | None
-    page_end: int | None
+class Citation(ChunkRef):
     excerpt: str
 
 
-def citation_for(candidate: Candidate) -> Citation:
+def ref_fields(candidate: Candidate) -> dict[str, Any]:
+    """The ChunkRef fields of a retrieved chunk, for any model built on ChunkRef."""
     row = candidate.row
+    return {
+        "chunk_id": candidate.chunk_id,
+        "document_id": str(row["document_id"]),
+        "document_title": row["document_title"],
+        "section_path": list(row["section_path"]),
+        "page_start": row["page_start"],
+        "page_end": row["page_end"],
+    }
+
+
+def citation_for(candidate: Candidate) -> Citation:
     text = " ".join(candidate.text.split())
-    return Citation(
-        chunk_id=candidate.chunk_id,
-        document_id=str(row["document_id"]),
-        document_title=row["document_title"],
-        section_path=list(row["section_path"]),
-        page_start=row["page_start"],
-        page_end=row["page_end"],
-        excerpt=text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else ""),
-    )
+    excerpt = text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")
+    return Citation(**ref_fields(candidate), excerpt=excerpt)
 
 
 def build_citations(claimed_ids: list[int], retrieved: list[Candidate]) -> tuple[list[Citation], list[int]]:

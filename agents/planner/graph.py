@@ -11,6 +11,7 @@ from typing import Literal
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
+from agents.common.citations import ref_fields
 from agents.common.context import AgentContext
 from agents.planner import config
 from agents.planner.prompts import outline_messages
@@ -67,16 +68,7 @@ def _clean(text: str, limit: int) -> str:
 
 
 def _source(candidate: Candidate, relevance: float) -> SourceRef:
-    row = candidate.row
-    return SourceRef(
-        chunk_id=candidate.chunk_id,
-        document_id=str(row["document_id"]),
-        document_title=row["document_title"],
-        section_path=list(row["section_path"]),
-        page_start=row["page_start"],
-        page_end=row["page_end"],
-        relevance=relevance,
-    )
+    return SourceRef(**ref_fields(candidate), relevance=relevance)
 
 
 def group_by_section(retrieved: list[Candidate]) -> list[list[Candidate]]:

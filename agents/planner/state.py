@@ -6,6 +6,7 @@ from pydantic import BaseModel, Field
 
 from agents.planner import config
 from core.retrieval import Candidate
+from core.store.refs import ChunkRef
 
 
 class DraftSection(BaseModel):
@@ -25,15 +26,9 @@ class DraftOutline(BaseModel):
     sections: list[DraftSection] = Field(json_schema_extra={"maxItems": config.MAX_SECTIONS})
 
 
-class SourceRef(BaseModel):
+class SourceRef(ChunkRef):
     """A retrieved chunk that supports a section, as the application found it."""
 
-    chunk_id: int
-    document_id: str
-    document_title: str
-    section_path: list[str]
-    page_start: int | None
-    page_end: int | None
     relevance: float  # 0..1, see graph._relevance
 
 

@@ -11,7 +11,7 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from uuid import UUID
@@ -36,6 +36,11 @@ class Member(Protocol):
     def id(self) -> UUID: ...
 
 
+class ProjectRate(Protocol):
+    @property
+    def groundedness_sample_rate(self) -> float | None: ...  # None: the server's GROUNDEDNESS_SAMPLE_RATE
+
+
 class Caller(Protocol):
     """Who an agent runs for: the API's ProjectAccess (the membership check's result), or a job's own."""
 
@@ -46,7 +51,7 @@ class Caller(Protocol):
     def user(self) -> Member: ...
 
     @property
-    def project(self) -> Mapping[str, Any]: ...  # its row: the groundedness sample rate
+    def project(self) -> ProjectRate: ...
 
 
 @dataclass(frozen=True)
@@ -55,25 +60,26 @@ class JobUser:
 
 
 @dataclass(frozen=True)
+class JobProject:
+    groundedness_sample_rate: float | None = None
+
+
+@dataclass(frozen=True)
 class JobCaller:
-    """A worker job's caller: the project row it runs in (at least its id) and the user it runs for."""
+    """A worker job's caller: the project it runs in and the user it runs for."""
 
-    project: Mapping[str, Any]
+    id: UUID
     user: JobUser
-
-    @property
-    def id(self) -> UUID:
-        return UUID(str(self.project["id"]))
+    project: JobProject = JobProject()
 
     @classmethod
-    def of(cls, project: Mapping[str, Any], user_id: UUID | str) -> JobCaller:
-        return cls(project, JobUser(UUID(str(user_id))))
+    def of(cls, project_id: UUID, user_id: UUID, rate: float | None = None) -> JobCaller:
+        return cls(project_id, JobUser(user_id), JobProject(rate))
 
 
-def sample_rate(project: Mapping[str, Any], settings: Settings) -> float:
-    """The project's own rate when it set one, else GROUNDEDNESS_SAMPLE_RATE. A project's own rate is
-    held to GROUNDEDNESS_SAMPLE_RATE_MAX (one stored before the cap, or before it was lowered)."""
-    own = project.get("groundedness_sample_rate")
+def sample_rate(own: float | None, settings: Settings) -> float:
+    """The project's own rate (`own`) when it set one, else GROUNDEDNESS_SAMPLE_RATE. A project's own
+    rate is held to GROUNDEDNESS_SAMPLE_RATE_MAX (one stored before the cap, or before it was lowered)."""
     if own is None:
         return settings.groundedness_sample_rate
     return min(float(own), settings.groundedness_sample_rate_max)
@@ -146,7 +152,7 @@ class Audit:
             judge
             and query_id
             and keeps_evaluations
-            and sampled(sample_rate(access.project, self.settings), self.sampler)
+            and sampled(sample_rate(access.project.groundedness_sample_rate, self.settings), self.sampler)
         )
         if judged:
             judged = await self._enqueue_judgement(access, query_id)

@@ -35,7 +35,7 @@ async def generate(
             )
         if document is None:
             raise NotFound("Document not found.")
-        topic = topic or document["title"]
+        topic = topic or document.title
     inputs = {
         "n": n,
         "document_id": document_id,

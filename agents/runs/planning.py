@@ -46,7 +46,7 @@ async def plan(
         outcome="planned",
         retrieved=[c.chunk_id for c in output["retrieved"]],
         cited=list(dict.fromkeys(i for section in output["sections"] for i in section.chunk_ids)),
-        plan_id=str(row["id"]),
+        plan_id=str(row.id),
         sections=len(output["sections"]),
         gaps=len(output["gaps"]),
     )

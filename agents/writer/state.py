@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 from agents.common.citations import Citation
 from agents.planner.state import PlanGap, PlanSection
 from agents.writer import config
+from core.store.refs import ChunkRef
 
 
 class Point(BaseModel):
@@ -36,14 +37,8 @@ class WrittenSection(BaseModel):
     generation_ms: float = 0.0
 
 
-class Reference(BaseModel):
+class Reference(ChunkRef):
     number: int
-    chunk_id: int
-    document_id: str
-    document_title: str
-    section_path: list[str]
-    page_start: int | None
-    page_end: int | None
 
 
 class WriterInput(TypedDict):

@@ -1,7 +1,7 @@
 """Uploading, editing, listing and deleting a project's documents; indexing runs in the worker."""
 
 import contextlib
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 from arq.constants import result_key_prefix
@@ -67,7 +67,7 @@ async def list_documents(
         rows = await documents.list_documents(
             conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
         )
-    return [DocumentOut(**row) for row in rows]
+    return [DocumentOut.model_validate(row) for row in rows]
 
 
 @router.get("/{document_id}")
@@ -78,7 +78,7 @@ async def get_document(document_id: UUID, access: ProjectDep, db: DbDep) -> Docu
         )
     if row is None:
         raise _not_found()
-    return DocumentOut(**row)
+    return DocumentOut.model_validate(row)
 
 
 @router.patch(
@@ -130,7 +130,7 @@ async def update_document(
             content_hash=upload.content_hash,
             filename=upload.filename,
             source_type=upload.source_type,
-            title=title or current["title"],
+            title=title or current.title,
         )
     if document is None:
         raise _not_found()
@@ -138,7 +138,11 @@ async def update_document(
 
 
 async def _new_content(
-    request: Request, current: dict[str, Any], db: AsyncConnectionPool, access: ProjectWriterDep, limit: int
+    request: Request,
+    current: documents.Document,
+    db: AsyncConnectionPool,
+    access: ProjectWriterDep,
+    limit: int,
 ) -> tuple[CheckedUpload, str | None]:
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
         form = await request.form(max_files=1, max_fields=1)  # `file` and `title`, nothing else
@@ -155,16 +159,16 @@ async def _new_content(
             raise HTTPException(422, "Send new 'content', a new 'title', or a multipart 'file'.")
         async with db.connection() as conn:
             content = await documents.latest_content(
-                conn, project_id=access.id, user_id=access.user.id, document_id=current["id"]
+                conn, project_id=access.id, user_id=access.user.id, document_id=current.id
             )
         if content is None:
             raise _not_found()
-        return check_content(content, current["filename"]), body.title
-    if current["source_type"] == "pdf":
+        return check_content(content, current.filename), body.title
+    if current.source_type == "pdf":
         raise HTTPException(415, "This document is a PDF: send the new version as a file, not as text.")
     if len(body.content.encode()) > limit:
         raise HTTPException(413, "The new content is larger than the upload limit.")
-    return check_content(body.content.encode(), current["filename"]), body.title
+    return check_content(body.content.encode(), current.filename), body.title
 
 
 @router.delete("/{document_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -184,7 +188,7 @@ async def delete_document(
             actor_user_id=access.user.id,
             project_id=access.id,
             target_id=document_id,
-            details={"title": deleted["title"][:200], "filename": deleted["filename"][:200]},
+            details={"title": deleted.title[:200], "filename": deleted.filename[:200]},
         )
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
@@ -204,7 +208,7 @@ async def reindex_document(
     # arq keeps a finished job's result for an hour and refuses to enqueue that job id meanwhile.
     # Redis down: enqueue_index below says so (503) and marks the job failed.
     with contextlib.suppress(RedisError):
-        await queue.delete(result_key_prefix + index_job_id(document["id"], document["version"]))
+        await queue.delete(result_key_prefix + index_job_id(document.id, document.version))
     return await enqueue_index(db, queue, document)
 
 
@@ -230,4 +234,4 @@ async def list_chunks(
             limit=limit,
             offset=offset,
         )
-    return [ChunkOut(**row) for row in rows]
+    return [ChunkOut.model_validate(row) for row in rows]

@@ -25,7 +25,7 @@ EXPORT_LIMIT = 10_000  # items per export: a course's bank is hundreds
 
 
 def _with_questions(access: ProjectAccess) -> bool:
-    return access.role in ("owner", "editor") or access.project.get("max_attempts_per_question") is None
+    return access.role in ("owner", "editor") or access.project.max_attempts_per_question is None
 
 
 def _attachment(name: str, extension: str) -> dict[str, str]:
@@ -52,7 +52,7 @@ async def export_anki(access: ProjectDep, db: DbDep) -> Response:
     """An .apkg deck named after the project: a card per approved flashcard and question, each with
     its source reference (document title, section path, pages)."""
     rows = await _items(db, access)
-    name = access.project["name"]
+    name = access.project.name
     content = await asyncio.to_thread(anki.build_package, access.id, name, rows)  # SQLite and zip work
     return Response(content, media_type="application/octet-stream", headers=_attachment(name, "apkg"))
 
@@ -63,7 +63,7 @@ async def export_questions(
 ) -> Response:
     """The approved bank: JSON (a list of items with options, answer, explanation and source) or CSV."""
     records = [bank.record(row) for row in await _items(db, access)]
-    name = access.project["name"]
+    name = access.project.name
     if format == "csv":
         return Response(
             bank.to_csv(records), media_type="text/csv; charset=utf-8", headers=_attachment(name, "csv")
@@ -83,14 +83,14 @@ async def note_markdown(
         job = await notes.get_note_job(conn, project_id=access.id, user_id=access.user.id, job_id=job_id)
         if job is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "Note job not found.")
-        if job["status"] != "succeeded":
-            raise HTTPException(status.HTTP_409_CONFLICT, f"The note is not written yet ({job['status']}).")
+        if job.status != "succeeded":
+            raise HTTPException(status.HTTP_409_CONFLICT, f"The note is not written yet ({job.status}).")
         content = None
-        if job["document_id"] is not None:
+        if job.document_id is not None:
             content = await documents.latest_content(
-                conn, project_id=access.id, user_id=access.user.id, document_id=job["document_id"]
+                conn, project_id=access.id, user_id=access.user.id, document_id=job.document_id
             )
     if content is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "The note's document was deleted.")
-    title = (job["result"] or {}).get("title") or "note"
+    title = (job.result or {}).get("title") or "note"
     return Response(content, media_type="text/markdown; charset=utf-8", headers=_attachment(title, "md"))

@@ -17,4 +17,4 @@ async def get_job(job_id: Annotated[str, Path(max_length=200)], access: ProjectD
         row = await jobs.get_job(conn, project_id=access.id, user_id=access.user.id, job_id=job_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Job not found.")
-    return JobOut(**row)
+    return JobOut.model_validate(row)

@@ -1,5 +1,6 @@
 """The caller's own API keys and account events."""
 
+from dataclasses import asdict
 from typing import Annotated
 from uuid import UUID
 
@@ -21,7 +22,7 @@ async def list_keys(db: DbDep, user: UserDep) -> list[KeyOut]:
     """Every key of the caller, newest first, revoked and expired ones included."""
     async with db.connection() as conn:
         rows = await users.list_keys(conn, user_id=user.id)
-    return [KeyOut(**row) for row in rows]
+    return [KeyOut.model_validate(row) for row in rows]
 
 
 @router.post("/keys", status_code=status.HTTP_201_CREATED)
@@ -47,14 +48,14 @@ async def create_key(
             action="key.created",
             actor_user_id=user.id,
             target_user_id=user.id,
-            target_id=row["id"],
+            target_id=row.id,
             details={
-                "name": row["name"],
-                "prefix": row["prefix"],
+                "name": row.name,
+                "prefix": row.prefix,
                 "expires_at": expires_at.isoformat() if expires_at else None,
             },
         )
-    return KeyCreated(**row, key=key)
+    return KeyCreated(**asdict(row), key=key)
 
 
 @router.delete("/keys/{key_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -72,8 +73,8 @@ async def revoke_key(key_id: UUID, request: Request, db: DbDep, user: UserDep) -
             action="key.revoked",
             actor_user_id=user.id,
             target_user_id=user.id,
-            target_id=row["id"],
-            details={"name": row["name"], "prefix": row["prefix"], "own_key": row["id"] == user.key_id},
+            target_id=row.id,
+            details={"name": row.name, "prefix": row.prefix, "own_key": row.id == user.key_id},
         )
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
@@ -85,4 +86,4 @@ async def my_events(
     """The caller's account events (keys created and revoked, by them or by the operator), newest first."""
     async with db.connection() as conn:
         rows = await security_events.user_events(conn, user_id=user.id, limit=limit, offset=offset)
-    return [SecurityEventOut(**row) for row in rows]
+    return [SecurityEventOut.model_validate(row) for row in rows]

@@ -63,8 +63,8 @@ async def add_member(body: MemberAdd, request: Request, access: ProjectOwnerDep,
         if member is None:
             raise HTTPException(422, "No user has that email; create it with `studyai users create`.")
         async with conn.transaction():
-            await change_role(conn, request, access, member_id=member["id"], role=body.role, add=True)
-    return MemberOut(project_id=access.id, user_id=member["id"], email=member["email"], role=body.role)
+            await change_role(conn, request, access, member_id=member.id, role=body.role, add=True)
+    return MemberOut(project_id=access.id, user_id=member.id, email=member.email, role=body.role)
 
 
 @router.get("")
@@ -77,10 +77,7 @@ async def list_members(access: ProjectDep, db: DbDep, limit: Limit = 100, offset
             conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
         )
     return MemberList(
-        members=[
-            MemberRow(user_id=r["user_id"], email=r["email"], role=r["role"], joined_at=r["created_at"])
-            for r in rows
-        ],
+        members=[MemberRow.model_validate(member) for member in rows],
         counts=counts,
         total=sum(counts.values()),
         limit=limit,

@@ -78,7 +78,7 @@ async def write_note(
         )
     if job is None:
         raise _viewer()
-    await _enqueue_note(queue, db, access, job["id"], body)
+    await _enqueue_note(queue, db, access, job.id, body)
     # The writer runs in the worker: its row records the request (plan or topic) and the job id; the
     # job's own timings and tokens are in its result (GET /notes/{job_id}).
     await audit.record(
@@ -87,9 +87,9 @@ async def write_note(
         question=body.topic or (f"plan {body.plan_id}" if body.plan_id else ""),
         outcome="queued",
         timings_ms={"enqueue": audit.elapsed_ms()},
-        job_id=job["id"],
+        job_id=job.id,
     )
-    return NoteAccepted(job_id=job["id"], status=job["status"], plan_id=body.plan_id)
+    return NoteAccepted(job_id=job.id, status=job.status, plan_id=body.plan_id)
 
 
 async def _enqueue_note(

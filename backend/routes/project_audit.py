@@ -23,4 +23,4 @@ async def project_events(
         rows = await security_events.project_events(
             conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
         )
-    return [SecurityEventOut(**row) for row in rows]
+    return [SecurityEventOut.model_validate(row) for row in rows]

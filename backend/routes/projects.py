@@ -56,9 +56,9 @@ async def create_project(
             groundedness_sample_rate=body.groundedness_sample_rate,
         )
         await security_log.record(
-            conn, request, action="project.created", actor_user_id=user.id, project_id=row["id"]
+            conn, request, action="project.created", actor_user_id=user.id, project_id=row.id
         )
-    return ProjectOut(**row)
+    return ProjectOut.model_validate(row)
 
 
 @router.get("")
@@ -71,12 +71,12 @@ async def list_projects(
     """The caller's projects, oldest first, a page at a time."""
     async with db.connection() as conn:
         rows = await projects.list_projects(conn, user_id=user.id, limit=limit, offset=offset)
-    return [ProjectOut(**row) for row in rows]
+    return [ProjectOut.model_validate(row) for row in rows]
 
 
 @router.get("/{project_id}")
 async def get_project(access: ProjectDep) -> ProjectOut:
-    return ProjectOut(**access.project)
+    return ProjectOut.model_validate(access.project)
 
 
 def _changes(body: ProjectUpdate, access: ProjectAccess) -> dict[str, Any]:
@@ -127,7 +127,7 @@ async def update_project(
         row = await projects.get_project(conn, project_id=access.id, user_id=access.user.id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
-    return ProjectOut(**row)
+    return ProjectOut.model_validate(row)
 
 
 @router.delete("/{project_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -141,6 +141,6 @@ async def delete_project(request: Request, access: ProjectOwnerDep, db: DbDep) -
                 action="project.deleted",
                 actor_user_id=access.user.id,
                 project_id=access.id,
-                details={"name": access.project["name"]},
+                details={"name": access.project.name},
             )
     return Response(status_code=status.HTTP_204_NO_CONTENT)

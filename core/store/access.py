@@ -2,7 +2,16 @@
 
 Every API-facing query embeds one of these, so membership is enforced by the database query
 itself and not only by the route that calls it. `project_column` names the row's project id,
-e.g. "p.id" or "d.project_id"; the query must bind %(user_id)s."""
+e.g. "p.id" or "d.project_id"; the query must bind %(user_id)s.
+
+`Connection` is what the store functions take: any borrowed connection, whatever its own row factory,
+since every query that reads rows names its own (class_row, scalar_row)."""
+
+from typing import TypeAlias
+
+from psycopg import AsyncConnection
+
+Connection: TypeAlias = AsyncConnection[object]
 
 _TEMPLATE = (
     "EXISTS (SELECT 1 FROM project_members m"

@@ -2,17 +2,42 @@
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from uuid import UUID
 
 import numpy as np
-from psycopg import AsyncConnection
+from psycopg.rows import class_row
 
-from core.store.access import member_of
+from core.store.access import Connection, member_of
 
 _COLUMNS = (
     "c.id, c.document_id, c.document_version, c.ordinal, c.text, c.context_header, c.section_path,"
     " c.page_start, c.page_end, c.char_start, c.char_end, c.content_hash, c.embedding_model"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A stored chunk as the API lists it (no embedding)."""
+
+    id: int
+    document_id: UUID
+    document_version: int
+    ordinal: int
+    text: str
+    context_header: str
+    section_path: list[str]
+    page_start: int | None
+    page_end: int | None
+    char_start: int
+    char_end: int
+    content_hash: str
+    embedding_model: str
+
+
+@dataclass(frozen=True, slots=True)
+class _StoredEmbedding:
+    content_hash: str
+    embedding: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -30,9 +55,15 @@ class ChunkRow:
 
 
 async def list_chunks(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, document_id: Any, limit: int, offset: int
-) -> list[dict[str, Any]]:
-    cur = await conn.execute(
+    conn: Connection,
+    *,
+    project_id: UUID,
+    user_id: UUID,
+    document_id: UUID,
+    limit: int,
+    offset: int,
+) -> list[Chunk]:
+    cur = await conn.cursor(row_factory=class_row(Chunk)).execute(
         f"SELECT {_COLUMNS} FROM chunks c WHERE c.project_id = %(project_id)s"
         f" AND c.document_id = %(document_id)s AND {member_of('c.project_id')}"
         " ORDER BY c.ordinal LIMIT %(limit)s OFFSET %(offset)s",
@@ -48,23 +79,23 @@ async def list_chunks(
 
 
 async def stored_embeddings(
-    conn: AsyncConnection, *, project_id: Any, document_id: Any, embedding_model: str
+    conn: Connection, *, project_id: UUID, document_id: UUID, embedding_model: str
 ) -> dict[str, np.ndarray]:
     """Vectors already computed for this document, by content hash: reindex embeds only what is new."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(_StoredEmbedding)).execute(
         "SELECT DISTINCT ON (content_hash) content_hash, embedding FROM chunks"
         " WHERE project_id = %(project_id)s AND document_id = %(document_id)s"
         " AND embedding_model = %(model)s",
         {"project_id": project_id, "document_id": document_id, "model": embedding_model},
     )
-    return {row["content_hash"]: row["embedding"] for row in await cur.fetchall()}
+    return {row.content_hash: row.embedding for row in await cur.fetchall()}
 
 
 async def replace_chunks(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
-    project_id: Any,
-    document_id: Any,
+    project_id: UUID,
+    document_id: UUID,
     version: int,
     chunks: Sequence[ChunkRow],
     embedding_model: str,
@@ -94,10 +125,10 @@ _COPY = (
 
 
 async def insert_chunks(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
-    project_id: Any,
-    document_id: Any,
+    project_id: UUID,
+    document_id: UUID,
     version: int,
     chunks: Sequence[ChunkRow],
     embedding_model: str,

@@ -2,15 +2,30 @@
 
 These run with the project and document taken from the job (set by the API), not from a user."""
 
-from typing import Any
+from dataclasses import dataclass
+from uuid import UUID
 
-from psycopg import AsyncConnection
+from psycopg.rows import class_row, scalar_row
+
+from core.store.access import Connection
+
+
+@dataclass(frozen=True, slots=True)
+class VersionToIndex:
+    """One stored version of a document, with what the index job needs to parse and chunk it."""
+
+    title: str
+    source_type: str
+    latest_version: int  # the document's newest version: an older one is superseded
+    project_language: str
+    content: bytes
+    filename: str
 
 
 async def version_to_index(
-    conn: AsyncConnection, *, project_id: Any, document_id: Any, version: int
-) -> dict[str, Any] | None:
-    cur = await conn.execute(
+    conn: Connection, *, project_id: UUID, document_id: UUID, version: int
+) -> VersionToIndex | None:
+    cur = await conn.cursor(row_factory=class_row(VersionToIndex)).execute(
         "SELECT d.title, d.source_type, d.version AS latest_version, p.language AS project_language,"
         " v.content, v.filename"
         " FROM documents d JOIN projects p ON p.id = d.project_id"
@@ -22,7 +37,7 @@ async def version_to_index(
     return await cur.fetchone()
 
 
-async def mark_processing(conn: AsyncConnection, *, project_id: Any, document_id: Any, version: int) -> None:
+async def mark_processing(conn: Connection, *, project_id: UUID, document_id: UUID, version: int) -> None:
     await conn.execute(
         "UPDATE documents SET status = 'processing', updated_at = now()"
         " WHERE id = %(document_id)s AND project_id = %(project_id)s AND version = %(version)s",
@@ -31,26 +46,26 @@ async def mark_processing(conn: AsyncConnection, *, project_id: Any, document_id
 
 
 async def lock_for_version(
-    conn: AsyncConnection, *, project_id: Any, document_id: Any, version: int
+    conn: Connection, *, project_id: UUID, document_id: UUID, version: int
 ) -> str | None:
     """Inside the replace transaction: lock the row; returns why the version must not be written."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=scalar_row).execute(
         "SELECT version FROM documents WHERE id = %(document_id)s AND project_id = %(project_id)s FOR UPDATE",
         {"project_id": project_id, "document_id": document_id},
     )
-    row = await cur.fetchone()
-    if row is None:
+    latest: int | None = await cur.fetchone()
+    if latest is None:
         return "the document was deleted while it was being indexed"
-    if row["version"] != version:
-        return f"superseded by version {row['version']}"
+    if latest != version:
+        return f"superseded by version {latest}"
     return None
 
 
 async def mark_ready(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
-    project_id: Any,
-    document_id: Any,
+    project_id: UUID,
+    document_id: UUID,
     version: int,
     language: str,
     warnings: list[str],
@@ -72,7 +87,7 @@ async def mark_ready(
 
 
 async def mark_failed(
-    conn: AsyncConnection, *, project_id: Any, document_id: Any, version: int, error: str
+    conn: Connection, *, project_id: UUID, document_id: UUID, version: int, error: str
 ) -> None:
     """Only the latest version's failure shows on the document; its live chunks are left alone."""
     await conn.execute(

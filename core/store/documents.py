@@ -1,10 +1,12 @@
 """Documents and their stored versions. API reads/writes are scoped by membership in SQL."""
 
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
 
-from psycopg import AsyncConnection
+from psycopg.rows import class_row, scalar_row
 
-from core.store.access import member_of, writer_of
+from core.store.access import Connection, member_of, writer_of
 from core.store.jobs import index_job_id, reset_for_reindex
 
 _COLUMNS = (
@@ -15,18 +17,50 @@ _COLUMNS = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Document:
+    id: UUID
+    project_id: UUID
+    title: str
+    filename: str
+    source_type: str
+    kind: str
+    language: str
+    version: int  # the latest submitted content
+    indexed_version: int | None  # the version whose chunks are live
+    status: str  # of the latest version
+    error: str | None
+    warnings: list[str]
+    page_count: int | None
+    created_at: datetime
+    updated_at: datetime
+    chunk_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedDocument:
+    title: str
+    filename: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Version:
+    id: UUID
+    version: int
+
+
 async def create_document(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
-    project_id: Any,
-    user_id: Any,
+    project_id: UUID,
+    user_id: UUID,
     title: str,
     filename: str,
     source_type: str,
     kind: str,
     content: bytes,
     content_hash: str,
-) -> dict[str, Any] | None:
+) -> Document | None:
     """Document row, its first version's bytes and its index job, in one transaction.
     Returns None when the caller may not write to the project."""
     params = {
@@ -38,44 +72,44 @@ async def create_document(
         "kind": kind,
     }
     async with conn.transaction():
-        cur = await conn.execute(
+        cur = await conn.cursor(row_factory=scalar_row).execute(
             "INSERT INTO documents (project_id, title, filename, source_type, kind, language, created_by)"
             " SELECT p.id, %(title)s, %(filename)s, %(source_type)s, %(kind)s, p.language, %(user_id)s"
             f" FROM projects p WHERE p.id = %(project_id)s AND {writer_of('p.id')}"
             " RETURNING id",
             params,
         )
-        row = await cur.fetchone()
-        if row is None:
+        document_id: UUID | None = await cur.fetchone()
+        if document_id is None:
             return None
         await _add_version(
             conn,
             project_id=project_id,
-            document_id=row["id"],
+            document_id=document_id,
             version=1,
             user_id=user_id,
             content=content,
             content_hash=content_hash,
             filename=filename,
         )
-    return await get_document(conn, project_id=project_id, user_id=user_id, document_id=row["id"])
+    return await get_document(conn, project_id=project_id, user_id=user_id, document_id=document_id)
 
 
 async def add_version(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
-    project_id: Any,
-    user_id: Any,
-    document_id: Any,
+    project_id: UUID,
+    user_id: UUID,
+    document_id: UUID,
     content: bytes,
     content_hash: str,
     filename: str,
     source_type: str,
     title: str,
-) -> dict[str, Any] | None:
+) -> Document | None:
     """A new version to index; the live chunks stay until its job replaces them."""
     async with conn.transaction():
-        cur = await conn.execute(
+        cur = await conn.cursor(row_factory=scalar_row).execute(
             "UPDATE documents d SET version = d.version + 1, status = 'queued', error = NULL,"
             " filename = %(filename)s, source_type = %(source_type)s, title = %(title)s, updated_at = now()"
             f" WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s AND {writer_of('d.project_id')}"
@@ -89,14 +123,14 @@ async def add_version(
                 "title": title,
             },
         )
-        row = await cur.fetchone()
-        if row is None:
+        version: int | None = await cur.fetchone()
+        if version is None:
             return None
         await _add_version(
             conn,
             project_id=project_id,
             document_id=document_id,
-            version=row["version"],
+            version=version,
             user_id=user_id,
             content=content,
             content_hash=content_hash,
@@ -106,12 +140,12 @@ async def add_version(
 
 
 async def _add_version(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
-    project_id: Any,
-    document_id: Any,
+    project_id: UUID,
+    document_id: UUID,
     version: int,
-    user_id: Any,
+    user_id: UUID,
     content: bytes,
     content_hash: str,
     filename: str,
@@ -145,10 +179,15 @@ async def _add_version(
 
 
 async def list_documents(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int | None = None, offset: int = 0
-) -> list[dict[str, Any]]:
+    conn: Connection,
+    *,
+    project_id: UUID,
+    user_id: UUID,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[Document]:
     """Oldest first; `limit` None: all of them (the QA agent's document list, not an API page)."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(Document)).execute(
         f"SELECT {_COLUMNS} FROM documents d"
         f" WHERE d.project_id = %(project_id)s AND {member_of('d.project_id')} ORDER BY d.created_at, d.id"
         " LIMIT %(limit)s OFFSET %(offset)s",
@@ -158,9 +197,9 @@ async def list_documents(
 
 
 async def get_document(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, document_id: Any
-) -> dict[str, Any] | None:
-    cur = await conn.execute(
+    conn: Connection, *, project_id: UUID, user_id: UUID, document_id: UUID
+) -> Document | None:
+    cur = await conn.cursor(row_factory=class_row(Document)).execute(
         f"SELECT {_COLUMNS} FROM documents d WHERE d.id = %(document_id)s"
         f" AND d.project_id = %(project_id)s AND {member_of('d.project_id')}",
         {"project_id": project_id, "user_id": user_id, "document_id": document_id},
@@ -169,11 +208,11 @@ async def get_document(
 
 
 async def delete_document(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, document_id: Any
-) -> dict[str, Any] | None:
+    conn: Connection, *, project_id: UUID, user_id: UUID, document_id: UUID
+) -> DeletedDocument | None:
     """Chunks and versions go with the row (ON DELETE CASCADE), in this one statement's transaction.
     The deleted document's title and filename (for the security log), or None when nothing was deleted."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(DeletedDocument)).execute(
         f"DELETE FROM documents d WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s"
         f" AND {writer_of('d.project_id')} RETURNING d.title, d.filename",
         {"project_id": project_id, "user_id": user_id, "document_id": document_id},
@@ -182,26 +221,26 @@ async def delete_document(
 
 
 async def latest_content(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, document_id: Any
+    conn: Connection, *, project_id: UUID, user_id: UUID, document_id: UUID
 ) -> bytes | None:
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=scalar_row).execute(
         "SELECT v.content FROM document_versions v JOIN documents d"
         " ON d.id = v.document_id AND d.project_id = v.project_id AND d.version = v.version"
         f" WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s AND {member_of('d.project_id')}",
         {"project_id": project_id, "user_id": user_id, "document_id": document_id},
     )
-    row = await cur.fetchone()
-    return None if row is None else bytes(row["content"])
+    content: bytes | None = await cur.fetchone()
+    return None if content is None else bytes(content)
 
 
 async def queue_reindex(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, document_id: Any
-) -> dict[str, Any] | None:
+    conn: Connection, *, project_id: UUID, user_id: UUID, document_id: UUID
+) -> Document | None:
     """POST .../reindex: the latest version's index job, if it finished (failed or succeeded), is
     queued again with a fresh allowance of worker deaths, and the document shows `queued`; the chunks
     of `indexed_version` stay live meanwhile. A job still queued or running is left as it is. Call in
     a transaction. None when there is no such document or the caller may not write to the project."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(_Version)).execute(
         "SELECT d.id, d.version FROM documents d WHERE d.id = %(document_id)s"
         f" AND d.project_id = %(project_id)s AND {writer_of('d.project_id')} FOR UPDATE",
         {"project_id": project_id, "user_id": user_id, "document_id": document_id},
@@ -209,7 +248,7 @@ async def queue_reindex(
     row = await cur.fetchone()
     if row is None:
         return None
-    job_id = index_job_id(row["id"], row["version"])
+    job_id = index_job_id(row.id, row.version)
     if await reset_for_reindex(conn, project_id=project_id, job_id=job_id):
         await conn.execute(
             "UPDATE documents SET status = 'queued', error = NULL, updated_at = now()"

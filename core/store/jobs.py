@@ -1,29 +1,72 @@
 """Index jobs: their lifecycle (worker side) and their status (API side, membership-scoped)."""
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+from uuid import UUID
 
-from psycopg import AsyncConnection
+from psycopg.rows import class_row, scalar_row
 
-from core.store.access import member_of
+from core.store.access import Connection, member_of
 
 _COLUMNS = (
     "j.id, j.project_id, j.document_id, j.document_version, j.kind, j.status, j.stage, j.done, j.total,"
     " j.chunks_total, j.chunks_embedded, j.attempts, j.deaths, j.error, j.created_at, j.started_at,"
     " j.finished_at"
 )
-# What a job that failed because its worker kept dying says (issue 10: the poison-pill reason).
+# What a job that failed because its worker kept dying says (the poison-pill reason).
 WORKER_DIED = "the worker died while processing this file"
 
 
-def index_job_id(document_id: Any, version: int) -> str:
+@dataclass(frozen=True, slots=True)
+class Job:
+    """An index job's status as the API shows it."""
+
+    id: str
+    project_id: UUID
+    document_id: UUID | None
+    document_version: int | None
+    kind: str
+    status: str
+    stage: str
+    done: int
+    total: int
+    chunks_total: int | None
+    chunks_embedded: int | None
+    attempts: int
+    deaths: int
+    error: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class UnfinishedJob:
+    """A queued or running job, with what a worker needs to enqueue it again."""
+
+    id: str
+    kind: str
+    project_id: UUID
+    document_id: UUID | None
+    document_version: int | None
+    created_by: UUID | None
+    result: dict[str, Any] | None  # a write_note job's request until it finishes
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptState:
+    status: str
+    deaths: int
+
+
+def index_job_id(document_id: UUID, version: int) -> str:
     """One job per (document, version): enqueueing it twice runs it once."""
     return f"index:{document_id}:{version}"
 
 
-async def get_job(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, job_id: str
-) -> dict[str, Any] | None:
-    cur = await conn.execute(
+async def get_job(conn: Connection, *, project_id: UUID, user_id: UUID, job_id: str) -> Job | None:
+    cur = await conn.cursor(row_factory=class_row(Job)).execute(
         f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s AND j.project_id = %(project_id)s"
         f" AND {member_of('j.project_id')}",
         {"project_id": project_id, "user_id": user_id, "job_id": job_id},
@@ -31,9 +74,9 @@ async def get_job(
     return await cur.fetchone()
 
 
-async def unfinished_jobs(conn: AsyncConnection, *, kind: str) -> list[dict[str, Any]]:
+async def unfinished_jobs(conn: Connection, *, kind: str) -> list[UnfinishedJob]:
     """Jobs of one kind to re-enqueue when a worker starts (the queue may have lost them)."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(UnfinishedJob)).execute(
         "SELECT id, kind, project_id, document_id, document_version, created_by, result FROM jobs"
         " WHERE kind = %(kind)s AND status IN ('queued', 'running') ORDER BY created_at",
         {"kind": kind},
@@ -41,10 +84,10 @@ async def unfinished_jobs(conn: AsyncConnection, *, kind: str) -> list[dict[str,
     return await cur.fetchall()
 
 
-async def attempt_state(conn: AsyncConnection, *, project_id: Any, job_id: str) -> dict[str, Any] | None:
+async def attempt_state(conn: Connection, *, project_id: UUID, job_id: str) -> AttemptState | None:
     """The job's status and deaths before an attempt starts: a job still `running` (its last worker
     died) or with deaths on record is suspect, and the worker runs it alone."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(AttemptState)).execute(
         "SELECT status, deaths FROM jobs WHERE id = %(job_id)s AND project_id = %(project_id)s",
         {"job_id": job_id, "project_id": project_id},
     )
@@ -52,13 +95,13 @@ async def attempt_state(conn: AsyncConnection, *, project_id: Any, job_id: str) 
 
 
 async def begin_attempt(
-    conn: AsyncConnection, *, project_id: Any, job_id: str, stage: str, rerun_succeeded: bool = True
+    conn: Connection, *, project_id: UUID, job_id: str, stage: str, rerun_succeeded: bool = True
 ) -> int | None:
     """Marks the job running for a new attempt and returns its deaths, counting the previous attempt
     as one when it is still `running`: the worker holds arq's in-progress lease, so no live worker runs
     it, and a retry or a graceful stop sets the job back to `queued` first. None: no such job (or one
     that succeeded, when it must not run twice)."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=scalar_row).execute(
         "WITH prev AS (SELECT id, status FROM jobs WHERE id = %(job_id)s AND project_id = %(project_id)s"
         " AND (%(rerun)s OR status <> 'succeeded') FOR UPDATE)"
         " UPDATE jobs j SET status = 'running', stage = %(stage)s, done = 0, total = 0,"
@@ -67,16 +110,16 @@ async def begin_attempt(
         " FROM prev WHERE j.id = prev.id RETURNING j.deaths",
         {"job_id": job_id, "project_id": project_id, "stage": stage, "rerun": rerun_succeeded},
     )
-    row = await cur.fetchone()
-    return None if row is None else row["deaths"]
+    deaths: int | None = await cur.fetchone()
+    return deaths
 
 
-async def start_job(conn: AsyncConnection, *, project_id: Any, job_id: str) -> int | None:
+async def start_job(conn: Connection, *, project_id: UUID, job_id: str) -> int | None:
     """An index job's attempt begins (stage `parsing`); returns its deaths so far."""
     return await begin_attempt(conn, project_id=project_id, job_id=job_id, stage="parsing")
 
 
-async def requeue_job(conn: AsyncConnection, *, project_id: Any, job_id: str) -> None:
+async def requeue_job(conn: Connection, *, project_id: UUID, job_id: str) -> None:
     """The attempt stopped on purpose (a retry is scheduled, or the worker is shutting down): the job
     waits in the queue again, and its next start is not counted as a death."""
     await conn.execute(
@@ -86,7 +129,7 @@ async def requeue_job(conn: AsyncConnection, *, project_id: Any, job_id: str) ->
     )
 
 
-async def reset_for_reindex(conn: AsyncConnection, *, project_id: Any, job_id: str) -> bool:
+async def reset_for_reindex(conn: Connection, *, project_id: UUID, job_id: str) -> bool:
     """A finished (failed or succeeded) index job queued again by POST .../reindex, with a fresh
     allowance of deaths. False when the job is still queued or running (or missing): left as it is."""
     cur = await conn.execute(
@@ -100,7 +143,13 @@ async def reset_for_reindex(conn: AsyncConnection, *, project_id: Any, job_id: s
 
 
 async def set_progress(
-    conn: AsyncConnection, *, project_id: Any, job_id: str, stage: str, done: int = 0, total: int = 0
+    conn: Connection,
+    *,
+    project_id: UUID,
+    job_id: str,
+    stage: str,
+    done: int = 0,
+    total: int = 0,
 ) -> None:
     await conn.execute(
         "UPDATE jobs SET stage = %(stage)s, done = %(done)s, total = %(total)s"
@@ -110,7 +159,7 @@ async def set_progress(
 
 
 async def finish_job(
-    conn: AsyncConnection, *, project_id: Any, job_id: str, chunks_total: int, chunks_embedded: int
+    conn: Connection, *, project_id: UUID, job_id: str, chunks_total: int, chunks_embedded: int
 ) -> None:
     await conn.execute(
         "UPDATE jobs SET status = 'succeeded', stage = 'done', done = total,"
@@ -125,7 +174,7 @@ async def finish_job(
     )
 
 
-async def fail_job(conn: AsyncConnection, *, project_id: Any, job_id: str, error: str) -> None:
+async def fail_job(conn: Connection, *, project_id: UUID, job_id: str, error: str) -> None:
     await conn.execute(
         "UPDATE jobs SET status = 'failed', error = %(error)s, finished_at = now()"
         " WHERE id = %(job_id)s AND project_id = %(project_id)s",

@@ -5,32 +5,48 @@ block inserts that reference the project), so two owners demoting each other at 
 project with none. The caller's own role is checked in the same SQL, not only by the route."""
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from datetime import datetime
+from typing import Literal
+from uuid import UUID
 
-from psycopg import AsyncConnection
+from psycopg.rows import class_row, scalar_row
 
-from core.store.access import member_of, writer_of
+from core.store.access import Connection, member_of, writer_of
 
 Outcome = Literal["added", "changed", "unchanged", "removed", "not_found", "last_owner", "forbidden"]
 _ROLE_ORDER = "CASE pm.role WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemberChange:
     outcome: Outcome
     old_role: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Member:
+    user_id: UUID
+    email: str
+    role: str
+    joined_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class _RoleCount:
+    role: str
+    n: int
+
+
 async def list_members(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    conn: Connection, *, project_id: UUID, user_id: UUID, limit: int, offset: int
+) -> tuple[list[Member], dict[str, int]]:
     """(members, counts per role). Owners and editors see every member with their email; a viewer (a
     student) sees the owners and editors (the teaching staff) and themself, never other viewers, but
     the counts are the whole project's."""
     # The outer alias is `pm`: access.py's subquery calls its own row `m`, which would shadow ours.
     params = {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset}
-    cur = await conn.execute(
-        "SELECT pm.user_id, u.email, pm.role, pm.created_at FROM project_members pm"
+    cur = await conn.cursor(row_factory=class_row(Member)).execute(
+        "SELECT pm.user_id, u.email, pm.role, pm.created_at AS joined_at FROM project_members pm"
         " JOIN users u ON u.id = pm.user_id"
         f" WHERE pm.project_id = %(project_id)s AND {member_of('pm.project_id')}"
         f"  AND (pm.role IN ('owner', 'editor') OR pm.user_id = %(user_id)s OR {writer_of('pm.project_id')})"
@@ -38,43 +54,45 @@ async def list_members(
         params,
     )
     members = await cur.fetchall()
-    cur = await conn.execute(
+    counted = await conn.cursor(row_factory=class_row(_RoleCount)).execute(
         "SELECT pm.role, count(*) AS n FROM project_members pm"
         f" WHERE pm.project_id = %(project_id)s AND {member_of('pm.project_id')} GROUP BY pm.role",
         params,
     )
-    counts = {"owner": 0, "editor": 0, "viewer": 0} | {row["role"]: row["n"] for row in await cur.fetchall()}
+    counts = {"owner": 0, "editor": 0, "viewer": 0} | {row.role: row.n for row in await counted.fetchall()}
     return members, counts
 
 
-async def _lock_as(conn: AsyncConnection, project_id: Any, actor_id: Any) -> str | None:
+async def _lock_as(conn: Connection, project_id: UUID, actor_id: UUID) -> str | None:
     """Locks the project row; the actor's role in it (None: not a member, or no such project)."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=scalar_row).execute(
         "SELECT m.role FROM projects p JOIN project_members m ON m.project_id = p.id"
         " AND m.user_id = %(actor_id)s WHERE p.id = %(project_id)s FOR NO KEY UPDATE OF p",
         {"project_id": project_id, "actor_id": actor_id},
     )
-    row = await cur.fetchone()
-    return row["role"] if row else None
+    role: str | None = await cur.fetchone()
+    return role
 
 
-async def _role_of(conn: AsyncConnection, project_id: Any, member_id: Any) -> str | None:
-    cur = await conn.execute(
+async def _role_of(conn: Connection, project_id: UUID, member_id: UUID) -> str | None:
+    cur = await conn.cursor(row_factory=scalar_row).execute(
         "SELECT role FROM project_members WHERE project_id = %s AND user_id = %s", (project_id, member_id)
     )
-    row = await cur.fetchone()
-    return row["role"] if row else None
+    role: str | None = await cur.fetchone()
+    return role
 
 
-async def _owners(conn: AsyncConnection, project_id: Any) -> int:
-    cur = await conn.execute(
+async def _owners(conn: Connection, project_id: UUID) -> int:
+    cur = await conn.cursor(row_factory=scalar_row).execute(
         "SELECT count(*) AS n FROM project_members WHERE project_id = %s AND role = 'owner'", (project_id,)
     )
-    return (await cur.fetchone())["n"]  # type: ignore[index]
+    owners: int | None = await cur.fetchone()
+    assert owners is not None
+    return owners
 
 
 async def set_role(
-    conn: AsyncConnection, *, project_id: Any, actor_id: Any, member_id: Any, role: str, add: bool
+    conn: Connection, *, project_id: UUID, actor_id: UUID, member_id: UUID, role: str, add: bool
 ) -> MemberChange:
     """The owner `actor_id` gives `member_id` this role: adds them when `add` (else a non-member is
     not_found). Demoting the last owner is refused (last_owner)."""
@@ -96,7 +114,7 @@ async def set_role(
     return MemberChange("added" if old is None else "changed", old)
 
 
-async def remove(conn: AsyncConnection, *, project_id: Any, actor_id: Any, member_id: Any) -> MemberChange:
+async def remove(conn: Connection, *, project_id: UUID, actor_id: UUID, member_id: UUID) -> MemberChange:
     """An owner removes a member, or a member removes themself (leaves). The last owner can do neither
     to themself, nor be removed (last_owner). A non-owner removing someone else is forbidden."""
     async with conn.transaction():

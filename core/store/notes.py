@@ -3,13 +3,15 @@
 Progress (jobs.set_progress) and failure (jobs.fail_job) use the generic job functions; the API side
 here is scoped by membership in SQL, the worker side by the project taken from the job."""
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
-from uuid import uuid4
+from uuid import UUID, uuid4
 
-from psycopg import AsyncConnection
+from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import member_of, writer_of
+from core.store.access import Connection, member_of, writer_of
 from core.store.jobs import begin_attempt
 
 KIND = "write_note"
@@ -19,13 +21,31 @@ _COLUMNS = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class NoteJob:
+    id: str
+    project_id: UUID
+    document_id: UUID | None  # the written note, once the job succeeded
+    kind: str
+    status: str
+    stage: str
+    done: int
+    total: int
+    attempts: int
+    error: str | None
+    result: dict[str, Any] | None  # the request until the job succeeds, then what the writer did
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
 def new_note_job_id() -> str:
     return f"note:{uuid4()}"
 
 
 async def create_note_job(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, job_id: str, request: dict[str, Any]
-) -> dict[str, Any] | None:
+    conn: Connection, *, project_id: UUID, user_id: UUID, job_id: str, request: dict[str, Any]
+) -> NoteJob | None:
     """The queued job row; `request` (plan id or topic) is kept in result until the job replaces it.
     None when the caller may not write to the project."""
     cur = await conn.execute(
@@ -45,10 +65,8 @@ async def create_note_job(
     return await get_note_job(conn, project_id=project_id, user_id=user_id, job_id=job_id)
 
 
-async def get_note_job(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, job_id: str
-) -> dict[str, Any] | None:
-    cur = await conn.execute(
+async def get_note_job(conn: Connection, *, project_id: UUID, user_id: UUID, job_id: str) -> NoteJob | None:
+    cur = await conn.cursor(row_factory=class_row(NoteJob)).execute(
         f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s AND j.project_id = %(project_id)s"
         f" AND j.kind = 'write_note' AND {member_of('j.project_id')}",
         {"project_id": project_id, "user_id": user_id, "job_id": job_id},
@@ -56,24 +74,30 @@ async def get_note_job(
     return await cur.fetchone()
 
 
-async def start_note_job(conn: AsyncConnection, *, project_id: Any, job_id: str, stage: str) -> int | None:
+async def start_note_job(conn: Connection, *, project_id: UUID, job_id: str, stage: str) -> int | None:
     """The attempt's deaths so far (see jobs.begin_attempt); None when the job does not exist or
     already succeeded: a rerun must not write a second note."""
     return await begin_attempt(conn, project_id=project_id, job_id=job_id, stage=stage, rerun_succeeded=False)
 
 
-async def finished_result(conn: AsyncConnection, *, project_id: Any, job_id: str) -> dict[str, Any] | None:
-    cur = await conn.execute(
+async def finished_result(conn: Connection, *, project_id: UUID, job_id: str) -> dict[str, Any] | None:
+    """The succeeded job's result (JSON), else None."""
+    cur = await conn.cursor(row_factory=scalar_row).execute(
         "SELECT result FROM jobs WHERE id = %(job_id)s AND project_id = %(project_id)s"
         " AND kind = 'write_note' AND status = 'succeeded'",
         {"job_id": job_id, "project_id": project_id},
     )
-    row = await cur.fetchone()
-    return None if row is None else row["result"]
+    result: dict[str, Any] | None = await cur.fetchone()
+    return result
 
 
 async def finish_note_job(
-    conn: AsyncConnection, *, project_id: Any, job_id: str, document_id: Any, result: dict[str, Any]
+    conn: Connection,
+    *,
+    project_id: UUID,
+    job_id: str,
+    document_id: UUID,
+    result: dict[str, Any],
 ) -> None:
     await conn.execute(
         "UPDATE jobs SET status = 'succeeded', stage = 'done', done = total, document_id = %(document_id)s,"

@@ -2,21 +2,46 @@
 
 Reads are scoped by membership, writes by the editor/owner role, in the SQL itself."""
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+from uuid import UUID
 
-from psycopg import AsyncConnection
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import member_of, writer_of
+from core.store.access import Connection, member_of, writer_of
 
 _COLUMNS = "pl.id, pl.project_id, pl.topic, pl.outline, pl.created_by, pl.created_at"
 
 
+@dataclass(frozen=True, slots=True)
+class Plan:
+    id: UUID
+    project_id: UUID
+    topic: str | None  # None: the whole project was planned
+    outline: dict[str, Any]  # agents/planner/state.outline_document's JSON
+    created_by: UUID
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class _Headings:
+    title: str
+    path: list[str]
+    first: int
+
+
 async def create_plan(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, topic: str | None, outline: dict[str, Any]
-) -> dict[str, Any] | None:
+    conn: Connection,
+    *,
+    project_id: UUID,
+    user_id: UUID,
+    topic: str | None,
+    outline: dict[str, Any],
+) -> Plan | None:
     """None when the caller may not write to the project."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(Plan)).execute(
         "INSERT INTO plans (project_id, topic, outline, created_by)"
         " SELECT p.id, %(topic)s, %(outline)s, %(user_id)s"
         f" FROM projects p WHERE p.id = %(project_id)s AND {writer_of('p.id')}"
@@ -26,10 +51,8 @@ async def create_plan(
     return await cur.fetchone()
 
 
-async def get_plan(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, plan_id: Any
-) -> dict[str, Any] | None:
-    cur = await conn.execute(
+async def get_plan(conn: Connection, *, project_id: UUID, user_id: UUID, plan_id: UUID) -> Plan | None:
+    cur = await conn.cursor(row_factory=class_row(Plan)).execute(
         f"SELECT {_COLUMNS} FROM plans pl WHERE pl.id = %(plan_id)s AND pl.project_id = %(project_id)s"
         f" AND {member_of('pl.project_id')}",
         {"project_id": project_id, "user_id": user_id, "plan_id": plan_id},
@@ -38,9 +61,9 @@ async def get_plan(
 
 
 async def list_plans(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int = 50, offset: int = 0
-) -> list[dict[str, Any]]:
-    cur = await conn.execute(
+    conn: Connection, *, project_id: UUID, user_id: UUID, limit: int = 50, offset: int = 0
+) -> list[Plan]:
+    cur = await conn.cursor(row_factory=class_row(Plan)).execute(
         f"SELECT {_COLUMNS} FROM plans pl WHERE pl.project_id = %(project_id)s"
         f" AND {member_of('pl.project_id')} ORDER BY pl.created_at DESC, pl.id"
         " LIMIT %(limit)s OFFSET %(offset)s",
@@ -50,11 +73,11 @@ async def list_plans(
 
 
 async def project_headings(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int = 60
+    conn: Connection, *, project_id: UUID, user_id: UUID, limit: int = 60
 ) -> list[str]:
     """Titles of the uploaded documents and their top two heading levels, in reading order:
     the words a plan of the whole project should cover (generated notes are not material)."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(_Headings)).execute(
         "SELECT d.title, c.section_path[1:2] AS path, min(c.ordinal) AS first"
         " FROM documents d JOIN chunks c ON c.document_id = d.id AND c.project_id = d.project_id"
         " WHERE d.project_id = %(project_id)s AND d.kind = 'uploaded'"
@@ -65,6 +88,6 @@ async def project_headings(
     )
     seen: dict[str, None] = {}
     for row in await cur.fetchall():
-        for heading in (row["title"], *row["path"]):
+        for heading in (row.title, *row.path):
             seen.setdefault(" ".join(str(heading).split()), None)
     return [heading for heading in seen if heading]

@@ -1,10 +1,13 @@
 """Projects; every read and write is scoped to the caller's membership (members: core/store/members.py)."""
 
+from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
+from uuid import UUID
 
-from psycopg import AsyncConnection
+from psycopg.rows import class_row, scalar_row
 
-from core.store.access import member_of, owner_of, writer_of
+from core.store.access import Connection, member_of, owner_of, writer_of
 
 _COLUMNS = (
     "p.id, p.name, p.description, p.language, p.groundedness_sample_rate, p.max_attempts_per_question,"
@@ -14,22 +17,39 @@ _UPDATABLE = {"name", "description", "language", "groundedness_sample_rate", "ma
 _UPDATABLE |= {"students_study_own_items"}
 _OWNER_ONLY = {"max_attempts_per_question"}
 _OWNER_ONLY |= {"students_study_own_items"}
-_UPDATABLE |= {"exam_date"}  # the study queue's exam mode (issue 12)
+_UPDATABLE |= {"exam_date"}  # the study queue's exam mode
 _OWNER_ONLY |= {"exam_date"}
 _ROLE = "(SELECT m.role FROM project_members m WHERE m.project_id = p.id AND m.user_id = %(user_id)s) AS role"
 
 
+@dataclass(frozen=True, slots=True)
+class Project:
+    """A project as one member sees it: `role` is the caller's own."""
+
+    id: UUID
+    name: str
+    description: str
+    language: str
+    groundedness_sample_rate: float | None
+    max_attempts_per_question: int | None  # None: unlimited
+    students_study_own_items: bool
+    exam_date: date | None
+    created_at: datetime
+    updated_at: datetime
+    role: str
+
+
 async def create_project(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
-    user_id: Any,
+    user_id: UUID,
     name: str,
     description: str,
     language: str,
     groundedness_sample_rate: float | None = None,
-) -> dict[str, Any]:
+) -> Project:
     async with conn.transaction():
-        cur = await conn.execute(
+        cur = await conn.cursor(row_factory=scalar_row).execute(
             "INSERT INTO projects (name, description, language, groundedness_sample_rate, created_by)"
             " VALUES (%(name)s, %(description)s, %(language)s, %(rate)s, %(user_id)s) RETURNING id",
             {
@@ -40,7 +60,8 @@ async def create_project(
                 "user_id": user_id,
             },
         )
-        project_id = (await cur.fetchone())["id"]  # type: ignore[index]
+        project_id: UUID | None = await cur.fetchone()
+        assert project_id is not None
         await conn.execute(
             "INSERT INTO project_members (project_id, user_id, role) VALUES (%s, %s, 'owner')",
             (project_id, user_id),
@@ -51,9 +72,9 @@ async def create_project(
 
 
 async def list_projects(
-    conn: AsyncConnection, *, user_id: Any, limit: int | None = None, offset: int = 0
-) -> list[dict[str, Any]]:
-    cur = await conn.execute(
+    conn: Connection, *, user_id: UUID, limit: int | None = None, offset: int = 0
+) -> list[Project]:
+    cur = await conn.cursor(row_factory=class_row(Project)).execute(
         f"SELECT {_COLUMNS}, {_ROLE} FROM projects p WHERE {member_of('p.id')} ORDER BY p.created_at, p.id"
         " LIMIT %(limit)s OFFSET %(offset)s",
         {"user_id": user_id, "limit": limit, "offset": offset},
@@ -61,8 +82,8 @@ async def list_projects(
     return await cur.fetchall()
 
 
-async def get_project(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> dict[str, Any] | None:
-    cur = await conn.execute(
+async def get_project(conn: Connection, *, project_id: UUID, user_id: UUID) -> Project | None:
+    cur = await conn.cursor(row_factory=class_row(Project)).execute(
         f"SELECT {_COLUMNS}, m.role FROM projects p"
         " JOIN project_members m ON m.project_id = p.id AND m.user_id = %(user_id)s"
         " WHERE p.id = %(project_id)s",
@@ -72,7 +93,7 @@ async def get_project(conn: AsyncConnection, *, project_id: Any, user_id: Any) -
 
 
 async def update_project(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, changes: dict[str, Any]
+    conn: Connection, *, project_id: UUID, user_id: UUID, changes: dict[str, Any]
 ) -> bool:
     allowed = {key: value for key, value in changes.items() if key in _UPDATABLE}
     if not allowed:
@@ -88,7 +109,7 @@ async def update_project(
     return cur.rowcount == 1
 
 
-async def delete_project(conn: AsyncConnection, *, project_id: Any, user_id: Any) -> bool:
+async def delete_project(conn: Connection, *, project_id: UUID, user_id: UUID) -> bool:
     cur = await conn.execute(
         f"DELETE FROM projects p WHERE p.id = %(project_id)s AND {owner_of('p.id')}",
         {"project_id": project_id, "user_id": user_id},

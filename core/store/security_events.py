@@ -2,12 +2,15 @@
 project-settings actions, with who did them and the request id. Details are small JSON objects of ids
 and settings values, never key material, document text or a student's question."""
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+from uuid import UUID
 
-from psycopg import AsyncConnection
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import owner_of
+from core.store.access import Connection, owner_of
 
 ACTIONS = (
     "key.created",
@@ -31,14 +34,29 @@ _FROM = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class SecurityEvent:
+    id: int
+    project_id: UUID | None  # None: a user-level event (a key created or revoked)
+    action: str
+    actor_user_id: UUID | None  # None: the operator's CLI, or a deleted user
+    actor_email: str | None
+    target_user_id: UUID | None
+    target_email: str | None
+    target_id: str | None
+    details: dict[str, Any]  # small JSON values: ids and settings
+    request_id: str | None
+    created_at: datetime
+
+
 async def insert_event(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
     action: str,
-    actor_user_id: Any,
-    project_id: Any = None,
-    target_user_id: Any = None,
-    target_id: Any = None,
+    actor_user_id: UUID | None,
+    project_id: UUID | None = None,
+    target_user_id: UUID | None = None,
+    target_id: UUID | str | None = None,
     details: dict[str, Any] | None = None,
     request_id: str | None = None,
     retention_days: int,
@@ -66,10 +84,10 @@ async def insert_event(
 
 
 async def project_events(
-    conn: AsyncConnection, *, project_id: Any, user_id: Any, limit: int, offset: int
-) -> list[dict[str, Any]]:
+    conn: Connection, *, project_id: UUID, user_id: UUID, limit: int, offset: int
+) -> list[SecurityEvent]:
     """A project's events, newest first, for its owners only (the SQL checks the caller is one)."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(SecurityEvent)).execute(
         f"SELECT {_COLUMNS} {_FROM} WHERE e.project_id = %(project_id)s AND {owner_of('e.project_id')}"
         " ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
         {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset},
@@ -77,11 +95,9 @@ async def project_events(
     return await cur.fetchall()
 
 
-async def user_events(
-    conn: AsyncConnection, *, user_id: Any, limit: int, offset: int
-) -> list[dict[str, Any]]:
+async def user_events(conn: Connection, *, user_id: UUID, limit: int, offset: int) -> list[SecurityEvent]:
     """A user's own account events (keys created and revoked, by them or by the operator), newest first."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(SecurityEvent)).execute(
         f"SELECT {_COLUMNS} {_FROM} WHERE e.project_id IS NULL AND e.target_user_id = %(user_id)s"
         " ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
         {"user_id": user_id, "limit": limit, "offset": offset},

@@ -2,47 +2,90 @@
 
 import hashlib
 import secrets
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from uuid import UUID
 
-from psycopg import AsyncConnection
+from psycopg.rows import class_row, scalar_row
+
+from core.store.access import Connection
 
 KEY_PREFIX = "sk-studyai-"
 # Seconds between two writes of a key's last_used_at: a read-mostly check stays a read.
 LAST_USED_RESOLUTION_S = 60
-_KEY_COLUMNS = "id, name, key_prefix AS prefix, created_at, last_used_at, expires_at, revoked_at"
+_KEY_COLUMNS = "id, name, key_prefix AS prefix, created_at, last_used_at, expires_at, revoked_at, user_id"
 _LIVE = "k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())"
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    id: UUID
+    email: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class KeyHolder:
+    """The user a live key belongs to, and the key's id."""
+
+    id: UUID
+    email: str
+    key_id: UUID
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A stored key: never the key itself or its hash; `prefix` is its first characters."""
+
+    id: UUID
+    name: str
+    prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+    expires_at: datetime | None
+    revoked_at: datetime | None
+    user_id: UUID
 
 
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-async def create_user(conn: AsyncConnection, *, email: str) -> dict[str, Any]:
-    cur = await conn.execute(
+async def create_user(conn: Connection, *, email: str) -> User:
+    cur = await conn.cursor(row_factory=class_row(User)).execute(
         "INSERT INTO users (email) VALUES (%(email)s)"
         " ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email RETURNING id, email, created_at",
         {"email": email.strip().lower()},
     )
-    return await cur.fetchone()  # type: ignore[return-value]
+    user = await cur.fetchone()
+    assert user is not None
+    return user
 
 
 async def create_api_key(
-    conn: AsyncConnection, *, user_id: Any, name: str = "default", expires_at: datetime | None = None
+    conn: Connection,
+    *,
+    user_id: UUID,
+    name: str = "default",
+    expires_at: datetime | None = None,
 ) -> str:
     key, _ = await create_api_key_row(conn, user_id=user_id, name=name, expires_at=expires_at)
     return key
 
 
 async def create_api_key_row(
-    conn: AsyncConnection, *, user_id: Any, name: str = "default", expires_at: datetime | None = None
-) -> tuple[str, dict[str, Any]]:
-    """A new key and its stored row (no hash in it). The key itself exists only in the return value."""
+    conn: Connection,
+    *,
+    user_id: UUID,
+    name: str = "default",
+    expires_at: datetime | None = None,
+) -> tuple[str, ApiKey]:
+    """A new key and its stored record (no hash in it). The key itself exists only in the return value."""
     key = KEY_PREFIX + secrets.token_urlsafe(32)
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
         "INSERT INTO api_keys (user_id, key_hash, key_prefix, name, expires_at)"
         " VALUES (%(user_id)s, %(key_hash)s, %(prefix)s, %(name)s, %(expires_at)s)"
-        f" RETURNING {_KEY_COLUMNS}, user_id",
+        f" RETURNING {_KEY_COLUMNS}",
         {
             "user_id": user_id,
             "key_hash": hash_key(key),
@@ -51,14 +94,16 @@ async def create_api_key_row(
             "expires_at": expires_at,
         },
     )
-    return key, await cur.fetchone()  # type: ignore[return-value]
+    row = await cur.fetchone()
+    assert row is not None
+    return key, row
 
 
-async def user_for_key(conn: AsyncConnection, key: str) -> dict[str, Any] | None:
+async def user_for_key(conn: Connection, key: str) -> KeyHolder | None:
     """The user of a live key (not revoked, not expired) with the key's id, else None. Checked in SQL on
     every request, so a revocation or an expiry takes effect on the next one. last_used_at is bumped in
     the same statement, at most once per LAST_USED_RESOLUTION_S."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(KeyHolder)).execute(
         f"WITH k AS (SELECT k.id, k.user_id, k.last_used_at FROM api_keys k"
         f"  WHERE k.key_hash = %(key_hash)s AND {_LIVE}),"
         " touched AS (UPDATE api_keys a SET last_used_at = now() FROM k WHERE a.id = k.id"
@@ -69,45 +114,47 @@ async def user_for_key(conn: AsyncConnection, key: str) -> dict[str, Any] | None
     return await cur.fetchone()
 
 
-async def list_keys(conn: AsyncConnection, *, user_id: Any) -> list[dict[str, Any]]:
+async def list_keys(conn: Connection, *, user_id: UUID) -> list[ApiKey]:
     """A user's keys, newest first, revoked and expired ones included; never the hash."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
         f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE user_id = %(user_id)s ORDER BY created_at DESC, id",
         {"user_id": user_id},
     )
     return await cur.fetchall()
 
 
-async def count_live_keys(conn: AsyncConnection, *, user_id: Any) -> int:
-    cur = await conn.execute(
+async def count_live_keys(conn: Connection, *, user_id: UUID) -> int:
+    cur = await conn.cursor(row_factory=scalar_row).execute(
         f"SELECT count(*) AS n FROM api_keys k WHERE k.user_id = %(user_id)s AND {_LIVE}",
         {"user_id": user_id},
     )
-    return (await cur.fetchone())["n"]  # type: ignore[index]
+    live: int | None = await cur.fetchone()
+    assert live is not None
+    return live
 
 
-async def revoke_key(conn: AsyncConnection, *, user_id: Any, key_id: Any) -> dict[str, Any] | None:
-    """Revokes one of the user's own live keys; the row, or None when the user has no such unrevoked key
+async def revoke_key(conn: Connection, *, user_id: UUID, key_id: UUID) -> ApiKey | None:
+    """Revokes one of the user's own live keys; the key, or None when the user has no such unrevoked key
     (another user's key id is indistinguishable from a missing one)."""
-    cur = await conn.execute(
+    cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
         "UPDATE api_keys SET revoked_at = now()"
         " WHERE id = %(key_id)s AND user_id = %(user_id)s AND revoked_at IS NULL"
-        f" RETURNING {_KEY_COLUMNS}, user_id",
+        f" RETURNING {_KEY_COLUMNS}",
         {"key_id": key_id, "user_id": user_id},
     )
     return await cur.fetchone()
 
 
-async def has_key(conn: AsyncConnection, *, user_id: Any, key_id: Any) -> bool:
+async def has_key(conn: Connection, *, user_id: UUID, key_id: UUID) -> bool:
     cur = await conn.execute("SELECT 1 FROM api_keys WHERE id = %s AND user_id = %s", (key_id, user_id))
     return await cur.fetchone() is not None
 
 
-async def keys_matching(conn: AsyncConnection, *, id_or_prefix: str) -> list[dict[str, Any]]:
+async def keys_matching(conn: Connection, *, id_or_prefix: str) -> list[ApiKey]:
     """Operator look-up (CLI): the key with this id, this whole key, or a stored prefix that starts with
     this (at least one character past "sk-studyai-")."""
-    cur = await conn.execute(
-        f"SELECT {_KEY_COLUMNS}, user_id FROM api_keys"
+    cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
+        f"SELECT {_KEY_COLUMNS} FROM api_keys"
         " WHERE id::text = %(value)s OR key_hash = %(hash)s"
         "  OR (length(%(value)s) > %(fixed)s AND left(key_prefix, length(%(value)s)) = %(value)s)"
         " ORDER BY created_at",
@@ -116,18 +163,18 @@ async def keys_matching(conn: AsyncConnection, *, id_or_prefix: str) -> list[dic
     return await cur.fetchall()
 
 
-async def revoke_all_keys(conn: AsyncConnection, *, user_id: Any) -> list[dict[str, Any]]:
-    """Revokes every live key of the user; the rows revoked now."""
-    cur = await conn.execute(
+async def revoke_all_keys(conn: Connection, *, user_id: UUID) -> list[ApiKey]:
+    """Revokes every live key of the user; the keys revoked now."""
+    cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
         f"UPDATE api_keys SET revoked_at = now() WHERE user_id = %(user_id)s AND revoked_at IS NULL"
-        f" RETURNING {_KEY_COLUMNS}, user_id",
+        f" RETURNING {_KEY_COLUMNS}",
         {"user_id": user_id},
     )
     return await cur.fetchall()
 
 
-async def user_by_email(conn: AsyncConnection, *, email: str) -> dict[str, Any] | None:
-    cur = await conn.execute(
-        "SELECT id, email FROM users WHERE email = %(email)s", {"email": email.strip().lower()}
+async def user_by_email(conn: Connection, *, email: str) -> User | None:
+    cur = await conn.cursor(row_factory=class_row(User)).execute(
+        "SELECT id, email, created_at FROM users WHERE email = %(email)s", {"email": email.strip().lower()}
     )
     return await cur.fetchone()

@@ -99,7 +99,7 @@ def runner(priority: str = "interactive") -> tuple[AgentRunner, FakeAdmission, F
         structured_mode="json_schema",
     )
     run = AgentRunner(
-        caller=JobCaller.of({"id": context.project_id}, uuid.uuid4()),
+        caller=JobCaller.of(context.project_id, uuid.uuid4()),
         context=context,
         admission=cast(LlmAdmission, admission),
         audit=cast(Audit, audit),

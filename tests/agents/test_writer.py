@@ -281,13 +281,11 @@ def queued(runtime: Runtime) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 @pytest.fixture(scope="module")
 async def indexed_project(runtime: Runtime, db: psycopg.AsyncConnection) -> dict[str, Any]:
     user = await users.create_user(db, email=f"writer-{uuid.uuid4()}@example.org")
-    project = await projects.create_project(
-        db, user_id=user["id"], name="Rust", description="", language="en"
-    )
+    project = await projects.create_project(db, user_id=user.id, name="Rust", description="", language="en")
     document = await documents.create_document(
         db,
-        project_id=project["id"],
-        user_id=user["id"],
+        project_id=project.id,
+        user_id=user.id,
         title="Variables",
         filename="variables.md",
         source_type="markdown",
@@ -296,15 +294,15 @@ async def indexed_project(runtime: Runtime, db: psycopg.AsyncConnection) -> dict
         content_hash="variables",
     )
     assert document is not None
-    indexed = await index_document(runtime, IndexDocument(project["id"], document["id"], 1))
+    indexed = await index_document(runtime, IndexDocument(project.id, document.id, 1))
     assert indexed["status"] == "succeeded", indexed
-    return {"user_id": user["id"], "project_id": project["id"]}
+    return {"user_id": user.id, "project_id": project.id}
 
 
 async def new_job(db: psycopg.AsyncConnection, project: dict[str, Any], topic: str) -> str:
     job_id = notes.new_note_job_id()
     job = await notes.create_note_job(db, **project, job_id=job_id, request={"topic": topic})
-    assert job is not None and job["status"] == "queued"
+    assert job is not None and job.status == "queued"
     return job_id
 
 
@@ -340,7 +338,7 @@ async def test_job_plans_writes_saves_and_queues_the_note_for_indexing(
 
     document = await documents.get_document(db, **indexed_project, document_id=job["document_id"])
     assert document is not None
-    assert (document["kind"], document["source_type"], document["title"]) == (
+    assert (document.kind, document.source_type, document.title) == (
         "generated", "markdown", "Study note: constants and shadowing",
     )  # fmt: skip
     content = await documents.latest_content(db, **indexed_project, document_id=job["document_id"])
@@ -351,8 +349,8 @@ async def test_job_plans_writes_saves_and_queues_the_note_for_indexing(
     assert "## References\n\n[^1]: Variables, Variables › " in note
 
     plan = await plans.get_plan(db, **indexed_project, plan_id=result["plan_id"])
-    assert plan is not None and plan["topic"] == "constants and shadowing"
-    assert [s["title"] for s in plan["outline"]["sections"]] == ["Constants", "Shadowing"]
+    assert plan is not None and plan.topic == "constants and shadowing"
+    assert [s["title"] for s in plan.outline["sections"]] == ["Constants", "Shadowing"]
 
     (args, kwargs), *_ = [entry for entry in queued(scripted) if entry[0][2] == result["document_id"]]
     assert args == ("index_document", project_id, result["document_id"], 1)
@@ -489,8 +487,8 @@ async def test_job_writes_a_glossary_as_a_generated_document(
     result = await write_note(scripted, note)
     assert result["status"] == "succeeded" and result["kind"] == "glossary", result
     document = await documents.get_document(db, **indexed_project, document_id=result["document_id"])
-    assert document is not None and document["title"] == "Glossary: constants"
-    assert document["filename"] == "glossary-constants.md" and document["kind"] == "generated"
+    assert document is not None and document.title == "Glossary: constants"
+    assert document.filename == "glossary-constants.md" and document.kind == "generated"
     content = await documents.latest_content(db, **indexed_project, document_id=result["document_id"])
     assert content is not None
     glossary = "# Glossary: constants\n\n- **const**: The keyword that declares a constant. [^1]\n"

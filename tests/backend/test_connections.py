@@ -198,7 +198,7 @@ async def test_while_postgres_is_down_503_and_after_its_restart_200(
         apply_migrations(url)
         async with await psycopg.AsyncConnection.connect(url, autocommit=True, row_factory=dict_row) as conn:
             user = await users.create_user(conn, email="restart@example.org")
-            headers = {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user['id'])}"}
+            headers = {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user.id)}"}
         urls = ServiceUrls(database_url=url, redis_url=services.redis_url)
         async with own_app(small_pool(settings, timeout_s=3), urls, timeout=60) as (_, http):
             assert (await http.post("/projects", json={"name": "before"}, headers=headers)).status_code == 201

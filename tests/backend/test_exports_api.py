@@ -177,7 +177,7 @@ async def test_finished_note_as_markdown(
     )  # fmt: skip
     assert document is not None
     await notes.finish_note_job(
-        db, project_id=course.id, job_id=job_id, document_id=document["id"], result={"title": "FAQ: moves"}
+        db, project_id=course.id, job_id=job_id, document_id=document.id, result={"title": "FAQ: moves"}
     )
     response = await api.http.get(path, headers=course.student)
     assert response.status_code == 200 and response.text == markdown
@@ -185,7 +185,7 @@ async def test_finished_note_as_markdown(
     assert 'filename="FAQ-moves.md"' in response.headers["content-disposition"]
     unknown = f"/projects/{course.id}/notes/note:{uuid.uuid4()}/markdown"
     assert (await api.http.get(unknown, headers=course.owner)).status_code == 404
-    await documents.delete_document(db, **scope, document_id=document["id"])
+    await documents.delete_document(db, **scope, document_id=document.id)
     assert (await api.http.get(path, headers=course.owner)).status_code == 404
     with api.model(ScriptedChat(script=[])):  # no model involved in any export
         assert (

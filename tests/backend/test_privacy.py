@@ -10,6 +10,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -27,6 +28,7 @@ from core.runtime import Runtime
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import evaluations, history, privacy, questions, threads
+from core.store.projects import Project
 from tests.conftest import Caller, UserFactory, change_runtime, create_project, own_app
 from tests.workers.runtime import job_runtime
 from workers.jobs.judge import judge_answer_job, purge_query_history
@@ -471,7 +473,19 @@ async def test_retention_zero_writes_nothing(runtime: Runtime, course: Class, db
             self.calls.append(args)
 
     access = ProjectAccess(
-        project={"id": uuid.UUID(course.project_id), "role": "viewer", "groundedness_sample_rate": None},
+        project=Project(
+            id=uuid.UUID(course.project_id),
+            name="course",
+            description="",
+            language="auto",
+            groundedness_sample_rate=None,
+            max_attempts_per_question=None,
+            students_study_own_items=False,
+            exam_date=None,
+            created_at=datetime.now(UTC),
+            updated_at=datetime.now(UTC),
+            role="viewer",
+        ),
         user=CurrentUser(id=course.ids["alice"], email=course.alice.email),
     )
     queued = {}

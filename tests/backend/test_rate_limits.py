@@ -218,8 +218,8 @@ async def test_a_project_cannot_judge_more_answers_than_the_cap(
         )
         assert ok.status_code == 200 and ok.json()["groundedness_sample_rate"] == 0.25
     # A rate stored before the cap (or before it was lowered) is held to it when sampling.
-    assert sample_rate({"groundedness_sample_rate": 1.0}, config) == 0.5
-    assert sample_rate({"groundedness_sample_rate": 0.25}, config) == 0.25
+    assert sample_rate(1.0, config) == 0.5
+    assert sample_rate(0.25, config) == 0.25
 
 
 def test_each_classified_route_exists() -> None:

@@ -30,7 +30,7 @@ async def add_member(http: httpx.AsyncClient, owner: Caller, project_id: str, wh
 
 async def failed_document(
     settings: Settings, services: ServiceUrls, db: Conn, owner: Caller, project_id: str
-) -> dict[str, Any]:
+) -> documents.Document:
     """A document whose indexing failed for good because the embedding service stayed down: the
     job run in-process, on its last try, with embeddings that cannot be reached."""
     user = await (await db.execute("SELECT id FROM users WHERE email = %s", (owner.email,))).fetchone()
@@ -48,7 +48,7 @@ async def failed_document(
     )
     assert document is not None
     async with job_runtime(settings, services, embeddings=UnreachableEmbeddings()) as runtime:
-        args = IndexDocument(document["project_id"], document["id"], 1)
+        args = IndexDocument(document.project_id, document.id, 1)
         result = await index_document(runtime, args, job_try=settings.job_max_tries)
     assert result["status"] == "failed"
     return document
@@ -67,7 +67,7 @@ async def test_an_editor_retries_a_failed_document_and_reindexes_a_ready_one(
     await add_member(client, owner, project_id, editor, "editor")
     await add_member(client, owner, project_id, viewer, "viewer")
     document = await failed_document(settings, services, db, owner, project_id)
-    document_id = str(document["id"])
+    document_id = str(document.id)
     url = f"/projects/{project_id}/documents/{document_id}"
     before = (await client.get(url, headers=editor)).json()
     assert before["status"] == "failed" and "unavailable" in before["error"]

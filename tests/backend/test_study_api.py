@@ -166,10 +166,10 @@ async def add_chunk(course: Course, text: str) -> int:
         )  # fmt: skip
         async with conn.transaction():
             await chunks.insert_chunks(
-                conn, project_id=course.project_id, document_id=document["id"], version=1, chunks=[row],
+                conn, project_id=course.project_id, document_id=document.id, version=1, chunks=[row],
                 embedding_model="test", ts_config="english",
             )  # fmt: skip
-        found = await conn.execute("SELECT id FROM chunks WHERE document_id = %s", (document["id"],))
+        found = await conn.execute("SELECT id FROM chunks WHERE document_id = %s", (document.id,))
         return (await found.fetchone())["id"]  # type: ignore[index]
 
 

@@ -46,7 +46,7 @@ async def make_project(pool: AsyncConnectionPool, owner: Any, vectors: np.ndarra
         project = await projects.create_project(conn, user_id=owner, name=word, description="", language="en")
         document = await documents.create_document(
             conn,
-            project_id=project["id"],
+            project_id=project.id,
             user_id=owner,
             title=word,
             filename=f"{word}.md",
@@ -74,14 +74,14 @@ async def make_project(pool: AsyncConnectionPool, owner: Any, vectors: np.ndarra
         async with conn.transaction():
             await chunk_store.insert_chunks(
                 conn,
-                project_id=project["id"],
-                document_id=document["id"],
+                project_id=project.id,
+                document_id=document.id,
                 version=1,
                 chunks=rows,
                 embedding_model="test",
                 ts_config="english",
             )
-    return project["id"]
+    return project.id
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,7 @@ async def crowded_index(services: ServiceUrls) -> Any:
     query = unit(rng.normal(size=DIM))
     pool = await open_pool(services.database_url, max_size=4)
     async with pool.connection() as conn:
-        owner = (await users.create_user(conn, email="crowd@example.org"))["id"]
+        owner = (await users.create_user(conn, email="crowd@example.org")).id
     crowd = []
     for p in range(CROWD_PROJECTS):
         # Every crowd vector sits close to the query: they fill the global neighbourhood.

@@ -1,7 +1,6 @@
 """The index job itself: transient failures retry, then fail with a reason; the same job id runs once."""
 
 from pathlib import Path
-from typing import Any
 
 import psycopg
 import pytest
@@ -27,18 +26,18 @@ class UnreachableEmbeddings:
 
 
 @pytest.fixture
-async def queued_document(services: ServiceUrls) -> dict[str, Any]:
+async def queued_document(services: ServiceUrls) -> documents.Document:
     async with await psycopg.AsyncConnection.connect(
         services.database_url, autocommit=True, row_factory=dict_row
     ) as conn:
         user = await users.create_user(conn, email=f"job-{id(conn)}@example.org")
         project = await projects.create_project(
-            conn, user_id=user["id"], name="p", description="", language="en"
+            conn, user_id=user.id, name="p", description="", language="en"
         )
         document = await documents.create_document(
             conn,
-            project_id=project["id"],
-            user_id=user["id"],
+            project_id=project.id,
+            user_id=user.id,
             title="notes",
             filename="notes.md",
             source_type="markdown",
@@ -51,9 +50,9 @@ async def queued_document(services: ServiceUrls) -> dict[str, Any]:
 
 
 async def test_transient_failure_retries_then_fails_clearly(
-    settings: Settings, services: ServiceUrls, queued_document: dict[str, Any], tmp_path: Path
+    settings: Settings, services: ServiceUrls, queued_document: documents.Document, tmp_path: Path
 ) -> None:
-    args = IndexDocument(queued_document["project_id"], queued_document["id"], 1)
+    args = IndexDocument(queued_document.project_id, queued_document.id, 1)
     async with job_runtime(settings, services, embeddings=UnreachableEmbeddings()) as runtime:
         with pytest.raises(Retry):
             await index_document(runtime, args, job_try=1)

@@ -22,8 +22,8 @@ Conn = psycopg.AsyncConnection[dict[str, Any]]
 
 async def test_fit_after_enough_reviews(settings: Settings, services: ServiceUrls, db: Conn) -> None:
     user = await users.create_user(db, email=f"fit-{uuid.uuid4()}@example.org")
-    project = await projects.create_project(db, user_id=user["id"], name="fit", description="", language="en")
-    scope = {"project_id": project["id"], "user_id": user["id"]}
+    project = await projects.create_project(db, user_id=user.id, name="fit", description="", language="en")
+    scope = {"project_id": project.id, "user_id": user.id}
     async with job_runtime(settings, services) as runtime:  # as the workers open it
         pool = runtime.pool
         async with pool.connection() as conn:
@@ -54,9 +54,9 @@ async def test_fit_after_enough_reviews(settings: Settings, services: ServiceUrl
                 assert row is not None
                 ids.append(row.id)
             await conn.execute(
-                "UPDATE questions SET review_state = 'approved' WHERE project_id = %s", (project["id"],)
+                "UPDATE questions SET review_state = 'approved' WHERE project_id = %s", (project.id,)
             )
-        args = OptimizeStudy(project["id"], user["id"])
+        args = OptimizeStudy(project.id, user.id)
         assert (await optimize_study_parameters(runtime, args))["status"] == "skipped"
 
         # A log of reviews a day or more apart, a quarter of them forgotten.
@@ -74,7 +74,7 @@ async def test_fit_after_enough_reviews(settings: Settings, services: ServiceUrl
                     "INSERT INTO study_reviews"
                     " (project_id, user_id, question_id, rating, source, reviewed_at)"
                     " VALUES (%s, %s, %s, %s, 'review', %s)",
-                    (project["id"], user["id"], item, rating, at),
+                    (project.id, user.id, item, rating, at),
                 )
         result = await optimize_study_parameters(runtime, args)
         assert result == {"status": "fitted", "reviews": len(rows)}

@@ -191,12 +191,12 @@ async def test_an_index_job_past_its_time_limit_ends_failed_with_the_reason(
     """INDEX_JOB_TIMEOUT_S stops the job (here mid-embedding, with the real model) and says so, instead
     of leaving it `running` as arq's own timeout did."""
     user = await users.create_user(db, email=f"timeout-{time.time_ns()}@example.org")
-    project = await projects.create_project(db, user_id=user["id"], name="p", description="", language="en")
+    project = await projects.create_project(db, user_id=user.id, name="p", description="", language="en")
     content = CHAPTER.read_bytes()
     document = await documents.create_document(
         db,
-        project_id=project["id"],
-        user_id=user["id"],
+        project_id=project.id,
+        user_id=user.id,
         title="book",
         filename="book.md",
         source_type="markdown",
@@ -207,16 +207,16 @@ async def test_an_index_job_past_its_time_limit_ends_failed_with_the_reason(
     assert document is not None
     limited = settings.model_copy(update={"index_job_timeout_s": 0.5})
     async with job_runtime(settings, services, settings=limited) as runtime:
-        result = await index_document(runtime, IndexDocument(project["id"], document["id"], 1), job_try=1)
-    job = await job_row(db, index_job_id(document["id"], 1))
+        result = await index_document(runtime, IndexDocument(project.id, document.id, 1), job_try=1)
+    job = await job_row(db, index_job_id(document.id, 1))
     assert result["status"] == "failed" and job["status"] == "failed", job
     assert job["error"] == "indexing took longer than 0.5 s and was stopped"
-    assert await document_row(db, str(document["id"])) == {
+    assert await document_row(db, str(document.id)) == {
         "status": "failed",
         "error": job["error"],
         "indexed_version": None,
     }
-    assert await chunk_hashes(db, str(document["id"])) == []
+    assert await chunk_hashes(db, str(document.id)) == []
 
 
 async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_queue(
@@ -224,11 +224,11 @@ async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_q
 ) -> None:
     urls = dataclasses.replace(services, redis_url=f"{services.redis_url}?db={REDIS_DB + 1}")  # empty
     user = await users.create_user(db, email=f"requeue-{time.time_ns()}@example.org")
-    project = await projects.create_project(db, user_id=user["id"], name="p", description="", language="en")
+    project = await projects.create_project(db, user_id=user.id, name="p", description="", language="en")
     document = await documents.create_document(
         db,
-        project_id=project["id"],
-        user_id=user["id"],
+        project_id=project.id,
+        user_id=user.id,
         title="notes",
         filename="notes.md",
         source_type="markdown",
@@ -240,7 +240,7 @@ async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_q
     note_id = notes.new_note_job_id()
     request = {"plan_id": None, "topic": "ownership", "max_sections": 2}
     assert await notes.create_note_job(
-        db, project_id=project["id"], user_id=user["id"], job_id=note_id, request=request
+        db, project_id=project.id, user_id=user.id, job_id=note_id, request=request
     )
     queue = await create_pool(RedisSettings.from_dsn(urls.redis_url))
     try:
@@ -250,7 +250,7 @@ async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_q
                 worker = build_worker(settings, urls, queue=name, resources=WorkerResources(runtime))
                 assert worker.on_startup is not None
                 await worker.on_startup(worker.ctx)
-        index_id = index_job_id(document["id"], 1)
+        index_id = index_job_id(document.id, 1)
         index_job = await Job(index_id, queue, _queue_name=INDEX_QUEUE).info()
         note_job = await Job(note_id, queue, _queue_name=AGENT_QUEUE).info()
         assert await queue.zscore(INDEX_QUEUE, index_id) and not await queue.zscore(AGENT_QUEUE, index_id)
@@ -259,9 +259,9 @@ async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_q
         await queue.flushdb()
         await queue.aclose()
     assert index_job is not None and index_job.function == "index_document"
-    assert index_job.args == (str(project["id"]), str(document["id"]), 1)
+    assert index_job.args == (str(project.id), str(document.id), 1)
     assert note_job is not None and note_job.function == "write_note"
-    assert note_job.args == (str(project["id"]), str(user["id"]), note_id, None, "ownership", 2)
+    assert note_job.args == (str(project.id), str(user.id), note_id, None, "ownership", 2)
 
 
 async def test_a_graceful_stop_mid_job_puts_it_back_in_the_queue_without_a_death(
@@ -270,12 +270,12 @@ async def test_a_graceful_stop_mid_job_puts_it_back_in_the_queue_without_a_death
     """SIGTERM makes arq cancel running jobs and run them again later: the row goes back to `queued`,
     so the next start is not mistaken for a death."""
     user = await users.create_user(db, email=f"stop-{time.time_ns()}@example.org")
-    project = await projects.create_project(db, user_id=user["id"], name="p", description="", language="en")
+    project = await projects.create_project(db, user_id=user.id, name="p", description="", language="en")
     content = CHAPTER.read_bytes()
     document = await documents.create_document(
         db,
-        project_id=project["id"],
-        user_id=user["id"],
+        project_id=project.id,
+        user_id=user.id,
         title="book",
         filename="book.md",
         source_type="markdown",
@@ -284,7 +284,7 @@ async def test_a_graceful_stop_mid_job_puts_it_back_in_the_queue_without_a_death
         content_hash=hashlib.sha256(content).hexdigest(),
     )
     assert document is not None
-    job_id, args = index_job_id(document["id"], 1), IndexDocument(project["id"], document["id"], 1)
+    job_id, args = index_job_id(document.id, 1), IndexDocument(project.id, document.id, 1)
     async with job_runtime(settings, services) as runtime:
         running = asyncio.create_task(index_document(runtime, args, job_try=1))
         await wait_for_row(db, job_id, lambda r: r["stage"] == "embedding", timeout=120)

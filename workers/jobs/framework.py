@@ -191,7 +191,7 @@ class TrackedJob(Job[A]):
                 state = await jobs.attempt_state(conn, project_id=project_id, job_id=job_id)
         except TRANSIENT_ERRORS:  # the attempt's own start meets the same error and retries or fails
             state = None
-        suspect = state is not None and (state["status"] == "running" or state["deaths"] > 0)
+        suspect = state is not None and (state.status == "running" or state.deaths > 0)
         limit = self.time_limit_s(runtime.settings)
         try:
             # The limit covers a suspect's wait too: arq's own timeout, later, would leave the row running.

@@ -60,8 +60,8 @@ class IndexJob(TrackedJob[IndexDocument]):
             )
             if row is None:
                 raise JobAbandoned("the document was deleted before it could be indexed")
-            if row["latest_version"] != version:
-                raise JobAbandoned(f"superseded by version {row['latest_version']}")
+            if row.latest_version != version:
+                raise JobAbandoned(f"superseded by version {row.latest_version}")
             await document_index.mark_processing(
                 conn, project_id=project_id, document_id=document_id, version=version
             )
@@ -84,10 +84,10 @@ async def _index(runtime: Runtime, row: dict[str, Any], args: IndexDocument) -> 
     # PDFs in a child process held to PDF_MAX_PAGES, PARSE_MAX_CHARS, PARSE_TIMEOUT_S and
     # PARSE_MAX_MEMORY_MB; a bound passed is a ParseError (failed, with the reason), and the worker lives.
     parsed: ParsedDocument = await parse_bounded(
-        bytes(row["content"]),
-        source_type=row["source_type"],
-        filename=row["filename"],
-        title=row["title"],
+        bytes(row.content),
+        source_type=row.source_type,
+        filename=row.filename,
+        title=row.title,
         limits=ParseLimits.from_settings(settings),
     )
     async with pool.connection() as conn:
@@ -95,7 +95,7 @@ async def _index(runtime: Runtime, row: dict[str, Any], args: IndexDocument) -> 
     drafts: list[ChunkDraft] = await asyncio.to_thread(chunk_document, parsed, config)
     if not drafts:
         raise ParseError("The document has no text to index.")
-    language = resolve_language(row["project_language"], parsed.text)
+    language = resolve_language(row.project_language, parsed.text)
 
     async with pool.connection() as conn:
         known = await chunk_store.stored_embeddings(

@@ -101,7 +101,7 @@ async def _write(runtime: Runtime, llm: BaseChatModel, args: WriteNote) -> Resul
         retriever=runtime.retriever,
         llm=llm,
         structured_mode=runtime.chat.structured_mode,
-        language=project["language"],
+        language=project.language,
         thresholds=runtime.thresholds,
     )
     if plan is None:
@@ -118,11 +118,11 @@ async def _write(runtime: Runtime, llm: BaseChatModel, args: WriteNote) -> Resul
         if plan is None:
             raise JobAbandoned("The user may no longer write to this project.")
 
-    sections = [PlanSection.model_validate(s) for s in plan["outline"]["sections"]]
+    sections = [PlanSection.model_validate(s) for s in plan.outline["sections"]]
     if not sections:
         raise JobAbandoned("The project's material has nothing on this topic: the plan has no sections.")
-    title = f"{spec.title}: {plan['topic'] or project['name']}"[:300]
-    gaps = [PlanGap.model_validate(g) for g in plan["outline"]["gaps"]]
+    title = f"{spec.title}: {plan.topic or project.name}"[:300]
+    gaps = [PlanGap.model_validate(g) for g in plan.outline["gaps"]]
     note = WriterInput(title=title, sections=sections, gaps=gaps, kind=kind)
     markdown, written = await _write_sections(pool, agent, ids, note)
 
@@ -135,7 +135,7 @@ async def _write(runtime: Runtime, llm: BaseChatModel, args: WriteNote) -> Resul
                 project_id=project_id,
                 user_id=user_id,
                 title=title,
-                filename=f"{spec.filename}-{_slug(plan['topic'] or project['name'])}.md",
+                filename=f"{spec.filename}-{_slug(plan.topic or project.name)}.md",
                 source_type="markdown",
                 kind="generated",
                 content=content,
@@ -144,8 +144,8 @@ async def _write(runtime: Runtime, llm: BaseChatModel, args: WriteNote) -> Resul
             if document is None:
                 raise JobAbandoned("The user may no longer write to this project.")
             result = {
-                "document_id": str(document["id"]),
-                "plan_id": str(plan["id"]),
+                "document_id": str(document.id),
+                "plan_id": str(plan.id),
                 "title": title,
                 "kind": kind,
                 "sections": written,
@@ -153,7 +153,7 @@ async def _write(runtime: Runtime, llm: BaseChatModel, args: WriteNote) -> Resul
                 "usage": agent.usage.by_model,
                 "timings_ms": agent.timings_ms,
             }
-            await notes.finish_note_job(conn, document_id=document["id"], result=result, **ids)
+            await notes.finish_note_job(conn, document_id=document.id, result=result, **ids)
     await _enqueue_index(runtime.redis, document)
     return {"status": "succeeded", **result}
 
@@ -181,7 +181,7 @@ async def _write_sections(
 
 
 async def _enqueue_index(redis: ArqRedis, document: dict[str, Any]) -> None:
-    args = IndexDocument(document["project_id"], document["id"], document["version"])
+    args = IndexDocument(document.project_id, document.id, document.version)
     try:
         await enqueue(redis, INDEX_DOCUMENT, args)
     except Exception as error:  # its job row stays queued; the next worker start enqueues it again
