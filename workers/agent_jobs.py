@@ -13,10 +13,11 @@ import openai
 from langchain_core.language_models import BaseChatModel
 
 from agents.common.context import AgentContext
+from agents.common.plan import PlanGap, PlanSection
 from agents.planner.config import DEFAULT_SECTIONS
 from agents.planner.graph import graph as planner_graph
 from agents.planner.graph import planner_input
-from agents.planner.state import PlanGap, PlanSection, outline_document
+from agents.planner.state import outline_document
 from agents.writer.graph import graph as writer_graph
 from agents.writer.kinds import SPECS, Kind
 from agents.writer.state import WriterInput

@@ -12,18 +12,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from agents.common.context import AgentContext
+from agents.common.plan import PlanGap, PlanSection, SourceRef
 from agents.planner import config
 from agents.planner.prompts import outline_messages
-from agents.planner.state import (
-    DraftOutline,
-    DraftSection,
-    PlanGap,
-    PlannerInput,
-    PlannerOutput,
-    PlannerState,
-    PlanSection,
-    SourceRef,
-)
+from agents.planner.state import DraftOutline, DraftSection, PlannerInput, PlannerOutput, PlannerState
 from core.retrieval import Candidate, Filters, RetrievalResult
 from core.structured import ask_structured
 

@@ -18,8 +18,8 @@ from agents.qa.nodes import capped, elapsed_ms, leaks_instructions
 from agents.qa.options import Choice, parse_choice
 from agents.qa.state import QAState
 from agents.qa.stream_json import JsonStream, int_list_field, streams_content, string_field
-from agents.question_generator.checks import term_coverage
 from core.structured import StructuredOutputError, ask_structured, model_name
+from core.text import term_coverage
 
 EXPLAIN = (
     "Explain in one or two sentences in {language}, from the excerpts, why option {letter} is correct."

@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 
 from agents.common.citations import build_citations
 from agents.common.context import AgentContext
-from agents.planner.state import PlanSection
+from agents.common.plan import PlanSection
 from agents.writer import config
 from agents.writer.kinds import SPECS, Kind, glossary_lines
 from agents.writer.prompts import section_messages
