@@ -28,7 +28,7 @@ from core.migrations import apply_migrations
 from core.services import EmbeddedServices
 from core.settings import Settings
 from core.store import users
-from tests.conftest import start_worker, stop_worker
+from evals.harness.worker import start_worker, stop_worker
 from workers.chunking import ChunkingConfig, chunk_document
 from workers.parsing import parse_document
 

@@ -45,9 +45,10 @@ from core.migrations import apply_migrations
 from core.retrieval import Candidate, Retriever
 from core.services import EmbeddedServices
 from evals.choice_scorers import METHODS, SCORERS
+from evals.harness.worker import stop_worker
 from evals.qa.datasets import QACase, rust_book, rust_quizzes
 from evals.qa.run import load_project
-from evals.stack import REPO_ROOT, api_session, liveness_check, start_worker, stop_worker, workdir_settings
+from evals.stack import REPO_ROOT, api_session, liveness_check, start_eval_worker, workdir_settings
 
 EVAL_USER = "qa-evals@studyai.local"
 
@@ -119,7 +120,7 @@ async def run(args: argparse.Namespace) -> dict[str, tuple[int, int, float]]:
     corpus = rust_book(args.data) if args.whole_book else dataset.corpus
     with EmbeddedServices(settings, llm=True) as urls:
         apply_migrations(urls.database_url)
-        worker = start_worker(urls, settings)
+        worker = start_eval_worker(urls, settings)
         try:
             async with api_session(settings, urls, email=EVAL_USER, key_name="choice-evals") as session:
                 project = await load_project(

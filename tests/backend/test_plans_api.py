@@ -21,14 +21,13 @@ from langchain_openai import ChatOpenAI
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.text import split_sentences
+from evals.harness.worker import start_worker, stop_worker
 from tests.conftest import (
     SHARED_DATA,
     Caller,
     UserFactory,
     create_project,
     own_app,
-    start_worker,
-    stop_worker,
     upload,
     wait_for_job,
 )
