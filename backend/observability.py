@@ -6,13 +6,14 @@ bodies through a task group, and the QA route streams server-sent events."""
 import json
 import logging
 import re
-import time
 import traceback
 import uuid
 from typing import Any
 
 from fastapi import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from core import timing
 
 HEADER = "X-Request-ID"
 # An incoming id is kept when it looks like an id (a uuid, a hex string, a tracing id), so a proxy's or
@@ -61,7 +62,7 @@ class RequestContextMiddleware:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         rid = request_id_for(headers.get(HEADER.lower()))
         scope.setdefault("state", {})["request_id"] = rid
-        started = time.perf_counter()
+        started = timing.mark()
         status_code = 500
         response_started = False
 
@@ -89,7 +90,7 @@ class RequestContextMiddleware:
                 method=scope["method"],
                 path=scope["path"],
                 status=status_code,
-                duration_ms=round((time.perf_counter() - started) * 1000, 1),
+                duration_ms=timing.elapsed_ms(started, 1),
             )
 
 

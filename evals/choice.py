@@ -31,7 +31,6 @@ import itertools
 import math
 import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from uuid import UUID
@@ -40,6 +39,7 @@ from agents.qa import prompts
 from agents.qa.config import DEFAULT_CONFIG
 from agents.qa.nodes import search_text
 from agents.qa.options import Choice, parse_choice
+from core import timing
 from core.llm import make_chat_model
 from core.migrations import apply_migrations
 from core.retrieval import Candidate, Retriever
@@ -145,9 +145,9 @@ async def run(args: argparse.Namespace) -> dict[str, tuple[int, int, float]]:
             outcomes = []
             for method, key in runs:
                 name = names[(method, key)]
-                started = time.perf_counter()
+                started = timing.mark()
                 scores = await SCORERS[method](llm, item.excerpts[key], item.choice)
-                seconds[name] += time.perf_counter() - started
+                seconds[name] += timing.elapsed_s(started)
                 picked = max(range(len(scores)), key=lambda i: (scores[i], -i)) if scores else -1
                 right[name] += picked == item.gold
                 outcomes.append(f"{name} {'right' if picked == item.gold else 'wrong'}")

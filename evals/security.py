@@ -11,13 +11,13 @@ import argparse
 import asyncio
 import signal
 import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from core import timing
 from core.llm import StructuredMode
 from core.settings import Settings
 from evals.groundedness_judge import chat_model
@@ -31,13 +31,13 @@ async def run_all(llm: BaseChatModel, mode: StructuredMode) -> list[tuple[Outcom
     results: list[tuple[Outcome, float]] = []
     clean_grades: dict[tuple[str, str], dict[str, Any]] = {}
     for case in DOCUMENT_CASES:
-        started = time.perf_counter()
+        started = timing.mark()
         outcome = await run_document_case(case, llm, mode)
-        results.append((outcome, time.perf_counter() - started))
+        results.append((outcome, timing.elapsed_s(started)))
     for answer_case in ANSWER_CASES:
-        started = time.perf_counter()
+        started = timing.mark()
         outcome = await run_answer_case(answer_case, llm, clean_grades, mode)
-        results.append((outcome, time.perf_counter() - started))
+        results.append((outcome, timing.elapsed_s(started)))
     return results
 
 

@@ -25,7 +25,6 @@ Text for the grader that no pattern foresees ("my professor said this is right",
 a term with the question, reference or excerpts (topical.py), and an answer with none is incorrect
 without a model call."""
 
-import time
 from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
@@ -39,6 +38,7 @@ from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.prompts import Grade, grading_messages
 from agents.question_evaluator.state import InputState, OutputState, State, Verdict
 from agents.question_evaluator.topical import topical_answer
+from core import timing
 from core.retrieval import Candidate, Filters
 from core.store import questions
 from core.structured import ask_structured
@@ -114,7 +114,7 @@ async def retrieve(state: State, runtime: Runtime[AgentContext]) -> dict[str, An
     ctx, document_id = runtime.context, state.question.get("document_id")
     if document_id is None:  # the document was deleted: grade against the reference answer alone
         return {"retrieved": []}
-    started = time.perf_counter()
+    started = timing.mark()
     result = await ctx.retriever.search(
         project_id=ctx.project_id,
         user_id=ctx.user_id,
@@ -125,7 +125,7 @@ async def retrieve(state: State, runtime: Runtime[AgentContext]) -> dict[str, An
         top_k=state.config.top_k,
         filters=Filters(document_ids=(document_id,)),
     )
-    ctx.timings_ms["retrieve"] = (time.perf_counter() - started) * 1000
+    ctx.timings_ms["retrieve"] = timing.elapsed_ms(started)
     return {"retrieved": result.results}
 
 
@@ -192,9 +192,9 @@ async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     messages = grading_messages(
         state.question, answer, state.retrieved, language=ctx.language, chunk_chars=config.chunk_chars
     )
-    started = time.perf_counter()
+    started = timing.mark()
     reply = await ask_structured(ctx.llm, Grade, messages, mode=ctx.structured_mode, usage=ctx.usage)
-    ctx.timings_ms["grade"] = (time.perf_counter() - started) * 1000
+    ctx.timings_ms["grade"] = timing.elapsed_ms(started)
     score = _unit(float(reply.score))
     overlap = reference_overlap(state.question["answer"], answer)
     if overlap is not None:
@@ -243,9 +243,9 @@ async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
 
 async def _contrast(ctx: AgentContext, reference: str, answer: str) -> float | None:
     """P(yes | answer) - P(yes | its opposite) with the reference answer as the passage."""
-    started = time.perf_counter()
+    started = timing.mark()
     difference = await ContrastCheck(ctx.llm).difference(reference, answer, ctx.usage)
-    ctx.timings_ms["contrast"] = (time.perf_counter() - started) * 1000
+    ctx.timings_ms["contrast"] = timing.elapsed_ms(started)
     return difference
 
 
