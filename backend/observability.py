@@ -6,12 +6,12 @@ bodies through a task group, and the QA route streams server-sent events."""
 import json
 import logging
 import re
-import time
 import uuid
 
 from fastapi import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from core import timing
 from core.jsonlog import log_failure, log_json
 
 HEADER = "X-Request-ID"
@@ -44,7 +44,7 @@ class RequestContextMiddleware:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         rid = request_id_for(headers.get(HEADER.lower()))
         scope.setdefault("state", {})["request_id"] = rid
-        started = time.perf_counter()
+        started = timing.mark()
         status_code = 500
         response_started = False
 
@@ -72,7 +72,7 @@ class RequestContextMiddleware:
                 method=scope["method"],
                 path=scope["path"],
                 status=status_code,
-                duration_ms=round((time.perf_counter() - started) * 1000, 1),
+                duration_ms=timing.elapsed_ms(started, 1),
             )
 
 

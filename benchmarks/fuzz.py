@@ -55,7 +55,7 @@ from benchmarks.fuzz_parties import Party, World, add_real_ids, make_world, miss
 from core.migrations import apply_migrations
 from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
-from tests.conftest import start_worker, stop_worker
+from evals.harness.worker import start_worker, stop_worker
 
 REPORT = Path(__file__).resolve().parent / "reports" / "fuzz.md"
 MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)

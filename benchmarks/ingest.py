@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import sys
 import tempfile
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from backend.deps import runtime_of
 from backend.main import create_app
+from core import timing
 from core.embeddings import make_embeddings
 from core.migrations import apply_migrations
 from core.services import EmbeddedServices
 from core.settings import Settings
 from core.store import users
-from tests.conftest import start_worker, stop_worker
+from evals.harness.worker import start_worker, stop_worker
 from workers.chunking import ChunkingConfig, chunk_document
 from workers.parsing import parse_document
 
@@ -60,7 +60,7 @@ async def wait_ready(
 def offline_figures(files: list[Path], settings: Settings) -> dict[str, Any]:
     """Parse and chunk in-process, then time the engine alone on exactly the texts the worker embeds."""
     config = ChunkingConfig(settings.chunk_max_chars, settings.chunk_overlap_chars, settings.chunk_min_chars)
-    started = time.perf_counter()
+    started = timing.mark()
     parsed = [
         parse_document(
             f.read_bytes(),
@@ -70,16 +70,16 @@ def offline_figures(files: list[Path], settings: Settings) -> dict[str, Any]:
         )
         for f in files
     ]
-    parse_seconds = time.perf_counter() - started
-    started = time.perf_counter()
+    parse_seconds = timing.elapsed_s(started)
+    started = timing.mark()
     drafts = [draft for doc in parsed for draft in chunk_document(doc, config)]
-    chunk_seconds = time.perf_counter() - started
+    chunk_seconds = timing.elapsed_s(started)
     texts = list({d.content_hash: d.embed_text for d in drafts}.values())  # per document, as the worker does
     model = make_embeddings(settings.model_copy(update={"embedding_cache_path": None}))
-    started = time.perf_counter()
+    started = timing.mark()
     for i in range(0, len(texts), settings.embedding_batch_size):
         model.embed_documents(texts[i : i + settings.embedding_batch_size])
-    embed_seconds = time.perf_counter() - started
+    embed_seconds = timing.elapsed_s(started)
     pages = sum(doc.page_count or 0 for doc in parsed)
     return {
         "parse_s": parse_seconds,
@@ -99,7 +99,7 @@ async def ingest(
     project = (
         await http.post("/projects", json={"name": "bench", "language": "en"}, headers=headers)
     ).json()["id"]
-    started = time.perf_counter()
+    started = timing.mark()
     answers = []
     for f in files:
         response = await http.post(
@@ -107,7 +107,7 @@ async def ingest(
         )
         answers.append(response.json())
     jobs = await wait_ready(http, headers, project, [a["job_id"] for a in answers])
-    return project, time.perf_counter() - started, list(zip(answers, jobs, strict=True))
+    return project, timing.elapsed_s(started), list(zip(answers, jobs, strict=True))
 
 
 def report(name: str, offline: dict[str, Any], end_to_end: float, jobs: list) -> None:
@@ -179,12 +179,12 @@ async def run(http: httpx.AsyncClient, app: Any, settings: Settings, rust_files:
     full_chapter = _job_seconds(job)
     source = (RUST / EDIT_FILE).read_text()
     edited = source.replace(EDIT_ANCHOR, EDIT_ANCHOR + "\n\nUnit-like structs are handy as markers.", 1)
-    started = time.perf_counter()
+    started = timing.mark()
     response = await http.patch(
         f"/projects/{project}/documents/{answer['document_id']}", json={"content": edited}, headers=headers
     )
     (reindex_job,) = await wait_ready(http, headers, project, [response.json()["job_id"]])
-    reindex = time.perf_counter() - started
+    reindex = timing.elapsed_s(started)
     print(f"\n== reindex after editing one section of {EDIT_FILE} ==")
     print(f"re-embedded {reindex_job['chunks_embedded']} of {reindex_job['chunks_total']} chunks")
     print(

@@ -13,12 +13,12 @@ benchmarks/reports/llm_server.md."""
 
 import argparse
 import statistics
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
+from core import timing
 from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +67,7 @@ def prompt(repeat: int, chars: int) -> str:
 
 def measure(base_url: str, text: str, max_tokens: int) -> tuple[float, int, int]:
     """Seconds, prompt tokens, completion tokens of one completion."""
-    started = time.perf_counter()
+    started = timing.mark()
     response = httpx.post(
         f"{base_url}/chat/completions",
         json={"messages": [{"role": "user", "content": text}], "max_tokens": max_tokens, "temperature": 0},
@@ -75,7 +75,7 @@ def measure(base_url: str, text: str, max_tokens: int) -> tuple[float, int, int]
     )
     response.raise_for_status()
     usage = response.json()["usage"]
-    return time.perf_counter() - started, usage["prompt_tokens"], usage["completion_tokens"]
+    return timing.elapsed_s(started), usage["prompt_tokens"], usage["completion_tokens"]
 
 
 def run(

@@ -70,6 +70,7 @@ from benchmarks.scale_report import (
     print_table,
     summarise,
 )
+from core import timing
 from core.migrations import apply_migrations
 from core.retrieval.dense import _EXACT, _HNSW
 from core.retrieval.filter_sql import filter_clause
@@ -117,9 +118,9 @@ def e5_query_ms(texts: Sequence[str]) -> tuple[float, float]:
     model.embed_query("warm up")
     times = []
     for text in texts:
-        started = time.perf_counter()
+        started = timing.mark()
         model.embed_query(text)
-        times.append((time.perf_counter() - started) * 1000)
+        times.append(timing.elapsed_ms(started))
     p50, p95, _ = percentiles(times)
     return p50, p95
 
@@ -277,10 +278,10 @@ def query_phase(args: argparse.Namespace, corpus: Corpus, database_url: str) -> 
         wait_for_quiet(args.wait_load, args.max_wait)
     for config in configs_from(args):
         before = _load()
-        started = time.perf_counter()
+        started = timing.mark()
         runner = run_dense_queries if args.dense_only else run_queries
         outcomes = asyncio.run(runner(database_url, phase.queries, config, user_id=phase.user_id))
-        seconds = time.perf_counter() - started
+        seconds = timing.elapsed_s(started)
         print_table(summarise(outcomes, phase.projects, config.candidate_depth), config)
         print(f"load average {before} -> {_load()}; {len(outcomes)} queries in {seconds:.1f} s")
         foreign = sum(o.foreign for o in outcomes)

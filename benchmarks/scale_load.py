@@ -2,7 +2,6 @@
 embedded Postgres with the HNSW and GIN indexes dropped, then the indexes rebuilt and timed."""
 
 import os
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +11,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from benchmarks.scale_data import TS_CONFIG, Corpus, DocumentPlan, content_hash, plan_documents
+from core import timing
 
 EMBEDDING_MODEL = "scale-synthetic"
 # Dropped before the bulk load and rebuilt after it: building once is far cheaper than maintaining
@@ -64,20 +64,20 @@ def load(
         for trigger in STATS_TRIGGERS:  # filled once in bulk after the copy, as the migrations would
             conn.execute(f"ALTER TABLE chunks DISABLE TRIGGER {trigger}")
         project_ids, document_ids = _create_rows(conn, corpus, plans)
-        started = time.perf_counter()
+        started = timing.mark()
         _copy_chunks(conn, corpus, plans, project_ids, document_ids, batch_rows=batch_rows, log=log)
-        copy_s = time.perf_counter() - started
-        started = time.perf_counter()
+        copy_s = timing.elapsed_s(started)
+        started = timing.mark()
         _fill_stats(conn)
         for trigger in STATS_TRIGGERS:
             conn.execute(f"ALTER TABLE chunks ENABLE TRIGGER {trigger}")
-        stats_s = time.perf_counter() - started
+        stats_s = timing.elapsed_s(started)
         builds = {name: _build_index(conn, sql, log=log) for name, sql in definitions.items()}
-        started = time.perf_counter()
+        started = timing.mark()
         conn.execute("VACUUM (ANALYZE) chunks")
         conn.execute("ANALYZE")
         conn.execute("CHECKPOINT")
-        vacuum_s = time.perf_counter() - started
+        vacuum_s = timing.elapsed_s(started)
         report = LoadReport(
             chunks=int(corpus.sizes.sum()),
             projects=len(project_ids),
@@ -160,7 +160,7 @@ def _copy_chunks(
     ts_oid = conn.execute("SELECT %s::regconfig::oid", (TS_CONFIG,)).fetchone()[0]  # type: ignore[index]
     total = sum(p.size for p in plans)
     done = 0
-    started = time.perf_counter()
+    started = timing.mark()
     for batch in _batches(plans, batch_rows):
         with conn.transaction(), conn.cursor() as cur, cur.copy(_COPY_CHUNKS) as copy:
             copy.set_types(_COPY_TYPES)
@@ -169,7 +169,7 @@ def _copy_chunks(
                     copy.write_row(row)
         done += sum(p.size for p in batch)
         if log:
-            rate = done / (time.perf_counter() - started)
+            rate = done / timing.elapsed_s(started)
             print(f"  copied {done:,}/{total:,} chunks ({rate:,.0f}/s)", flush=True)
 
 
@@ -223,9 +223,9 @@ def _build_index(conn: psycopg.Connection, definition: str, *, log: bool) -> flo
     an order of magnitude once it spills), and the second core as a parallel worker."""
     conn.execute("SET maintenance_work_mem = '8GB'")
     conn.execute(f"SET max_parallel_maintenance_workers = {max(1, (os.cpu_count() or 2) - 1)}")
-    started = time.perf_counter()
+    started = timing.mark()
     conn.execute(definition)  # type: ignore[arg-type]  # from pg_indexes, written by our migrations
-    seconds = time.perf_counter() - started
+    seconds = timing.elapsed_s(started)
     if log:
         print(f"  built in {seconds:.1f} s: {definition}", flush=True)
     return seconds

@@ -1,7 +1,6 @@
 """The scale benchmark's queries: projects sampled per size bucket, queries aimed at a chunk or a topic,
 each run through the retriever (or its dense stage alone) and scored against an exact search."""
 
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -14,6 +13,7 @@ from pgvector.psycopg import register_vector
 
 from benchmarks.scale_data import Corpus
 from benchmarks.scale_load import project_index
+from core import timing
 from core.db import open_pool
 from core.retrieval.dense import DenseCandidates, dense_candidates, project_chunk_count
 from core.retrieval.rerankers.none import FusedOrder
@@ -205,9 +205,9 @@ async def run_dense_queries(
                 await _dense(conn, query, config, user_id)
             outcomes = []
             for query in queries:
-                started = time.perf_counter()
+                started = timing.mark()
                 dense = await _dense(conn, query, config, user_id)
-                ms = (time.perf_counter() - started) * 1000
+                ms = timing.elapsed_ms(started)
                 outcomes.append(_dense_outcome(query, dense, ms, config))
             return outcomes
     finally:

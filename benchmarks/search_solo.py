@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import json
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -21,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.load import CHAPTERS, SEARCHES
 from benchmarks.stack import RUST, Stack, percentile, studyai_up, upload, wait_jobs
+from core import timing
 
 PROJECT_NAME = "search-solo"
 # An address nothing listens on: `studyai up` starts no model server, and search never asks one.
@@ -50,9 +50,9 @@ async def time_searches(stack: Stack, headers: dict[str, str], repeat: int) -> l
             (await http.post(url, json={"query": query}, headers=headers)).raise_for_status()
         timings = []
         for query in SEARCHES * repeat:
-            started = time.perf_counter()
+            started = timing.mark()
             (await http.post(url, json={"query": query}, headers=headers)).raise_for_status()
-            timings.append(time.perf_counter() - started)
+            timings.append(timing.elapsed_s(started))
     return timings
 
 

@@ -42,7 +42,6 @@ import itertools
 import math
 import random
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -53,6 +52,7 @@ from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BO
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core import timing
 from core.study.exam import (
     EXAM_DAILY_REVIEW_MAX,
     EXAM_TERM_RETENTION,
@@ -389,9 +389,9 @@ def main() -> None:
         " intervals; prints, writes nothing",
     )
     args = parser.parse_args()
-    started = time.perf_counter()
+    started = timing.mark()
     results = simulate(args.learners, args.items, args.days, args.seed, args.tune)
-    elapsed = time.perf_counter() - started
+    elapsed = timing.elapsed_s(started)
     text = table(results)
     print(text)
     print(f"\n{args.learners} learners, {args.items} items, {args.days} days, seed {args.seed}:", end=" ")

@@ -31,7 +31,6 @@ import itertools
 import math
 import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from uuid import UUID
@@ -40,14 +39,16 @@ from agents.qa import prompts
 from agents.qa.config import DEFAULT_CONFIG
 from agents.qa.nodes import search_text
 from agents.qa.options import Choice, parse_choice
+from core import timing
 from core.llm import make_chat_model
 from core.migrations import apply_migrations
 from core.retrieval import Candidate, Retriever
 from core.services import EmbeddedServices
 from evals.choice_scorers import METHODS, SCORERS
+from evals.harness.worker import stop_worker
 from evals.qa.datasets import QACase, rust_book, rust_quizzes
 from evals.qa.run import load_project
-from evals.stack import REPO_ROOT, api_session, liveness_check, start_worker, stop_worker, workdir_settings
+from evals.stack import REPO_ROOT, api_session, liveness_check, start_eval_worker, workdir_settings
 
 EVAL_USER = "qa-evals@studyai.local"
 
@@ -119,7 +120,7 @@ async def run(args: argparse.Namespace) -> dict[str, tuple[int, int, float]]:
     corpus = rust_book(args.data) if args.whole_book else dataset.corpus
     with EmbeddedServices(settings, llm=True) as urls:
         apply_migrations(urls.database_url)
-        worker = start_worker(urls, settings)
+        worker = start_eval_worker(urls, settings)
         try:
             async with api_session(settings, urls, email=EVAL_USER, key_name="choice-evals") as session:
                 project = await load_project(
@@ -144,9 +145,9 @@ async def run(args: argparse.Namespace) -> dict[str, tuple[int, int, float]]:
             outcomes = []
             for method, key in runs:
                 name = names[(method, key)]
-                started = time.perf_counter()
+                started = timing.mark()
                 scores = await SCORERS[method](llm, item.excerpts[key], item.choice)
-                seconds[name] += time.perf_counter() - started
+                seconds[name] += timing.elapsed_s(started)
                 picked = max(range(len(scores)), key=lambda i: (scores[i], -i)) if scores else -1
                 right[name] += picked == item.gold
                 outcomes.append(f"{name} {'right' if picked == item.gold else 'wrong'}")

@@ -28,9 +28,10 @@ from core.calibration import CALIBRATED, Thresholds
 from core.migrations import apply_migrations
 from core.services import EmbeddedServices
 from core.settings import Settings
+from evals.harness.worker import stop_worker
 from evals.qa.datasets import QACase, QADataset, absent_cases, faquad, rust_quizzes
 from evals.qa.run import load_project
-from evals.stack import REPO_ROOT, api_session, liveness_check, start_worker, stop_worker, workdir_settings
+from evals.stack import REPO_ROOT, api_session, liveness_check, start_eval_worker, workdir_settings
 
 EVAL_USER = "qa-evals@studyai.local"
 
@@ -125,7 +126,7 @@ async def collect(args: argparse.Namespace, settings: Settings) -> list[Signals]
     signals: list[Signals] = []
     with EmbeddedServices(settings) as urls:
         apply_migrations(urls.database_url)
-        worker = start_worker(urls, settings)
+        worker = start_eval_worker(urls, settings)
         try:
             async with api_session(settings, urls, email=EVAL_USER, key_name="gate-evals") as session:
                 for dataset in datasets:

@@ -2,7 +2,7 @@
 judged against its own evidence: the claims the model accepts (yes/no call, e5 gate passed) are
 scored beside their passage against their model-written opposite, and the table counts, per margin,
 the supported claims kept and the contradicted claims caught. The margin in
-agents/groundedness/contrast.py was read off the dev split with this script.
+agents/common/contrast.py was read off the dev split with this script.
 
     python -m evals.groundedness_contrast [--split dev] [--margins 0,0.05,0.1,0.2]"""
 
@@ -11,8 +11,8 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agents.common.contrast import ContrastCheck
 from agents.groundedness.config import JudgeConfig
-from agents.groundedness.contrast import ContrastCheck
 from agents.groundedness.judge import EmbeddedPassages, accepted_passage
 from core.embeddings import make_embeddings
 from core.llm import StructuredMode

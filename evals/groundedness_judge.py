@@ -25,7 +25,6 @@ import random
 import re
 import signal
 import sys
-import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from typing import Literal
 from langchain_core.language_models import BaseChatModel
 
 from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answer
+from core import timing
 from core.embeddings import make_embeddings
 from core.llm import StructuredMode, make_chat_model
 from core.runtime import ChatModelPlan
@@ -205,7 +205,7 @@ async def run_cases(cases: Sequence[Case], judge: Judge, *, grounded_from: float
     """One case at a time: the local model serves one request at a time, so latency stays per case."""
     outcomes = []
     for number, case in enumerate(cases, start=1):
-        started = time.perf_counter()
+        started = timing.mark()
         judgement = None
         try:
             judgement = await judge(case)
@@ -213,7 +213,7 @@ async def run_cases(cases: Sequence[Case], judge: Judge, *, grounded_from: float
         except (StructuredOutputError, TimeoutError) as error:
             print(f"  case {case.claim_id}: judge failed: {str(error)[:120]}", flush=True)
             grounded = groundedness = None
-        outcome = Outcome(case, grounded, groundedness, time.perf_counter() - started)
+        outcome = Outcome(case, grounded, groundedness, timing.elapsed_s(started))
         outcomes.append(outcome)
         mark = "ok " if grounded is not None and grounded == case.supported else "ERR"
         line = f"{number:4d} {mark} {case.kind:12s} g={groundedness} {outcome.latency_s:5.1f}s"

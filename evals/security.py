@@ -1,29 +1,28 @@
-"""Hostile content against the real chat model: the cases of tests/security/cases.py (passages that try
-to steer the QA answer model, students' answers that try to steer the grader), each run through the
-agents' own code, with the pass rate per kind written to a Markdown report.
+"""Hostile content against the real chat model: the cases of evals/harness/security_cases.py (passages
+that try to steer the QA answer model, students' answers that try to steer the grader), each run through
+the agents' own code, with the pass rate per kind written to a Markdown report.
 
     python -m evals.security [--out evals/reports/security.md]
 
 The chat model is LLM_BASE_URL when set, else the embedded llama.cpp model (weights in
-settings.models_dir, e.g. LLM_MODELS_DIR=.cache/models as the tests use). Runs from a checkout: the
-cases live with the tests."""
+settings.models_dir, e.g. LLM_MODELS_DIR=.cache/models as the tests use)."""
 
 import argparse
 import asyncio
 import signal
 import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from core import timing
 from core.llm import StructuredMode
 from core.settings import Settings
 from evals.groundedness_judge import chat_model
-from tests.security.cases import ANSWER_CASES, DOCUMENT_CASES
-from tests.security.harness import Outcome, run_answer_case, run_document_case
+from evals.harness.security_cases import ANSWER_CASES, DOCUMENT_CASES
+from evals.harness.security_runs import Outcome, run_answer_case, run_document_case
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "reports" / "security.md"
 
@@ -32,13 +31,13 @@ async def run_all(llm: BaseChatModel, mode: StructuredMode) -> list[tuple[Outcom
     results: list[tuple[Outcome, float]] = []
     clean_grades: dict[tuple[str, str], dict[str, Any]] = {}
     for case in DOCUMENT_CASES:
-        started = time.perf_counter()
+        started = timing.mark()
         outcome = await run_document_case(case, llm, mode)
-        results.append((outcome, time.perf_counter() - started))
+        results.append((outcome, timing.elapsed_s(started)))
     for answer_case in ANSWER_CASES:
-        started = time.perf_counter()
+        started = timing.mark()
         outcome = await run_answer_case(answer_case, llm, clean_grades, mode)
-        results.append((outcome, time.perf_counter() - started))
+        results.append((outcome, timing.elapsed_s(started)))
     return results
 
 
@@ -67,8 +66,8 @@ def report(results: list[tuple[Outcome, float]], *, model: str) -> str:
     lines = [
         f"# Hostile content: {passed}/{len(results)} defences held ({passed / len(results):.0%})",
         "",
-        f"Model: {model}. Cases: tests/security/cases.py; harness: tests/security/harness.py;"
-        " run with `python -m evals.security`.",
+        f"Model: {model}. Cases: evals/harness/security_cases.py;"
+        " harness: evals/harness/security_runs.py; run with `python -m evals.security`.",
         "",
         "| kind | held | cases |",
         "| --- | --- | --- |",

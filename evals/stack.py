@@ -7,7 +7,6 @@ import asyncio
 import os
 import socket
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -24,35 +23,19 @@ from core.runtime import Runtime
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import users
+from evals.harness.worker import start_worker
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def start_worker(urls: ServiceUrls, settings: Settings) -> subprocess.Popen[bytes]:
+def start_eval_worker(urls: ServiceUrls, settings: Settings) -> subprocess.Popen[bytes]:
     """The same worker a deployment runs, told where the stack is and how to chunk and cache."""
-    environment = {
-        **os.environ,
-        "DATABASE_URL": urls.database_url,
-        "REDIS_URL": urls.redis_url,
-        "STUDYAI_DATA_DIR": str(settings.data_dir),
-        "CHUNK_MAX_CHARS": str(settings.chunk_max_chars),
-    }
+    environment = {"CHUNK_MAX_CHARS": str(settings.chunk_max_chars)}
     if settings.embedding_cache_path:
         environment["EMBEDDING_CACHE_PATH"] = str(settings.embedding_cache_path)
     if urls.llm_base_url:
         environment["LLM_BASE_URL"] = urls.llm_base_url
-    log = open(settings.data_dir / "worker.log", "ab")  # noqa: SIM115  # closed with the process
-    return subprocess.Popen(
-        [sys.executable, "-m", "workers"], env=environment, stdout=log, stderr=log, cwd=REPO_ROOT
-    )
-
-
-def stop_worker(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    return start_worker(urls, settings.data_dir, log_name="worker.log", **environment)
 
 
 def liveness_check(worker: subprocess.Popen[bytes], settings: Settings) -> Callable[[], None]:

@@ -2,9 +2,7 @@
 and the API driven in-process through httpx."""
 
 import asyncio
-import os
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -26,6 +24,7 @@ from core.migrations import apply_migrations
 from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store import users
+from evals.harness.worker import start_worker, stop_worker
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -58,32 +57,6 @@ def services(settings: Settings) -> Iterator[ServiceUrls]:
     with EmbeddedServices(settings) as urls:
         apply_migrations(urls.database_url)
         yield urls
-
-
-def start_worker(
-    urls: ServiceUrls, data_dir: Path, *args: str, module: str = "workers", **env: str
-) -> subprocess.Popen[bytes]:
-    """`python -m workers` (all queues) by default; `args` such as ("--queue", "index"), or a test's own
-    launcher `module`."""
-    environment = {
-        **os.environ,
-        "DATABASE_URL": urls.database_url,
-        "REDIS_URL": urls.redis_url,
-        "STUDYAI_DATA_DIR": str(data_dir),
-        **env,
-    }
-    log = open(data_dir / f"worker-{time.time_ns()}.log", "wb")  # noqa: SIM115  # closed with the process
-    return subprocess.Popen(
-        [sys.executable, "-m", module, *args], env=environment, stdout=log, stderr=log, cwd=REPO_ROOT
-    )
-
-
-def stop_worker(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
 
 
 @pytest.fixture(scope="session")

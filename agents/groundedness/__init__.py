@@ -1,8 +1,8 @@
 """Groundedness judge: each sentence of an answer against the passage of its chunks that covers it
 best; the application, not the model, turns the verdicts into scores and the flag."""
 
+from agents.common.contrast import ContrastCheck
 from agents.groundedness.config import JudgeConfig, judge_config
-from agents.groundedness.contrast import ContrastCheck
 from agents.groundedness.judge import (
     RISK_FLAG_THRESHOLD,
     ClaimVerdict,

@@ -31,8 +31,8 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
+from agents.common.contrast import ContrastCheck
 from agents.groundedness.config import JudgeConfig
-from agents.groundedness.contrast import ContrastCheck
 from agents.groundedness.evidence import Passage, best_passage, states_no_fact, windows
 from agents.groundedness.prompts import Entailment, answer_sentences, entailment_messages
 from core.llm import StructuredMode
@@ -159,7 +159,7 @@ async def judge_answer(
 ) -> Judgement:
     """With `embeddings` (the project's embedding model) a claim must be close to a passage by cosine
     to reach the model, else by its share of key terms. With `contrast`, a claim the model accepts
-    must not score clearly below its own opposite (agents/groundedness/contrast.py). Raises
+    must not score clearly below its own opposite (agents/common/contrast.py). Raises
     core.structured.StructuredOutputError when a reply is malformed twice."""
     claims = [s for s in answer_sentences(answer, config.max_sentences) if not states_no_fact(s)]
     pairs = [(c.id, c.text) for c in chunks]

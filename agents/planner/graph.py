@@ -4,7 +4,6 @@ The model only groups numbered excerpts into sections. Which chunks really suppo
 well the material covers it, and where the gaps are is computed by the application from the
 retrieval itself, so no number in a plan comes from the model's say-so."""
 
-import time
 from statistics import fmean
 from typing import Literal
 
@@ -13,18 +12,11 @@ from langgraph.runtime import Runtime
 
 from agents.common.citations import ref_fields
 from agents.common.context import AgentContext
+from agents.common.plan import PlanGap, PlanSection, SourceRef
 from agents.planner import config
 from agents.planner.prompts import outline_messages
-from agents.planner.state import (
-    DraftOutline,
-    DraftSection,
-    PlanGap,
-    PlannerInput,
-    PlannerOutput,
-    PlannerState,
-    PlanSection,
-    SourceRef,
-)
+from agents.planner.state import DraftOutline, DraftSection, PlannerInput, PlannerOutput, PlannerState
+from core import timing
 from core.retrieval import Candidate, Filters, RetrievalResult
 from core.structured import ask_structured
 
@@ -151,7 +143,7 @@ def assess_outline(
 
 async def retrieve(state: PlannerState, runtime: Runtime[AgentContext]) -> dict:
     ctx = runtime.context
-    started = time.perf_counter()
+    started = timing.mark()
     result = await ctx.retriever.search(
         project_id=ctx.project_id,
         user_id=ctx.user_id,
@@ -160,7 +152,7 @@ async def retrieve(state: PlannerState, runtime: Runtime[AgentContext]) -> dict:
         top_k=config.TOP_K,
         filters=Filters(kind="uploaded"),  # a plan is built on the material, never on earlier notes
     )
-    ctx.timings_ms["retrieve"] = round((time.perf_counter() - started) * 1000, 1)
+    ctx.timings_ms["retrieve"] = timing.elapsed_ms(started, 1)
     return {
         "retrieved": result.results,
         "topics": group_by_section(result.results),
@@ -174,7 +166,7 @@ def after_retrieve(state: PlannerState) -> Literal["outline", "nothing_found"]:
 
 async def outline(state: PlannerState, runtime: Runtime[AgentContext]) -> dict:
     ctx = runtime.context
-    started = time.perf_counter()
+    started = timing.mark()
     messages = outline_messages(
         topic=state["topic"],
         topics=state["topics"],
@@ -182,7 +174,7 @@ async def outline(state: PlannerState, runtime: Runtime[AgentContext]) -> dict:
         language=ctx.language,
     )
     reply = await ask_structured(ctx.llm, DraftOutline, messages, mode=ctx.structured_mode, usage=ctx.usage)
-    ctx.timings_ms["outline"] = round((time.perf_counter() - started) * 1000, 1)
+    ctx.timings_ms["outline"] = timing.elapsed_ms(started, 1)
     return {"draft": reply.sections}
 
 

@@ -4,9 +4,9 @@ from typing import Any, TypedDict
 
 from pydantic import BaseModel, Field
 
+from agents.common.plan import PlanGap, PlanSection
 from agents.planner import config
 from core.retrieval import Candidate
-from core.store.refs import ChunkRef
 
 
 class DraftSection(BaseModel):
@@ -24,29 +24,6 @@ class DraftSection(BaseModel):
 # description in function-calling mode.)
 class DraftOutline(BaseModel):
     sections: list[DraftSection] = Field(json_schema_extra={"maxItems": config.MAX_SECTIONS})
-
-
-class SourceRef(ChunkRef):
-    """A retrieved chunk that supports a section, as the application found it."""
-
-    relevance: float  # 0..1, see graph._relevance
-
-
-class PlanSection(BaseModel):
-    title: str
-    goal: str
-    chunk_ids: list[int]
-    sources: list[SourceRef]
-    support: int  # supporting chunks
-    relevance: float  # their mean relevance, 0..1
-    coverage: float  # min(1, support / FULL_SUPPORT) x relevance, 0..1
-
-
-class PlanGap(BaseModel):
-    title: str
-    goal: str = ""
-    reason: str
-    coverage: float = 0.0
 
 
 class PlannerInput(TypedDict):

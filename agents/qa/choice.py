@@ -18,7 +18,7 @@ import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from agents.groundedness.contrast import yes_share
+from agents.common.contrast import yes_share
 from agents.qa.options import Choice
 from core.llm import output_cap
 from core.structured import TokenUsage, model_name

@@ -1,7 +1,6 @@
 """The graph's node for a question with options: score the options (agents/qa/choice.py), show the
 chosen one at once, then a short explanation from the excerpts with its citations."""
 
-import time
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -14,12 +13,13 @@ from agents.common.language import language_name
 from agents.qa import prompts
 from agents.qa.choice import choice_messages, combined, score_options, verify_messages, verify_options
 from agents.qa.config import DEFAULT_CONFIG, QAConfig
-from agents.qa.nodes import capped, elapsed_ms, leaks_instructions
+from agents.qa.nodes import capped, leaks_instructions
 from agents.qa.options import Choice, parse_choice
 from agents.qa.state import QAState
 from agents.qa.stream_json import JsonStream, int_list_field, streams_content, string_field
-from agents.question_generator.checks import term_coverage
+from core import timing
 from core.structured import StructuredOutputError, ask_structured, model_name
+from core.text import term_coverage
 
 EXPLAIN = (
     "Explain in one or two sentences in {language}, from the excerpts, why option {letter} is correct."
@@ -44,7 +44,7 @@ async def choose(
 ) -> dict[str, Any]:
     ctx, write = runtime.context, runtime.stream_writer
     streaming = bool(state.get("stream"))
-    mark = time.perf_counter()
+    mark = timing.mark()
     choice = parse_choice(state["plan"]["question"])
     if choice is None:  # after_gate routes only questions with options here
         raise ValueError("choose needs a question with options")
@@ -62,15 +62,15 @@ async def choose(
     index = scored.index if scored is not None else await _named_letter(ctx, excerpts, choice, qa)
     letter, option = choice.letters[index], choice.options[index]
     head = f"{letter}) {option}"
-    ctx.timings_ms["choice"] = elapsed_ms(mark)
+    ctx.timings_ms["choice"] = timing.elapsed_ms(mark, 1)
     if streaming:
-        ctx.timings_ms["first_token"] = elapsed_ms(mark)
+        ctx.timings_ms["first_token"] = timing.elapsed_ms(mark, 1)
         write({"token": head})
     verified = by_verdict is not None and by_letter is None
     explanation, claimed = await _explain(
         ctx, excerpts, choice, index, state["language"], qa, streaming, write, verified=verified
     )
-    ctx.timings_ms["generation"] = elapsed_ms(mark)
+    ctx.timings_ms["generation"] = timing.elapsed_ms(mark, 1)
     citations, invented = build_citations(claimed, chunks)
     if not citations:  # the passage that states the chosen option best
         best = max(chunks, key=lambda c: term_coverage(option, c.text) or 0.0)

@@ -2,7 +2,6 @@
 state and a runtime whose `context` is an AgentContext (`qa` is the graph's QAConfig)."""
 
 import re
-import time
 from typing import Any, Literal
 from uuid import UUID
 
@@ -23,14 +22,11 @@ from agents.qa.state import ModelAnswer, QAState, QueryPlan, ThreadPlan
 from agents.qa.stream_json import JsonStream, bool_field, int_list_field, streams_content, string_field
 from agents.qa.support import answer_support
 from agents.qa.threads import standalone_question
+from core import timing
 from core.llm import output_cap
 from core.retrieval import Filters
 from core.structured import StructuredOutputError, ask_structured, model_name
 from core.text import content_words
-
-
-def elapsed_ms(mark: float) -> float:
-    return round((time.perf_counter() - mark) * 1000, 1)
 
 
 def capped(llm: BaseChatModel, max_tokens: int) -> BaseChatModel:
@@ -64,7 +60,7 @@ async def plan(
 ) -> dict[str, Any]:
     """No model call unless a follow-up leans on the thread (agents/qa/planning.py says why)."""
     ctx = runtime.context
-    mark = time.perf_counter()
+    mark = timing.mark()
     question = state["question"].strip()
     language = question_language(question, ctx.language)
     history = state.get("history", [])[-2 * qa.history_turns :]
@@ -82,7 +78,7 @@ async def plan(
         planned = QueryPlan(question=question)
     planned.question, rewritten = standalone_question(question, planned.question.strip() or question, history)
     planned.terms = exact_terms(question)
-    ctx.timings_ms["planning"] = elapsed_ms(mark)
+    ctx.timings_ms["planning"] = timing.elapsed_ms(mark, 1)
     update: dict[str, Any] = {
         "plan": planned.model_dump()
         | {"rewritten": rewritten, "model": needs_model_plan(question, history)}
@@ -114,7 +110,7 @@ async def retrieve(
     state: QAState, runtime: Runtime[AgentContext], *, qa: QAConfig = DEFAULT_CONFIG
 ) -> dict[str, Any]:
     ctx = runtime.context
-    mark = time.perf_counter()
+    mark = timing.mark()
     planned = state["plan"]
     extra = [t for t in planned.get("terms", []) if t.lower() not in planned["question"].lower()]
     query = " ".join([search_text(planned["question"]), *extra])
@@ -125,7 +121,7 @@ async def retrieve(
     if document and not result.results:  # the named document holds nothing close: search all
         result = await ctx.retriever.search(**kwargs, user_id=ctx.user_id)
         document = None
-    ctx.timings_ms["retrieval"] = elapsed_ms(mark)
+    ctx.timings_ms["retrieval"] = timing.elapsed_ms(mark, 1)
     return {"retrieved": result.results, "document_filter": document}
 
 
@@ -162,7 +158,7 @@ async def answer(
     state: QAState, runtime: Runtime[AgentContext], *, qa: QAConfig = DEFAULT_CONFIG
 ) -> dict[str, Any]:
     ctx = runtime.context
-    mark = time.perf_counter()
+    mark = timing.mark()
     chunks, messages = answer_prompt(state, qa)
     reply = await ask_structured(
         capped(ctx.llm, qa.answer_max_tokens),
@@ -171,7 +167,7 @@ async def answer(
         mode=ctx.structured_mode,
         usage=ctx.usage,
     )
-    ctx.timings_ms["generation"] = elapsed_ms(mark)
+    ctx.timings_ms["generation"] = timing.elapsed_ms(mark, 1)
     text, claimed = reply.answer.strip(), reply.used_chunk_ids
     return finish(state, chunks, text, reply.has_answer, claimed, prompt=messages, qa=qa)
 
@@ -186,7 +182,7 @@ async def answer_stream(
         update = await answer(state, runtime, qa=qa)
         write({"token": update["answer"]})
         return update
-    mark = time.perf_counter()
+    mark = timing.mark()
     chunks, messages = answer_prompt(state, qa)
     stream, sent = (
         JsonStream(capped(ctx.llm, qa.answer_max_tokens), ModelAnswer, messages, ctx.structured_mode),
@@ -200,12 +196,12 @@ async def answer_stream(
             continue  # it is repeating its instructions: nothing more of it is shown
         if len(text) > len(sent):
             if not sent:
-                ctx.timings_ms["first_token"] = elapsed_ms(mark)
+                ctx.timings_ms["first_token"] = timing.elapsed_ms(mark, 1)
             write({"token": text[len(sent) :]})
             sent = text
     if stream.message is not None:
         ctx.usage.add(model_name(ctx.llm), stream.message)
-    ctx.timings_ms["generation"] = elapsed_ms(mark)
+    ctx.timings_ms["generation"] = timing.elapsed_ms(mark, 1)
     try:
         reply = ModelAnswer.model_validate_json(stream.raw)
         found, text, claimed = reply.has_answer, reply.answer.strip(), reply.used_chunk_ids

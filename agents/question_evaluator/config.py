@@ -25,7 +25,7 @@ class EvaluatorConfig:
     # The most an answer carrying text addressed to the grader can score (agents/common/injection.py).
     # 0: it forfeits the grade without a model call; the model cannot be trusted with the rest of it.
     hostile_max_score: float = 0.0
-    # The contrast check (agents/groundedness/contrast.py) on an answer the grader credits: with the
+    # The contrast check (agents/common/contrast.py) on an answer the grader credits: with the
     # reference answer as the passage, an answer whose own opposite is likelier by more than this
     # margin contradicts the reference and scores at most `contradicted_max_score` (incorrect). None:
     # no check (the default). Measured with the judge's margin 0.05: dev split kappa 0.615 -> 0.651,

@@ -7,7 +7,6 @@ select_sources ─(none)→ END
 """
 
 import asyncio
-import time
 from dataclasses import asdict
 from typing import Any, Literal
 
@@ -29,6 +28,7 @@ from agents.question_generator.state import (
     RejectReason,
     State,
 )
+from core import timing
 from core.retrieval import Candidate, Filters
 from core.store import questions
 from core.store.questions import NewQuestion, Question
@@ -70,7 +70,7 @@ def group_sources(candidates: list[Candidate], config: GeneratorConfig) -> list[
 
 async def select_sources(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     ctx, config = runtime.context, state.config
-    started = time.perf_counter()
+    started = timing.mark()
     if state.document_id is not None or state.section:
         result = await ctx.retriever.search(
             project_id=ctx.project_id,
@@ -101,7 +101,7 @@ async def select_sources(state: State, runtime: Runtime[AgentContext]) -> dict[s
                 min_chars=config.min_source_chars,
             )
         candidates = [Candidate(chunk_id=chunk.id, row=asdict(chunk)) for chunk in chunks]
-    ctx.timings_ms["sources"] = (time.perf_counter() - started) * 1000
+    ctx.timings_ms["sources"] = timing.elapsed_ms(started)
     groups = group_sources(candidates, config)
     if not groups:
         return {"groups": [], "reason": "no_sources", "saved": [], "rejected": []}
@@ -120,7 +120,7 @@ async def generate(state: State, runtime: Runtime[AgentContext]) -> dict[str, An
     messages = generation_messages(
         question_type, sources, language=ctx.language, source_chars=state.config.source_chars
     )
-    started = time.perf_counter()
+    started = timing.mark()
     try:
         reply = await ask_structured(
             ctx.llm, SCHEMAS[question_type], messages, mode=ctx.structured_mode, usage=ctx.usage
@@ -128,7 +128,7 @@ async def generate(state: State, runtime: Runtime[AgentContext]) -> dict[str, An
         pending = Pending(type=question_type, sources=sources, reply=reply.model_dump())
     except StructuredOutputError as error:
         pending = Pending(type=question_type, sources=sources, reply=None, error=str(error)[:300])
-    ctx.timings_ms["generate"] = ctx.timings_ms.get("generate", 0.0) + (time.perf_counter() - started) * 1000
+    ctx.timings_ms["generate"] = ctx.timings_ms.get("generate", 0.0) + timing.elapsed_ms(started)
     return {"pending": pending, "calls": state.calls + 1}
 
 
@@ -169,9 +169,9 @@ async def check(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     support = answer_support(answer, " ".join(f"{c.context_header} {c.text}" for c in used))
     model_confidence = unit_interval(float(reply["confidence"]))  # type: ignore[arg-type]
     confidence = config.model_weight * model_confidence + (1 - config.model_weight) * support
-    started = time.perf_counter()
+    started = timing.mark()
     embedding = np.asarray(await asyncio.to_thread(ctx.retriever.embeddings.embed_query, text), np.float32)
-    ctx.timings_ms["embed"] = ctx.timings_ms.get("embed", 0.0) + (time.perf_counter() - started) * 1000
+    ctx.timings_ms["embed"] = ctx.timings_ms.get("embed", 0.0) + timing.elapsed_ms(started)
     for earlier in state.accepted:
         similarity = cosine(earlier.embedding, embedding)
         if similarity >= ctx.thresholds.duplicate_similarity:
@@ -214,7 +214,7 @@ async def save(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     ctx = runtime.context
     saved: list[Question] = []
     rejected = list(state.rejected)
-    started = time.perf_counter()
+    started = timing.mark()
     async with ctx.retriever.pool.connection() as conn:
         for draft in state.accepted:
             row = await questions.insert_question(
@@ -228,7 +228,7 @@ async def save(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
                 rejected.append(Rejection("duplicate", "stored concurrently", draft.type, draft.question))  # type: ignore[arg-type]
             else:
                 saved.append(row)
-    ctx.timings_ms["save"] = (time.perf_counter() - started) * 1000
+    ctx.timings_ms["save"] = timing.elapsed_ms(started)
     return {"saved": saved, "rejected": rejected, "reason": None}
 
 

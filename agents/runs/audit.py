@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import random
-import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from uuid import UUID
 from arq.connections import ArqRedis
 from psycopg_pool import AsyncConnectionPool
 
+from core import timing
 from core.jobs.specs import JUDGE_ANSWER, JudgeAnswer, enqueue
 from core.jsonlog import log_json
 from core.settings import Settings
@@ -99,10 +99,10 @@ class Audit:
     tracing: Tracing | None
     sampler: random.Random
     run_id: UUID = field(default_factory=uuid.uuid4)
-    started: float = field(default_factory=time.perf_counter)
+    started: float = field(default_factory=timing.mark)
 
     def elapsed_ms(self) -> float:
-        return round((time.perf_counter() - self.started) * 1000, 1)
+        return timing.elapsed_ms(self.started, 1)
 
     def run_config(self) -> dict[str, Any]:
         """LangGraph's config for the agent run: its id is the one stored, and LangSmith feedback on it."""

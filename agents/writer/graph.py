@@ -7,7 +7,6 @@ the numbers to the chunk ids it actually retrieved, drops numbers that name no s
 the references itself."""
 
 import re
-import time
 from typing import Literal, cast
 
 from langgraph.graph import END, START, StateGraph
@@ -15,7 +14,7 @@ from langgraph.runtime import Runtime
 
 from agents.common.citations import build_citations
 from agents.common.context import AgentContext
-from agents.planner.state import PlanSection
+from agents.common.plan import PlanSection
 from agents.writer import config
 from agents.writer.kinds import SPECS, Kind, glossary_lines
 from agents.writer.prompts import section_messages
@@ -26,6 +25,7 @@ from agents.writer.state import (
     WriterState,
     WrittenSection,
 )
+from core import timing
 from core.retrieval import Candidate, Filters
 from core.structured import ask_structured
 
@@ -93,7 +93,7 @@ async def write_section(state: WriterState, runtime: Runtime[AgentContext]) -> d
     ctx = runtime.context
     index = state.get("index", 0)
     section = state["sections"][index]
-    started = time.perf_counter()
+    started = timing.mark()
     result = await ctx.retriever.search(
         project_id=ctx.project_id,
         user_id=ctx.user_id,
@@ -104,7 +104,7 @@ async def write_section(state: WriterState, runtime: Runtime[AgentContext]) -> d
         prefer_section=shared_section(section),
     )
     sources = pick_sources(result.results, section.chunk_ids)
-    retrieval_ms = round((time.perf_counter() - started) * 1000, 1)
+    retrieval_ms = timing.elapsed_ms(started, 1)
     if not sources:
         written = WrittenSection(
             title=section.title,
@@ -117,7 +117,7 @@ async def write_section(state: WriterState, runtime: Runtime[AgentContext]) -> d
         )
         return {"index": index + 1, "written": [written]}
 
-    started = time.perf_counter()
+    started = timing.mark()
     kind = cast(Kind, state.get("kind", "note"))
     spec = SPECS[kind]
     messages = section_messages(
@@ -129,7 +129,7 @@ async def write_section(state: WriterState, runtime: Runtime[AgentContext]) -> d
         kind=kind,
     )
     draft = await ask_structured(ctx.llm, spec.draft, messages, mode=ctx.structured_mode, usage=ctx.usage)
-    generation_ms = round((time.perf_counter() - started) * 1000, 1)
+    generation_ms = timing.elapsed_ms(started, 1)
 
     body, cited, dropped = map_citations(spec.render(draft), sources)
     citations, _ = build_citations([s.chunk_id for s in sources], sources)

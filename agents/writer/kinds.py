@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agents.planner.prompts import shorten
+from agents.common.prose import shorten
 from agents.writer import config
 from agents.writer.state import SectionDraft
 

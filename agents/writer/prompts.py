@@ -6,7 +6,7 @@ fills a source number in every entry of a schema."""
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from agents.planner.prompts import excerpt
+from agents.common.prose import excerpt
 from agents.writer import config
 from agents.writer.kinds import SPECS, Kind
 from core.retrieval import Candidate

@@ -6,7 +6,7 @@ from typing import Annotated, NotRequired, TypedDict
 from pydantic import BaseModel, Field
 
 from agents.common.citations import Citation
-from agents.planner.state import PlanGap, PlanSection
+from agents.common.plan import PlanGap, PlanSection
 from agents.writer import config
 from core.store.refs import ChunkRef
 

@@ -4,7 +4,6 @@ Every agent, the search API and the evals call `Retriever.search`; project_id al
 the application (a route's membership check or a job), never from a model."""
 
 import asyncio
-import time
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -13,6 +12,7 @@ from langchain_core.embeddings import Embeddings
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from core import timing
 from core.retrieval.dense import DenseCandidates, dense_candidates, project_chunk_count
 from core.retrieval.fusion import reciprocal_rank_fusion
 from core.retrieval.hydrate import hydrate
@@ -78,35 +78,35 @@ class Retriever:
         k = min(top_k or chosen.top_k, chosen.max_top_k)
         rerank = reranker or self.reranker
         timings = StageTimings()
-        started = time.perf_counter()
+        started = timing.mark()
 
         query_vector = np.asarray(
             await asyncio.to_thread(self.embeddings.embed_query, query), dtype=np.float32
         )
-        timings.embed_ms = _ms_since(started)
+        timings.embed_ms = timing.elapsed_ms(started)
         async with self.pool.connection() as conn, conn.transaction():
             # One snapshot for all the reads, so a concurrent reindex cannot mix two versions.
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             dense, lexical_scores = await self._candidates(
                 conn, project_id, query, query_vector, filters, user_id, timings
             )
-            mark = time.perf_counter()
+            mark = timing.mark()
             lexical_ids = [chunk_id for chunk_id, _ in lexical_scores[: self.config.candidate_depth]]
             fused = reciprocal_rank_fusion([i for i, _ in dense.rows], lexical_ids, k=self.config.rrf_k)
             bm25 = dict(lexical_scores)
             for candidate in fused:
                 candidate.lexical_score = bm25.get(candidate.chunk_id, 0.0)
-            timings.fuse_ms = _ms_since(mark)
-            mark = time.perf_counter()
+            timings.fuse_ms = timing.elapsed_ms(mark)
+            mark = timing.mark()
             pool_for_rerank = await hydrate(
                 conn,
                 project_id=project_id,
                 query_vector=query_vector,
                 candidates=fused[: self.config.rerank_depth],
             )
-            timings.hydrate_ms = _ms_since(mark)
+            timings.hydrate_ms = timing.elapsed_ms(mark)
 
-        mark = time.perf_counter()
+        mark = timing.mark()
         scores = await rerank.score(query, pool_for_rerank)
         for candidate, score in zip(pool_for_rerank, scores, strict=True):
             in_section = (
@@ -117,8 +117,8 @@ class Retriever:
         reranked = sorted(
             pool_for_rerank, key=lambda c: (-(c.rerank_score or 0.0), -c.fused_score, c.chunk_id)
         )
-        timings.rerank_ms = _ms_since(mark)
-        timings.total_ms = _ms_since(started)
+        timings.rerank_ms = timing.elapsed_ms(mark)
+        timings.total_ms = timing.elapsed_ms(started)
         by_id = {c.chunk_id: c for c in fused}
         return RetrievalResult(
             query=query,
@@ -144,7 +144,7 @@ class Retriever:
         timings: StageTimings,
     ) -> tuple[DenseCandidates, list[tuple[int, float]]]:
         config = self.config
-        mark = time.perf_counter()
+        mark = timing.mark()
         size = await project_chunk_count(conn, project_id=project_id)
         await conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {int(config.max_scan_tuples)}")
         dense = await dense_candidates(
@@ -158,8 +158,8 @@ class Retriever:
             ef_search=config.ef_search,
             project_size=size,
         )
-        timings.dense_ms = _ms_since(mark)
-        mark = time.perf_counter()
+        timings.dense_ms = timing.elapsed_ms(mark)
+        mark = timing.mark()
         lexical = await lexical_candidates(
             conn,
             project_id=project_id,
@@ -172,7 +172,7 @@ class Retriever:
             k1=config.bm25_k1,
             b=config.bm25_b,
         )
-        timings.lexical_ms = _ms_since(mark)
+        timings.lexical_ms = timing.elapsed_ms(mark)
         return dense, lexical
 
 
@@ -191,6 +191,3 @@ def _listed(by_id: dict[int, Candidate], chunk_id: int, dense_similarity: float 
         candidate.dense_similarity = dense_similarity
     return candidate
 
-
-def _ms_since(mark: float) -> float:
-    return (time.perf_counter() - mark) * 1000

@@ -12,12 +12,12 @@ import json
 import shlex
 import signal
 import sys
-import time
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
 from agents.question_evaluator.config import EvaluatorConfig
+from core import timing
 from core.settings import Settings
 from evals.grading.dataset import in_split, load_questions
 from evals.grading.report import render
@@ -55,12 +55,12 @@ def main(argv: list[str] | None = None) -> None:
         by_language = [[q for q in questions if q.language == language] for language in ("en", "pt")]
         questions = [q for group in by_language for q in group[: args.limit]]
     settings = Settings()
-    started = time.perf_counter()
+    started = timing.mark()
     with chat_model(settings) as (llm, mode):
         kinds = set(args.kinds.split(",")) if args.kinds else None
         config = EvaluatorConfig(contrast_margin=args.contrast_margin)
         results = asyncio.run(grade_all(questions, llm, mode, kinds=kinds, config=config))
-    elapsed = time.perf_counter() - started
+    elapsed = timing.elapsed_s(started)
     embedded = f"{settings.llm_local_model} (embedded, llama.cpp)"
     model = settings.llm_model if settings.llm_base_url else embedded
     command = "python -m evals.grading " + shlex.join(argv if argv is not None else sys.argv[1:])

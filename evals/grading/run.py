@@ -1,7 +1,6 @@
 """Grades every answer of the chosen questions with the real Question Evaluator graph, one at a time
 (the embedded model serves one request at a time, so the latency is per grading)."""
 
-import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from langchain_core.language_models import BaseChatModel
 from agents.common.context import AgentContext
 from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.graph import graph
+from core import timing
 from core.llm import StructuredMode
 from core.structured import StructuredOutputError
 from evals.grading.dataset import GRADE, Answer, Question
@@ -62,7 +62,7 @@ def context(llm: BaseChatModel, mode: StructuredMode, language: str) -> AgentCon
 async def grade_one(
     question: Question, answer: Answer, llm: BaseChatModel, mode: StructuredMode, config: EvaluatorConfig
 ) -> Graded:
-    started = time.perf_counter()
+    started = timing.mark()
     verdict = score = overlap = None
     screened, off_subject, feedback, contrast, before = 0, 0, "", None, None
     try:
@@ -84,7 +84,7 @@ async def grade_one(
         verdict,
         score,
         screened,
-        time.perf_counter() - started,
+        timing.elapsed_s(started),
         overlap,
         feedback,
         off_subject,

@@ -17,10 +17,11 @@ from core.migrations import apply_migrations
 from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.tracing import Tracing
+from evals.harness.worker import stop_worker
 from evals.qa.datasets import QADataset, absent_cases, faquad, rust_quizzes
 from evals.qa.evaluate import evaluate, write_report
 from evals.qa.run import ask, attach_run_ids, load_project, read_records, save_records
-from evals.stack import REPO_ROOT, api_server, liveness_check, start_worker, stop_worker, workdir_settings
+from evals.stack import REPO_ROOT, api_server, liveness_check, start_eval_worker, workdir_settings
 
 EVAL_USER = "qa-evals@studyai.local"
 
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     command = shlex.join(["python", "-m", "evals.qa", *(argv if argv is not None else sys.argv[1:])])
     with EmbeddedServices(settings, llm=True) as urls:
         apply_migrations(urls.database_url)
-        worker = start_worker(urls, settings)
+        worker = start_eval_worker(urls, settings)
         try:
             asyncio.run(run(args, settings, urls, worker, command))
         finally:

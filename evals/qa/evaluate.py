@@ -2,7 +2,6 @@
 and optionally groundedness by the same judge the sampled-answer job uses."""
 
 import asyncio
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -13,6 +12,7 @@ from langchain_core.embeddings import Embeddings
 from psycopg_pool import AsyncConnectionPool
 
 from agents.groundedness import ContrastCheck, Judgement, judge_answer
+from core import timing
 from core.llm import make_chat_model
 from core.runtime import ChatModelPlan
 from core.services import ServiceUrls
@@ -71,9 +71,9 @@ async def evaluate(
     judgements: dict[str, Judgement] = {}
     judge_seconds = None
     if groundedness:
-        started = time.perf_counter()
+        started = timing.mark()
         judgements = await judge_all(records, cases, chunks, settings, urls, embeddings)
-        judge_seconds = time.perf_counter() - started
+        judge_seconds = timing.elapsed_s(started)
     judged = {i: (j.groundedness, j.flagged) for i, j in judgements.items()} if groundedness else None
     if tracing is not None:
         await asyncio.to_thread(send_feedback, tracing, records, scores, judgements)

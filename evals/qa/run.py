@@ -14,6 +14,7 @@ from uuid import UUID
 import httpx
 from psycopg_pool import AsyncConnectionPool
 
+from core import timing
 from evals.qa.datasets import Corpus, QACase
 from evals.retrieval.ingest import list_documents
 
@@ -106,7 +107,7 @@ async def load_project(
 async def ask(http: httpx.AsyncClient, headers: dict[str, str], project_id: str, case: QACase) -> QARecord:
     """One streamed question in a new thread; the `done` event carries the full reply with debug."""
     record = QARecord(case.id, case.dataset, case.kind, case.question)
-    started = time.perf_counter()
+    started = timing.mark()
     body = {"question": case.question, "stream": True, "debug": True}
     event = ""
     try:
@@ -121,13 +122,13 @@ async def ask(http: httpx.AsyncClient, headers: dict[str, str], project_id: str,
                     _apply(record, event, json.loads(line.removeprefix("data: ")), started)
     except httpx.HTTPError as error:
         record.error = f"{type(error).__name__}: {error}"
-    record.total_ms = (time.perf_counter() - started) * 1000
+    record.total_ms = timing.elapsed_ms(started)
     return record
 
 
 def _apply(record: QARecord, event: str, data: Any, started: float) -> None:
     if event == "token" and record.ttft_ms is None:
-        record.ttft_ms = (time.perf_counter() - started) * 1000
+        record.ttft_ms = timing.elapsed_ms(started)
     elif event == "error":
         record.error = str(data.get("detail"))
     elif event == "done":

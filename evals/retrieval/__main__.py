@@ -24,6 +24,7 @@ from core.migrations import apply_migrations
 from core.retrieval import RetrievalConfig, Retriever
 from core.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
+from evals.harness.worker import stop_worker
 from evals.retrieval.beir import BeirDataset, load_dataset
 from evals.retrieval.bm25_reference import bm25_reference
 from evals.retrieval.ingest import create_project, load_corpus, project_exists
@@ -35,7 +36,7 @@ from evals.retrieval.run import (
     evaluate_queries,
     markdown_report,
 )
-from evals.stack import REPO_ROOT, api_session, liveness_check, start_worker, stop_worker
+from evals.stack import REPO_ROOT, api_session, liveness_check, start_eval_worker
 
 EVAL_USER = "retrieval-evals@studyai.local"
 
@@ -84,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     with EmbeddedServices(settings) as urls:
         apply_migrations(urls.database_url)
-        worker = start_worker(urls, settings)
+        worker = start_eval_worker(urls, settings)
         try:
             asyncio.run(run_stack(args, dataset, settings, urls, worker, report))
         finally:

@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import statistics
 import tempfile
-import time
 from pathlib import Path
 from uuid import UUID, uuid4
 
@@ -20,6 +19,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
 
+from core import timing
 from core.migrations import apply_migrations
 from core.retrieval.lexical import lexical_candidates
 from core.retrieval.types import Filters
@@ -76,11 +76,11 @@ async def measure(
     per_query, latencies = [], []
     async with await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as conn:
         for query_id, text in queries.items():
-            started = time.perf_counter()
+            started = timing.mark()
             found = await lexical_candidates(
                 conn, project_id=project_id, query=text, filters=Filters(), limit=100, budget=budget
             )
-            latencies.append((time.perf_counter() - started) * 1000)
+            latencies.append(timing.elapsed_ms(started))
             ranking = [corpus_of[chunk_id] for chunk_id, _ in found]
             per_query.append(evaluate_ranking(ranking, dataset.qrels[query_id]))
     latencies.sort()

@@ -14,6 +14,7 @@ from uuid import UUID
 from langchain_core.embeddings import Embeddings
 from psycopg_pool import AsyncConnectionPool
 
+from core import timing
 from core.retrieval import Candidate, Retriever
 from core.retrieval.rerankers.base import Reranker
 from core.retrieval.rerankers.blend import ScoreBlend
@@ -127,9 +128,9 @@ async def evaluate_queries(
             )
             record(name, answer.results, answer.timings.total_ms + timings.embed_ms)
         for weight in blend_weights:
-            mark = time.perf_counter()
+            mark = timing.mark()
             rescored = await rescore(ScoreBlend(weight), query, fused.reranked)
-            rescoring_ms = (time.perf_counter() - mark) * 1000
+            rescoring_ms = timing.elapsed_ms(mark)
             record(blend_label(weight), rescored, timings.total_ms - timings.rerank_ms + rescoring_ms)
         now = time.monotonic()
         if now - last_report >= progress_seconds:

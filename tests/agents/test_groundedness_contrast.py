@@ -7,8 +7,8 @@ import math
 
 from langchain_core.messages import AIMessage
 
+from agents.common.contrast import MARGIN, yes_share
 from agents.groundedness import ContrastCheck, judge_answer
-from agents.groundedness.contrast import MARGIN, yes_share
 from core.structured import TokenUsage
 from tests.agents.test_groundedness import CHUNKS, QUESTION, YES, RecordingFake
 

@@ -11,9 +11,10 @@ from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 
 from agents.common.context import AgentContext
+from agents.common.prose import excerpt
 from agents.planner import config
 from agents.planner.graph import coverage, graph, group_by_section, planner_input
-from agents.planner.prompts import excerpt, outline_messages
+from agents.planner.prompts import outline_messages
 from core.retrieval import Candidate, Filters, Retriever
 from core.retrieval.types import RetrievalResult, StageTimings
 

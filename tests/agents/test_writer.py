@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage
 from redis.asyncio import Redis
 
 from agents.common.context import AgentContext
-from agents.planner.state import PlanGap, PlanSection, SourceRef
+from agents.common.plan import PlanGap, PlanSection, SourceRef
 from agents.writer import config
 from agents.writer.graph import graph, map_citations, shared_section
 from agents.writer.kinds import render_points

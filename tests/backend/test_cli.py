@@ -1,5 +1,6 @@
 """`studyai users create` prints a key that the API accepts; the key itself is never stored."""
 
+import importlib
 import os
 import subprocess
 import sys
@@ -60,6 +61,13 @@ def test_eval_help_lists_the_suites() -> None:
     text = " ".join(shown.stdout.split())
     assert "Suites: qa, retrieval, groundedness-judge" in text
     assert "unknown suite" not in shown.stdout + shown.stderr
+
+
+def test_every_eval_suite_names_a_module_with_a_main() -> None:
+    from backend.cli import EVAL_SUITES
+
+    for suite, module in EVAL_SUITES.items():
+        assert callable(importlib.import_module(module).main), suite
 
 
 def test_workers_of_an_embedded_model_share_its_single_slot_and_grammar(monkeypatch: Any) -> None:

@@ -9,7 +9,8 @@ import pytest
 from backend.main import create_app
 from core.services import ServiceUrls
 from core.settings import Settings
-from tests.conftest import UserFactory, create_project, start_worker, stop_worker, upload, wait_for_job
+from evals.harness.worker import start_worker, stop_worker
+from tests.conftest import UserFactory, create_project, upload, wait_for_job
 
 EXTERNAL_REDIS = "redis://127.0.0.1:6379/0"
 

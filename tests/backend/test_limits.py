@@ -23,13 +23,12 @@ from backend.question_schemas import AttemptCreate, GenerateRequest
 from backend.schemas import DocumentTextUpdate
 from core.services import ServiceUrls
 from core.settings import Settings
+from evals.harness.worker import start_worker, stop_worker
 from tests.conftest import (
     Caller,
     UserFactory,
     create_project,
     own_app,
-    start_worker,
-    stop_worker,
     upload,
     wait_for_job,
 )

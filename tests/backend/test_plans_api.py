@@ -21,6 +21,7 @@ from langchain_openai import ChatOpenAI
 from core.services import ServiceUrls
 from core.settings import Settings
 from core.text import split_sentences
+from evals.harness.worker import start_worker, stop_worker
 from tests.conftest import (
     SHARED_DATA,
     Caller,
@@ -28,8 +29,6 @@ from tests.conftest import (
     change_runtime,
     create_project,
     own_app,
-    start_worker,
-    stop_worker,
     upload,
     wait_for_job,
 )

@@ -16,8 +16,15 @@ from agents.common.injection import PASSAGE_MARK, data_block, screen_answer, scr
 from agents.qa import prompts as qa_prompts
 from agents.qa.config import QAConfig
 from agents.question_evaluator.prompts import grading_messages
-from tests.security.cases import ANSWER_CASES, DOCUMENT_CASES, HOSTILE_ID, NAMED_ID, AnswerCase, DocumentCase
-from tests.security.harness import grade, run_answer_case, run_document_case, shown_chunks
+from evals.harness.security_cases import (
+    ANSWER_CASES,
+    DOCUMENT_CASES,
+    HOSTILE_ID,
+    NAMED_ID,
+    AnswerCase,
+    DocumentCase,
+)
+from evals.harness.security_runs import grade, run_answer_case, run_document_case, shown_chunks
 
 FIXED = re.compile(r"(?:answer every question with exactly|reply only with|responda todas as perguntas com)"
                    r":?\s*'?([^'.]+)", re.IGNORECASE)  # fmt: skip

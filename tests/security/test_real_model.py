@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from langchain_openai import ChatOpenAI
 
-from tests.security.cases import ANSWER_CASES, DOCUMENT_CASES, AnswerCase, DocumentCase
-from tests.security.harness import run_answer_case, run_document_case
+from evals.harness.security_cases import ANSWER_CASES, DOCUMENT_CASES, AnswerCase, DocumentCase
+from evals.harness.security_runs import run_answer_case, run_document_case
 
 
 @pytest.fixture(scope="module")

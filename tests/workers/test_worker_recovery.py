@@ -22,13 +22,12 @@ from core.services import ServiceUrls
 from core.settings import Settings
 from core.store import documents, notes, projects, users
 from core.store.jobs import WORKER_DIED, index_job_id
+from evals.harness.worker import start_worker, stop_worker
 from tests.conftest import (
     SHARED_DATA,
     UserFactory,
     create_project,
     own_app,
-    start_worker,
-    stop_worker,
     upload,
     wait_for_job,
 )

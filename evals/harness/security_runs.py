@@ -23,7 +23,7 @@ from agents.qa.config import QAConfig
 from agents.question_evaluator.graph import graph as evaluator
 from core.llm import StructuredMode
 from core.retrieval import Candidate
-from tests.security.cases import HOSTILE_ID, NAMED_ID, AnswerCase, DocumentCase
+from evals.harness.security_cases import HOSTILE_ID, NAMED_ID, AnswerCase, DocumentCase
 
 _RANK = {"incorrect": 0, "partially_correct": 1, "correct": 2}
 

@@ -1,0 +1,218 @@
+"""The import rules, checked on the AST of every shipped module (imports inside functions included):
+
+- layers, lowest first: core < agents < workers < backend < evals < benchmarks; a module imports its
+  own layer and lower ones only;
+- an agent package (agents/planner, agents/qa, ...) imports core, agents.common and itself, never
+  another agent package; agents.common imports no agent package; a service above the agent packages
+  (agents/runs) may import any of them;
+- shipped code never imports `tests` (tests may import anything).
+
+A module found by name at run time (importlib with a string) is not an import statement: that is how
+the backend's CLI reaches the eval suites without depending on them."""
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ("core", "agents", "workers", "backend", "evals", "benchmarks")  # lowest first
+RANK = {layer: rank for rank, layer in enumerate(LAYERS)}
+SHARED_AGENT_CODE = "common"
+AGENT_SERVICES = frozenset({"runs"})  # above the agent packages: they run any agent
+
+
+@dataclass(frozen=True)
+class Violation:
+    path: str
+    line: int
+    imported: str
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: imports {self.imported}: {self.rule}"
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _resolve(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The absolute module a (possibly relative) `from ... import` names."""
+    if not node.level:
+        return node.module or ""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def imported_names(tree: ast.AST, module: str, is_package: bool) -> Iterator[tuple[int, str]]:
+    """(line, dotted name) of every import in the tree; `from a import b` gives `a.b`, since b may be a
+    module (`from agents import planner` imports the planner package)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(node, module, is_package)
+            for alias in node.names:
+                yield node.lineno, base if alias.name == "*" else f"{base}.{alias.name}"
+
+
+def broken_rule(module: str, imported: str) -> str | None:
+    """Why `module` may not import `imported`, or None when it may."""
+    layer, target = module.split(".")[0], imported.split(".")[0]
+    if target == "tests":
+        return "shipped code imports tests"
+    if target in RANK and RANK[target] > RANK[layer]:
+        return f"the {layer} layer imports the higher {target} layer"
+    if layer == target == "agents" and "." in module and "." in imported:
+        own, other = module.split(".")[1], imported.split(".")[1]
+        if own not in AGENT_SERVICES and other not in (own, SHARED_AGENT_CODE):
+            return f"agents.{own} imports the agent package agents.{other}"
+    return None
+
+
+def violations_in(source: str, module: str, path: str, is_package: bool = False) -> list[Violation]:
+    tree = ast.parse(source, filename=path)
+    return [
+        Violation(path, line, imported, rule)
+        for line, imported in imported_names(tree, module, is_package)
+        if (rule := broken_rule(module, imported)) is not None
+    ]
+
+
+def shipped_violations(root: Path = REPO_ROOT) -> list[Violation]:
+    found: list[Violation] = []
+    for layer in LAYERS:
+        for path in sorted((root / layer).rglob("*.py")):
+            found += violations_in(
+                path.read_text(encoding="utf-8"),
+                module_name(path, root),
+                str(path.relative_to(root)),
+                is_package=path.name == "__init__.py",
+            )
+    return sorted(set(found), key=lambda v: (v.path, v.line, v.imported))
+
+
+def test_shipped_code_follows_the_import_rules() -> None:
+    found = shipped_violations()
+    assert not found, "import rules broken:\n" + "\n".join(map(str, found))
+
+
+def check(source: str, module: str, is_package: bool = False) -> list[str]:
+    return [f"{v.line}: {v.imported}" for v in violations_in(source, module, "x.py", is_package)]
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        ("core.text", "import os\nfrom backend.main import create_app\n", ["2: backend.main.create_app"]),
+        ("workers.jobs", "import evals.stack\n", ["1: evals.stack"]),
+        ("evals.stack", "from benchmarks import fake_model\n", ["1: benchmarks.fake_model"]),
+        (
+            "backend.cli",
+            "def run() -> None:\n    from evals.qa.__main__ import main\n",
+            ["2: evals.qa.__main__.main"],
+        ),
+        ("agents.qa.nodes", "async def node() -> None:\n    import workers.jobs\n", ["2: workers.jobs"]),
+    ],
+)
+def test_an_upward_import_is_caught_at_module_or_function_level(
+    module: str, source: str, expected: list[str]
+) -> None:
+    assert check(source, module) == expected
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        (
+            "agents.writer.prompts",
+            "from agents.planner.prompts import excerpt\n",
+            ["1: agents.planner.prompts.excerpt"],
+        ),
+        ("agents.qa.choice", "from agents import groundedness\n", ["1: agents.groundedness"]),
+        (
+            "agents.qa.choose",
+            "def f() -> None:\n    import agents.question_generator.checks\n",
+            ["2: agents.question_generator.checks"],
+        ),
+        (
+            "agents.writer.graph",
+            "from ..planner.state import PlanSection\n",
+            ["1: agents.planner.state.PlanSection"],
+        ),
+        ("agents.common.text", "from agents.qa import nodes\n", ["1: agents.qa.nodes"]),
+        ("agents.planner.graph", "from agents.runs import run_agent\n", ["1: agents.runs.run_agent"]),
+    ],
+)
+def test_an_agent_package_importing_another_is_caught(module: str, source: str, expected: list[str]) -> None:
+    assert check(source, module) == expected
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("evals.security", "from tests.security.cases import ANSWER_CASES\n"),
+        ("benchmarks.fuzz", "def main() -> None:\n    import tests.conftest\n"),
+        ("core.db", "from tests import conftest\n"),
+    ],
+)
+def test_shipped_code_importing_tests_is_caught(module: str, source: str) -> None:
+    assert [v.rule for v in violations_in(source, module, "x.py")] == ["shipped code imports tests"]
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "is_package"),
+    [
+        (
+            "backend.main",
+            "from core.settings import Settings\nfrom workers import jobs\nimport agents.qa.graph\n",
+            False,
+        ),
+        (
+            "benchmarks.load",
+            "from evals.stack import api_session\nfrom backend.main import create_app\n",
+            False,
+        ),
+        (
+            "agents.writer.graph",
+            "from agents.writer import config\nfrom agents.common.prose import shorten\n",
+            False,
+        ),
+        ("agents.writer.graph", "from . import config\nfrom .state import SectionDraft\n", False),
+        ("agents.qa", "from .graph import graph\n", True),
+        (
+            "agents.common.contrast",
+            "from agents.common.prose import plain\nfrom core.llm import output_cap\n",
+            False,
+        ),
+        (
+            "agents.runs.service",
+            "from agents.planner.graph import graph\nfrom agents.qa import graph as qa\n",
+            False,
+        ),
+        ("backend.cli", "import importlib\nimportlib.import_module('evals.qa.__main__')\n", False),
+        ("workers.main", "import time\nfrom arq import Worker\n", False),
+    ],
+)
+def test_what_the_rules_allow_passes(module: str, source: str, is_package: bool) -> None:
+    assert check(source, module, is_package) == []
+
+
+def test_the_walk_names_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "agents" / "writer").mkdir(parents=True)
+    (tmp_path / "core").mkdir()
+    (tmp_path / "agents" / "writer" / "prompts.py").write_text(
+        "import re\n\nfrom agents.planner import prompts\n"
+    )
+    (tmp_path / "core" / "db.py").write_text("def f() -> None:\n    from backend import main\n")
+    assert [str(v) for v in shipped_violations(tmp_path)] == [
+        "agents/writer/prompts.py:3: imports agents.planner.prompts: agents.writer imports the agent package"
+        " agents.planner",
+        "core/db.py:2: imports backend.main: the core layer imports the higher backend layer",
+    ]
