@@ -49,7 +49,7 @@ def up(
     with EmbeddedServices(settings) as service_urls, Supervisor() as supervisor:
         apply_migrations(service_urls.database_url)
         try:
-            llm_base_url = settings.llm_base_url or _start_llm(settings, supervisor)
+            llm_base_url = settings.llm.base_url or _start_llm(settings, supervisor)
         except ChildStartError as error:
             logging.getLogger("studyai.up").critical("%s", error)
             typer.echo(f"studyai up: {error}", err=True)
@@ -59,7 +59,7 @@ def up(
             for spec in worker_specs(urls, settings):
                 supervisor.start(spec)
         api = create_app(settings, urls, supervisor=supervisor)  # GET /health/ready reports each child
-        uvicorn.run(api, host=host or settings.api_host, port=port or settings.api_port)
+        uvicorn.run(api, host=host or settings.api.host, port=port or settings.api.port)
 
 
 def _start_llm(settings: Settings, supervisor: Supervisor) -> str:
@@ -165,14 +165,16 @@ def calibrate(
             typer.echo(f"studyai calibrate: {error}", err=True)
             raise typer.Exit(1) from None
     typer.echo(
-        f"{settings.embedding_model}: y = {fitted.slope:.3f} x + {fitted.intercept:.3f} over {fitted.pairs}"
+        f"{settings.embeddings.model}: y = {fitted.slope:.3f} x + {fitted.intercept:.3f} over {fitted.pairs}"
         f" pairs (r = {fitted.correlation:.3f}); related mean {fitted.related_mean[1]:.3f},"
         f" unrelated {fitted.unrelated_mean[1]:.3f}"
     )
     for name, value in asdict(thresholds).items():
         typer.echo(f"  {name}: {value}")
     if save:
-        typer.echo(f"saved to {save_thresholds(settings.data_dir, settings.embedding_model, thresholds)}")
+        typer.echo(
+            f"saved to {save_thresholds(settings.services.data_dir, settings.embeddings.model, thresholds)}"
+        )
 
 
 # Each suite's module, imported when `studyai eval` runs it: the backend does not depend on evals.

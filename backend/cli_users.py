@@ -79,7 +79,7 @@ async def _log_key_event(
         target_user_id=row.user_id,
         target_id=row.id,
         details=details,
-        retention_days=settings.security_events_retention_days,
+        retention_days=settings.retention.security_events_days,
     )
 
 

@@ -97,7 +97,7 @@ def check_embeddings(runtime: Runtime) -> dict[str, str]:
     if getattr(runtime.retriever, "embeddings", None) is None:
         return _component("down", "the embedding model is not loaded")
     settings = runtime.settings
-    return _component("ok", f"{settings.embedding_provider} {settings.embedding_model} loaded")
+    return _component("ok", f"{settings.embeddings.provider} {settings.embeddings.model} loaded")
 
 
 def describe_child(state: ChildState) -> dict[str, str]:
@@ -121,7 +121,7 @@ async def ready(runtime: RuntimeDep, resources: ApiResourcesDep) -> JSONResponse
         check_queue(runtime.redis),
         check_worker(runtime.redis, WORKER_QUEUES["worker_index"]),
         check_worker(runtime.redis, WORKER_QUEUES["worker_agents"]),
-        check_chat_model(runtime.chat.base_url, runtime.settings.llm_api_key),
+        check_chat_model(runtime.chat.base_url, runtime.settings.llm.api_key),
     )
     components: dict[str, dict[str, Any]] = {
         "database": database,

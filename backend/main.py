@@ -66,7 +66,9 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     # routing, parsing or authentication, chunked bodies cut off at the cap (backend/body_limit.py).
     # Only the request-id middleware (ids and the access log, no body) is outside it, so a 413 is logged.
     app.add_middleware(
-        BodyLimitMiddleware, upload_bytes=settings.max_upload_bytes, json_bytes=settings.max_json_body_bytes
+        BodyLimitMiddleware,
+        upload_bytes=settings.limits.max_upload_bytes,
+        json_bytes=settings.limits.max_json_body_bytes,
     )
     app.add_middleware(RequestContextMiddleware)
     add_database_error_handlers(app)  # pool exhausted or database down: 503 + Retry-After, not 500

@@ -153,16 +153,16 @@ class RateLimiter:
         self._pool = pool
         self._strategy = MovingWindowRateLimiter(storage)
         self.budgets: dict[Budget, RateLimitItem | None] = {
-            name: parse_budget(getattr(settings, f"rate_limit_{name}"), f"rate_limit_{name}")
+            name: parse_budget(getattr(settings.rate_limits, name), f"rate_limit_{name}")
             for name in BUDGETS
         }
-        self.per_address = parse_budget(settings.rate_limit_per_address, "rate_limit_per_address")
-        self.auth_failures = parse_budget(settings.rate_limit_auth_failures, "rate_limit_auth_failures")
+        self.per_address = parse_budget(settings.rate_limits.per_address, "rate_limit_per_address")
+        self.auth_failures = parse_budget(settings.rate_limits.auth_failures, "rate_limit_auth_failures")
 
     @classmethod
     def from_settings(cls, settings: Settings, redis_url: str) -> RateLimiter | None:
         """None when RATE_LIMIT_ENABLED is false. Opens no connection yet (the pool connects lazily)."""
-        if not settings.rate_limit_enabled:
+        if not settings.rate_limits.enabled:
             return None
         uri = storage_uri(redis_url)
         pool = ConnectionPool.from_url(

@@ -31,7 +31,7 @@ async def open_api_resources(
     settings: Settings, urls: ServiceUrls, supervisor: Supervisor | None = None
 ) -> AsyncIterator[ApiResources]:
     rate_limiter = RateLimiter.from_settings(settings, urls.redis_url)
-    qa = qa_config(settings.qa_context_chars, settings.qa_choice_context_chars, settings.qa_support_min)
+    qa = qa_config(settings.qa.context_chars, settings.qa.choice_context_chars, settings.qa.support_min)
     try:
         yield ApiResources(rate_limiter, build_graph(qa), random.Random(), supervisor)
     finally:

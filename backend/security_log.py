@@ -39,7 +39,7 @@ async def record(
         target_id=target_id,
         details=details,
         request_id=rid,
-        retention_days=settings.security_events_retention_days,
+        retention_days=settings.retention.security_events_days,
     )
     log_json(
         logging.INFO,

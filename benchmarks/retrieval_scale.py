@@ -191,7 +191,7 @@ def main() -> None:
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="scale-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     os.chmod(workdir, 0o755)  # the embedded server runs as its own user when we are root
-    settings = Settings(_env_file=None, STUDYAI_DATA_DIR=workdir, database_url=None, redis_url=None)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, STUDYAI_DATA_DIR=workdir, DATABASE_URL=None, REDIS_URL=None)  # type: ignore[call-arg]
     try:
         with EmbeddedServices(settings, redis=False) as urls:
             apply_migrations(urls.database_url)

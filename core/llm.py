@@ -12,26 +12,26 @@ StructuredMode = Literal["llama-grammar", "json_schema", "function_calling"]
 
 def make_chat_model(settings: Settings, *, base_url: str | None = None) -> ChatOpenAI:
     """`base_url` is the embedded server's when LLM_BASE_URL is unset."""
-    url = base_url or settings.llm_base_url
+    url = base_url or settings.llm.base_url
     openai_proper = url is not None and "api.openai.com" in url
     # ChatOpenAI sends the limit as `max_completion_tokens`, which llama.cpp's server ignores; OpenAI
     # refuses both at once, so other servers get the classic `max_tokens` in the body instead.
     limit: dict[str, object] = (
-        {"max_tokens": settings.llm_max_tokens}
+        {"max_tokens": settings.llm.max_tokens}
         if openai_proper
-        else {"extra_body": {"max_tokens": settings.llm_max_tokens}}
+        else {"extra_body": {"max_tokens": settings.llm.max_tokens}}
     )
     return ChatOpenAI(
-        model=settings.llm_model,
+        model=settings.llm.model,
         base_url=url,
-        api_key=settings.llm_api_key or "not-needed",  # type: ignore[arg-type]  # local servers ignore it
+        api_key=settings.llm.api_key or "not-needed",  # type: ignore[arg-type]  # local servers ignore it
         temperature=0,
         # A server that is down or unreachable fails within seconds (the API answers 503); a slow
         # answer still has the whole llm_timeout_s.
-        timeout=httpx.Timeout(settings.llm_timeout_s, connect=settings.llm_connect_timeout_s),
+        timeout=httpx.Timeout(settings.llm.timeout_s, connect=settings.llm.connect_timeout_s),
         # langchain-openai's own 120 s limit between streamed chunks would cut a long prefill on a busy
         # machine (seen under load: the first chunk of an admitted answer came after > 120 s).
-        stream_chunk_timeout=settings.llm_timeout_s,
+        stream_chunk_timeout=settings.llm.timeout_s,
         max_retries=1,
         stream_usage=True,
         **limit,  # type: ignore[arg-type]

@@ -171,14 +171,14 @@ class LlamaServer:
     @classmethod
     def from_settings(cls, settings: Settings) -> "LlamaServer":
         """The embedded model the settings name, its weights assembled and checked first."""
-        path = assemble(LOCAL_MODELS[settings.llm_local_model], settings.models_dir)
+        path = assemble(LOCAL_MODELS[settings.llm.local_model], settings.models_dir)
         return cls(
             path,
-            context_tokens=settings.llm_context_tokens,
-            threads=settings.llm_threads,
-            log_path=settings.data_dir / "logs" / "llm-server.log",
-            start_timeout_s=settings.llm_start_timeout_s,
-            flash_attn=settings.llm_flash_attn,
+            context_tokens=settings.llm.context_tokens,
+            threads=settings.llm.threads,
+            log_path=settings.services.data_dir / "logs" / "llm-server.log",
+            start_timeout_s=settings.llm.start_timeout_s,
+            flash_attn=settings.llm.flash_attn,
         )
 
     @property

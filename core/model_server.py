@@ -28,16 +28,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     settings = Settings()
-    model = LOCAL_MODELS[settings.llm_local_model]
+    model = LOCAL_MODELS[settings.llm.local_model]
     print(f"assembling and checking {model.name} in {settings.models_dir}", file=sys.stderr, flush=True)
     path = assemble(model, settings.models_dir)
     command = server_command(
         path,
         host=args.host,
         port=args.port,
-        context_tokens=settings.llm_context_tokens,
-        threads=settings.llm_threads,
-        flash_attn=settings.llm_flash_attn,
+        context_tokens=settings.llm.context_tokens,
+        threads=settings.llm.threads,
+        flash_attn=settings.llm.flash_attn,
         alias=model.name,
     )
     print(f"serving {path.name} on http://{args.host}:{args.port}/v1", file=sys.stderr, flush=True)

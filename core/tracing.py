@@ -46,10 +46,12 @@ class Tracing:
     @classmethod
     def from_settings(cls, settings: Settings) -> "Tracing | None":
         """None without an API key: the caller then passes no callbacks and records no feedback."""
-        if not settings.langsmith_api_key:
+        if not settings.tracing.langsmith_api_key:
             return None
-        client = Client(api_url=settings.langsmith_endpoint, api_key=settings.langsmith_api_key)
-        return cls(client, settings.langsmith_project)
+        client = Client(
+            api_url=settings.tracing.langsmith_endpoint, api_key=settings.tracing.langsmith_api_key
+        )
+        return cls(client, settings.tracing.langsmith_project)
 
     def callbacks(self) -> list[BaseCallbackHandler]:
         """For a graph's config: `{"run_id": run_id, "callbacks": tracing.callbacks()}`."""

@@ -143,7 +143,7 @@ async def collect(args: argparse.Namespace, settings: Settings) -> list[Signals]
                         choice = parse_choice(case.question) is not None
                         decision = judge(
                             question_stem(case.question), result.results, DEFAULT_CONFIG,
-                            CALIBRATED[settings.embedding_model], choice=choice,
+                            CALIBRATED[settings.embeddings.model], choice=choice,
                         )  # fmt: skip
                         signals.append(
                             Signals(case, part_of(case, dataset, index), case.kind != "absent", choice,
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     settings = workdir_settings(args.workdir)
     signals = asyncio.run(collect(args, settings))
-    current = CALIBRATED[settings.embedding_model]
+    current = CALIBRATED[settings.embeddings.model]
     tune = [s for s in signals if s.part == "tune"]
     chosen, cover = sweep(tune, args.max_answerable_refused, current)
     chosen = sweep_floor(tune, chosen, cover)

@@ -240,16 +240,16 @@ def report(scores: Scores, *, title: str) -> str:
 @contextmanager
 def chat_model(settings: Settings) -> Iterator[tuple[BaseChatModel, StructuredMode]]:
     """LLM_BASE_URL when set; otherwise the embedded model, started for the run like `studyai up` does."""
-    if settings.llm_base_url:
-        plan = ChatModelPlan.for_url(settings, settings.llm_base_url)
+    if settings.llm.base_url:
+        plan = ChatModelPlan.for_url(settings, settings.llm.base_url)
         yield make_chat_model(settings), plan.structured_mode
         return
     from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
 
-    path = assemble(LOCAL_MODELS[settings.llm_local_model], settings.models_dir)
-    log_path = settings.data_dir / "logs" / "llm-server-judge-eval.log"
+    path = assemble(LOCAL_MODELS[settings.llm.local_model], settings.models_dir)
+    log_path = settings.services.data_dir / "logs" / "llm-server-judge-eval.log"
     with LlamaServer(
-        path, context_tokens=settings.llm_context_tokens, threads=settings.llm_threads, log_path=log_path
+        path, context_tokens=settings.llm.context_tokens, threads=settings.llm.threads, log_path=log_path
     ) as server:
         plan = ChatModelPlan.for_url(settings, server.base_url)
         yield make_chat_model(settings, base_url=server.base_url), plan.structured_mode
@@ -282,15 +282,15 @@ def main(argv: list[str] | None = None) -> None:
                 chunks=case.chunks,
                 mode=mode,
                 embeddings=embeddings,
-                contrast=ContrastCheck(llm) if settings.groundedness_contrast_check else None,
+                contrast=ContrastCheck(llm) if settings.groundedness.contrast_check else None,
             )
 
         outcomes = asyncio.run(run_cases(cases, judge, grounded_from=args.grounded_from))
-    model = settings.llm_model if settings.llm_base_url else f"{settings.llm_local_model} (embedded)"
+    model = settings.llm.model if settings.llm.base_url else f"{settings.llm.local_model} (embedded)"
     title = (
         f"Groundedness judge, SciFact train {args.split}, n={args.n}, seed={args.seed}, {model},"
         f" grounded when groundedness >= {args.grounded_from},"
-        f" contrast check {'on' if settings.groundedness_contrast_check else 'off'}"
+        f" contrast check {'on' if settings.groundedness.contrast_check else 'off'}"
     )
     table = report(score(outcomes), title=title)
     print(table)

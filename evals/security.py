@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
     settings = Settings()
     with chat_model(settings) as (llm, mode):
         results = asyncio.run(run_all(llm, mode))
-    model = settings.llm_model if settings.llm_base_url else f"{settings.llm_local_model} (embedded)"
+    model = settings.llm.model if settings.llm.base_url else f"{settings.llm.local_model} (embedded)"
     text = report(results, model=model)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -30,19 +30,19 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 def start_eval_worker(urls: ServiceUrls, settings: Settings) -> subprocess.Popen[bytes]:
     """The same worker a deployment runs, told where the stack is and how to chunk and cache."""
-    environment = {"CHUNK_MAX_CHARS": str(settings.chunk_max_chars)}
-    if settings.embedding_cache_path:
-        environment["EMBEDDING_CACHE_PATH"] = str(settings.embedding_cache_path)
+    environment = {"CHUNK_MAX_CHARS": str(settings.chunking.max_chars)}
+    if settings.embeddings.cache_path:
+        environment["EMBEDDING_CACHE_PATH"] = str(settings.embeddings.cache_path)
     if urls.llm_base_url:
         environment["LLM_BASE_URL"] = urls.llm_base_url
-    return start_worker(urls, settings.data_dir, log_name="worker.log", **environment)
+    return start_worker(urls, settings.services.data_dir, log_name="worker.log", **environment)
 
 
 def liveness_check(worker: subprocess.Popen[bytes], settings: Settings) -> Callable[[], None]:
     def worker_alive() -> None:
         if worker.poll() is not None:
             raise RuntimeError(
-                f"the worker exited ({worker.returncode}); see {settings.data_dir / 'worker.log'}"
+                f"the worker exited ({worker.returncode}); see {settings.services.data_dir / 'worker.log'}"
             )
 
     return worker_alive
@@ -77,17 +77,17 @@ def workdir_settings(workdir: Path) -> Settings:
     workdir.mkdir(parents=True, exist_ok=True)
     return Settings(  # type: ignore[call-arg]
         STUDYAI_DATA_DIR=workdir.resolve(),
-        database_url=None,
-        redis_url=None,
-        embedding_cache_path=(REPO_ROOT / ".cache" / "embeddings.sqlite").resolve(),
-        llm_models_dir=Path(os.environ.get("LLM_MODELS_DIR") or REPO_ROOT / ".cache" / "models"),
+        DATABASE_URL=None,
+        REDIS_URL=None,
+        EMBEDDING_CACHE_PATH=(REPO_ROOT / ".cache" / "embeddings.sqlite").resolve(),
+        LLM_MODELS_DIR=Path(os.environ.get("LLM_MODELS_DIR") or REPO_ROOT / ".cache" / "models"),
     )
 
 
 def unlimited(settings: Settings) -> Settings:
     """No rate limits: an eval is the operator's own run, one user uploading a corpus and asking
     hundreds of questions, far past a student's budgets."""
-    return settings.model_copy(update={"rate_limit_enabled": False})
+    return settings.with_values({"RATE_LIMIT_ENABLED": False})
 
 
 @asynccontextmanager

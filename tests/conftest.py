@@ -41,14 +41,14 @@ def settings(data_dir: Path) -> Settings:
     return Settings(  # type: ignore[call-arg]
         _env_file=None,
         STUDYAI_DATA_DIR=data_dir,
-        database_url=None,
-        redis_url=None,
-        llm_base_url=None,
-        llm_models_dir=REPO_ROOT / ".cache" / "models",
+        DATABASE_URL=None,
+        REDIS_URL=None,
+        LLM_BASE_URL=None,
+        LLM_MODELS_DIR=REPO_ROOT / ".cache" / "models",
         # The suite drives hundreds of requests a minute from one address and one user, and sets judging
         # rates of 1: tests/backend/test_rate_limits.py checks both limits with apps of its own.
-        rate_limit_enabled=False,
-        groundedness_sample_rate_max=1.0,
+        RATE_LIMIT_ENABLED=False,
+        GROUNDEDNESS_SAMPLE_RATE_MAX=1.0,
     )
 
 
@@ -79,10 +79,10 @@ async def client(settings: Settings, services: ServiceUrls) -> AsyncIterator[htt
 def local_llm(settings: Settings) -> Iterator[ChatOpenAI]:
     """The real embedded chat model (Qwen2.5-Coder-1.5B via llama.cpp), started once, only for the
     tests that ask for it."""
-    model = LOCAL_MODELS[settings.llm_local_model]
+    model = LOCAL_MODELS[settings.llm.local_model]
     path = assemble(model, settings.models_dir)
-    log_path = settings.data_dir / "logs" / "llm-server.log"
-    server = LlamaServer(path, context_tokens=settings.llm_context_tokens, threads=None, log_path=log_path)
+    log_path = settings.services.data_dir / "logs" / "llm-server.log"
+    server = LlamaServer(path, context_tokens=settings.llm.context_tokens, threads=None, log_path=log_path)
     with server:
         yield make_chat_model(settings, base_url=server.base_url)
 

@@ -201,7 +201,7 @@ def test_every_variable_compose_sets_is_a_setting() -> None:
     assert {"api", "worker", "agent-worker", "model"} <= set(services)
     for name, service in services.items():
         unknown = {variable for variable in environment_names(service) if variable.upper() not in known}
-        assert not unknown, f"{name} sets variables core/settings.py does not read: {sorted(unknown)}"
+        assert not unknown, f"{name} sets variables core/settings does not read: {sorted(unknown)}"
     # The operator's overrides (`${LLM_BASE_URL:-...}`, from the shell or .env) are settings too.
     interpolated = set(re.findall(r"\$\{(\w+)", yaml.safe_dump(services)))
     assert "LLM_BASE_URL" in interpolated

@@ -78,14 +78,14 @@ def build_worker(
         "queue_name": QUEUE_NAMES[queue],
         "ctx": resources.arq_context() if resources is not None else {},
         "on_startup": on_startup,
-        "max_jobs": settings.worker_max_jobs,
-        "poll_delay": settings.worker_poll_delay,
+        "max_jobs": settings.workers.max_jobs,
+        "poll_delay": settings.workers.poll_delay,
         "job_timeout": 3600,
         "keep_result": 3600,
         # `{queue_name}:health-check` lives health_check_interval + 1 s: /health/ready reads it.
-        "health_check_interval": settings.worker_health_check_s,
+        "health_check_interval": settings.workers.health_check_s,
         "handle_signals": False,  # serve() stops every Worker of the process on one signal
-        "lease_s": settings.worker_lease_s,
+        "lease_s": settings.workers.lease_s,
     }
     options.update(overrides)
     return LeasedWorker(**options)

@@ -81,8 +81,8 @@ def sample_rate(own: float | None, settings: Settings) -> float:
     """The project's own rate (`own`) when it set one, else GROUNDEDNESS_SAMPLE_RATE. A project's own
     rate is held to GROUNDEDNESS_SAMPLE_RATE_MAX (one stored before the cap, or before it was lowered)."""
     if own is None:
-        return settings.groundedness_sample_rate
-    return min(float(own), settings.groundedness_sample_rate_max)
+        return settings.groundedness.sample_rate
+    return min(float(own), settings.groundedness.sample_rate_max)
 
 
 def sampled(rate: float, rng: random.Random) -> bool:
@@ -128,7 +128,7 @@ class Audit:
         timings = dict(timings_ms or {})
         timings.setdefault("total", self.elapsed_ms())
         query_id = None
-        if self.settings.query_history_retention_days > 0:
+        if self.settings.retention.query_history_days > 0:
             async with self.pool.connection() as conn:
                 query_id = await history.insert_query(
                     conn,
@@ -147,7 +147,7 @@ class Audit:
                 )
         # Judging reads the stored answer: with no row (retention 0) there is nothing to judge; with
         # EVALUATION_RETENTION_DAYS 0 no evaluation (a copy of the student's text) may be kept.
-        keeps_evaluations = self.settings.evaluation_retention_days > 0
+        keeps_evaluations = self.settings.retention.evaluation_days > 0
         judged = bool(
             judge
             and query_id

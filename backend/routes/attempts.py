@@ -39,7 +39,7 @@ async def attempt_question(
     409 when the caller has used the project's attempts at this question (checked before grading, and
     again atomically when storing)."""
     question = await visible_question(db, access, question_id)
-    stored = settings.attempt_retention_days > 0
+    stored = settings.retention.attempt_days > 0
     done = await attempt(
         runner, db, queue, question, body.answer, attempter=attempter(access), stored=stored, now=clock()
     )

@@ -37,7 +37,7 @@ async def upload_document(
 ) -> DocumentAccepted:
     """Multipart upload of a PDF, Markdown or text file; answers at once with the indexing job. A body
     over MAX_UPLOAD_BYTES was refused before this runs (backend/body_limit.py)."""
-    upload = await read_upload(file, settings.max_upload_bytes)
+    upload = await read_upload(file, settings.limits.max_upload_bytes)
     async with db.connection() as conn:
         document = await documents.create_document(
             conn,
@@ -119,7 +119,7 @@ async def update_document(
     if current is None:
         raise _not_found()
     # No connection is held while the body arrives: a slow client must not keep one from others.
-    upload, title = await _new_content(request, current, db, access, settings.max_upload_bytes)
+    upload, title = await _new_content(request, current, db, access, settings.limits.max_upload_bytes)
     async with db.connection() as conn:
         document = await documents.add_version(
             conn,

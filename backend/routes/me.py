@@ -34,10 +34,10 @@ async def create_key(
     async with db.connection() as conn, conn.transaction():
         # Serialises a user's key creations, so concurrent requests cannot pass the cap together.
         await conn.execute("SELECT 1 FROM users WHERE id = %s FOR NO KEY UPDATE", (user.id,))
-        if await users.count_live_keys(conn, user_id=user.id) >= settings.api_keys_max_per_user:
+        if await users.count_live_keys(conn, user_id=user.id) >= settings.limits.api_keys_max_per_user:
             raise HTTPException(
                 status.HTTP_409_CONFLICT,
-                f"You already have {settings.api_keys_max_per_user} live keys; revoke one first.",
+                f"You already have {settings.limits.api_keys_max_per_user} live keys; revoke one first.",
             )
         key, row = await users.create_api_key_row(
             conn, user_id=user.id, name=body.name, expires_at=expires_at

@@ -33,10 +33,10 @@ _LOGGED_VALUES = (
 def check_sample_rate(rate: float | None, settings: Settings) -> None:
     """A project's own judging rate stays within GROUNDEDNESS_SAMPLE_RATE_MAX, so no member can turn
     every answer into a judge job; only the server's operator raises the cap."""
-    if rate is not None and rate > settings.groundedness_sample_rate_max:
+    if rate is not None and rate > settings.groundedness.sample_rate_max:
         raise HTTPException(
             422,
-            f"groundedness_sample_rate may be at most {settings.groundedness_sample_rate_max}"
+            f"groundedness_sample_rate may be at most {settings.groundedness.sample_rate_max}"
             " (the server's GROUNDEDNESS_SAMPLE_RATE_MAX).",
         )
 

@@ -53,7 +53,7 @@ async def ask(
     for the chat model, `queued` ({"position"}) events and `: keep-alive` comments. "What should I study
     next?" is answered from the caller's own mastery (outcome `study_plan`), without the model."""
     qa_graph = resources.qa_graph  # built at start-up with the deployment's QAConfig
-    qa = QAService(runner, db, qa_graph, keep_threads=settings.qa_thread_retention_days > 0)
+    qa = QAService(runner, db, qa_graph, keep_threads=settings.retention.qa_thread_days > 0)
     asked = Ask(body.question, body.thread_id, body.stream)
     respond = partial(_response, debug=body.debug)
     if language := asks_what_to_study(body.question):

@@ -49,8 +49,8 @@ async def study_queue(
             user_id=access.user.id,
             now=now,
             limit=limit,
-            term_retention=settings.exam_term_retention,
-            daily_max=settings.exam_daily_review_max or None,
+            term_retention=settings.study.exam_term_retention,
+            daily_max=settings.study.exam_daily_review_max or None,
         )
     if queue is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
@@ -85,8 +85,8 @@ async def post_review(
             rating=Rating(body.rating),
             source="review",
             now=now,
-            term_retention=settings.exam_term_retention,
-            daily_max=settings.exam_daily_review_max or None,
+            term_retention=settings.study.exam_term_retention,
+            daily_max=settings.study.exam_daily_review_max or None,
         )
     if reviewed is None:
         raise _not_studiable()

@@ -39,15 +39,15 @@ class RetrievalConfig:
     @classmethod
     def from_settings(cls, settings: Settings) -> "RetrievalConfig":
         return cls(
-            candidate_depth=settings.retrieval_candidate_depth,
-            rrf_k=settings.retrieval_rrf_k,
-            rerank_depth=settings.retrieval_rerank_depth,
-            lexical_budget=settings.retrieval_lexical_budget,
-            exact_below=settings.retrieval_exact_below,
-            ef_search=settings.hnsw_ef_search,
-            max_scan_tuples=settings.hnsw_max_scan_tuples,
-            bm25_k1=settings.bm25_k1,
-            bm25_b=settings.bm25_b,
+            candidate_depth=settings.retrieval.candidate_depth,
+            rrf_k=settings.retrieval.rrf_k,
+            rerank_depth=settings.retrieval.rerank_depth,
+            lexical_budget=settings.retrieval.lexical_budget,
+            exact_below=settings.retrieval.exact_below,
+            ef_search=settings.retrieval.hnsw_ef_search,
+            max_scan_tuples=settings.retrieval.hnsw_max_scan_tuples,
+            bm25_k1=settings.retrieval.bm25_k1,
+            bm25_b=settings.retrieval.bm25_b,
         )
 
 

@@ -26,8 +26,8 @@ class ChatModelPlan:
     def for_url(cls, settings: Settings, base_url: str | None) -> "ChatModelPlan":
         """For a process with a chat model and nothing else of the runtime (an eval's judge): `base_url`
         is LLM_BASE_URL's, or that of the embedded server it started."""
-        embedded = settings.llm_base_url is None
-        concurrency = settings.llm_concurrency or (EMBEDDED_CONCURRENCY if embedded else REMOTE_CONCURRENCY)
+        embedded = settings.llm.base_url is None
+        concurrency = settings.llm.concurrency or (EMBEDDED_CONCURRENCY if embedded else REMOTE_CONCURRENCY)
         return cls(
             base_url=base_url,
             embedded=embedded,
@@ -51,10 +51,10 @@ class ChatModelPlan:
 
 
 def _structured_mode(settings: Settings, embedded: bool) -> StructuredMode:
-    if settings.llm_structured_output != "auto":
-        return settings.llm_structured_output
+    if settings.llm.structured_output != "auto":
+        return settings.llm.structured_output
     if embedded:
         return "llama-grammar"
-    if settings.llm_base_url is not None and "api.openai.com" in settings.llm_base_url:
+    if settings.llm.base_url is not None and "api.openai.com" in settings.llm.base_url:
         return "json_schema"
     return "function_calling"

@@ -59,8 +59,8 @@ async def open_runtime(
     """Opens everything a process shares; `pool_size`/`pool_timeout_s` default to the API's settings."""
     pool = await open_pool(
         urls.database_url,
-        max_size=pool_size or settings.database_pool_size,
-        timeout=pool_timeout_s or settings.database_pool_timeout_s,
+        max_size=pool_size or settings.services.database_pool_size,
+        timeout=pool_timeout_s or settings.services.database_pool_timeout_s,
     )
     redis: ArqRedis | None = None
     tracing = Tracing.from_settings(settings)
@@ -77,7 +77,7 @@ async def open_runtime(
             admission=LlmAdmission.for_plan(redis, settings, chat),
             embeddings=embeddings,
             retriever=make_retriever(settings, pool, embeddings),
-            thresholds=thresholds_for(settings.embedding_model, settings.data_dir),
+            thresholds=thresholds_for(settings.embeddings.model, settings.services.data_dir),
             llm=make_chat_model(settings, base_url=chat.base_url) if chat.base_url else None,
             tracing=tracing,
         )

@@ -29,14 +29,12 @@ from typing import Literal, TypeVar
 
 from fsrs import Card, Rating, Scheduler, State
 
+# Exam mode's defaults live with its settings; imported from here too.
+from core.settings.study import EXAM_DAILY_REVIEW_MAX as EXAM_DAILY_REVIEW_MAX
+from core.settings.study import EXAM_TERM_RETENTION as EXAM_TERM_RETENTION
 from core.study.scheduler import retrievability
 
-# The term-time retention of exam mode; chosen by benchmarks/study_sim.py on its development seed.
-EXAM_TERM_RETENTION = 0.6
 DAY = timedelta(days=1)
-# At most this many final reviews planned a day (None: no cap); chosen by benchmarks/study_sim.py on its
-# development seed.
-EXAM_DAILY_REVIEW_MAX: int | None = 30
 FinalDay = Literal["earliest", "latest"]
 K = TypeVar("K", bound=Hashable)
 

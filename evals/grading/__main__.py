@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> None:
         config = EvaluatorConfig(contrast_margin=args.contrast_margin)
         results = asyncio.run(grade_all(questions, llm, mode, kinds=kinds, config=config))
     elapsed = timing.elapsed_s(started)
-    embedded = f"{settings.llm_local_model} (embedded, llama.cpp)"
-    model = settings.llm_model if settings.llm_base_url else embedded
+    embedded = f"{settings.llm.local_model} (embedded, llama.cpp)"
+    model = settings.llm.model if settings.llm.base_url else embedded
     command = "python -m evals.grading " + shlex.join(argv if argv is not None else sys.argv[1:])
     report = render(
         results,

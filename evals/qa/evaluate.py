@@ -137,7 +137,7 @@ async def judge_all(
             chunks=given,
             mode=mode,
             embeddings=embeddings,
-            contrast=ContrastCheck(llm) if settings.groundedness_contrast_check else None,
+            contrast=ContrastCheck(llm) if settings.groundedness.contrast_check else None,
         )
         judged[record.case_id] = judgement
     return judged
@@ -148,8 +148,8 @@ def write_report(outcome: EvalOutcome, report: Path, *, command: str, settings: 
     meta = {
         "command": command,
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "chat model": settings.llm_base_url or f"embedded {settings.llm_local_model} (llama.cpp, CPU)",
-        "embedding": settings.embedding_model,
+        "chat model": settings.llm.base_url or f"embedded {settings.llm.local_model} (llama.cpp, CPU)",
+        "embedding": settings.embeddings.model,
         "questions": f"{len(outcome.records)} asked, {len(done)} answered without error",
     }
     if outcome.judge_seconds is not None:

@@ -78,10 +78,10 @@ def main(argv: list[str] | None = None) -> None:
     # Embedded services always: the eval project must never land in a configured production database.
     settings = Settings(  # type: ignore[call-arg]
         STUDYAI_DATA_DIR=workdir,
-        database_url=None,
-        redis_url=None,
-        chunk_max_chars=args.chunk_max_chars,
-        embedding_cache_path=args.embedding_cache.resolve(),
+        DATABASE_URL=None,
+        REDIS_URL=None,
+        CHUNK_MAX_CHARS=args.chunk_max_chars,
+        EMBEDDING_CACHE_PATH=args.embedding_cache.resolve(),
     )
     with EmbeddedServices(settings) as urls:
         apply_migrations(urls.database_url)
@@ -100,7 +100,7 @@ async def run_stack(
     worker: subprocess.Popen[bytes],
     report: Path,
 ) -> None:
-    state_path = settings.data_dir / "corpus-state.json"
+    state_path = settings.services.data_dir / "corpus-state.json"
     state: dict[str, Any] = json.loads(state_path.read_text()) if state_path.exists() else {}
     async with api_session(settings, urls, email=EVAL_USER, key_name="retrieval-evals") as session:
         http, headers = session.http, session.headers
@@ -143,7 +143,7 @@ async def run_stack(
             rerankers=configured_rerankers(settings),
             blend_weights=weights,
             on_progress=lambda done, partial: write_partial(
-                partial, done, len(queries), settings.data_dir
+                partial, done, len(queries), settings.services.data_dir
             ),
         )
     meta = {
@@ -190,12 +190,14 @@ def write_partial(results: list[SystemResult], done: int, total: int, workdir: P
 
 
 def settings_line(settings: Settings, config: RetrievalConfig) -> str:
+    retrieval = settings.retrieval
     return (
-        f"embedding {settings.embedding_model}; chunk_max_chars {settings.chunk_max_chars}; candidate_depth"
-        f" {config.candidate_depth}; rerank_depth {config.rerank_depth}; rrf_k {config.rrf_k}; BM25 k1"
-        f" {config.bm25_k1} b {config.bm25_b}; blend dense weight {settings.blend_dense_weight};"
-        f" cross-encoder {settings.cross_encoder_model or 'not set'};"
-        f" rerank_url {settings.rerank_url or 'not set'}"
+        f"embedding {settings.embeddings.model}; chunk_max_chars {settings.chunking.max_chars};"
+        f" candidate_depth {config.candidate_depth}; rerank_depth {config.rerank_depth};"
+        f" rrf_k {config.rrf_k}; BM25 k1 {config.bm25_k1} b {config.bm25_b};"
+        f" blend dense weight {retrieval.blend_dense_weight};"
+        f" cross-encoder {retrieval.cross_encoder_model or 'not set'};"
+        f" rerank_url {retrieval.rerank_url or 'not set'}"
     )
 
 

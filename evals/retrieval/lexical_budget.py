@@ -98,7 +98,7 @@ def main() -> None:
     dataset = load_dataset(args.data, queries=args.queries, qrels=args.qrels)
     budgets = [UNLIMITED, *(int(b) for b in args.budgets.split(","))]
     with tempfile.TemporaryDirectory(prefix="lexical-budget-") as workdir:
-        settings = Settings(_env_file=None, STUDYAI_DATA_DIR=Path(workdir), database_url=None)  # type: ignore[call-arg]
+        settings = Settings(_env_file=None, STUDYAI_DATA_DIR=Path(workdir), DATABASE_URL=None)  # type: ignore[call-arg]
         with EmbeddedServices(settings, redis=False) as urls:
             apply_migrations(urls.database_url)
             project_id, corpus_of = load(urls.database_url, dataset)

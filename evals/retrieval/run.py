@@ -52,9 +52,9 @@ class SystemResult:
 def configured_rerankers(settings: Settings) -> list[tuple[str, Reranker]]:
     """The blend at its configured weight, plus the model rerankers only where they are configured."""
     chosen = [(BLEND, make_reranker(settings, "blend"))]
-    if settings.cross_encoder_model:
+    if settings.retrieval.cross_encoder_model:
         chosen.append(("hybrid + cross-encoder", make_reranker(settings, "cross-encoder")))
-    if settings.rerank_url:
+    if settings.retrieval.rerank_url:
         chosen.append(("hybrid + http", make_reranker(settings, "http")))
     return chosen
 

@@ -62,7 +62,7 @@ async def course(
     worker: subprocess.Popen[bytes],
 ) -> AsyncIterator[Course]:
     # The judge is tested on answers that the QA's own support check would withhold: off here.
-    async with own_app(settings.model_copy(update={"qa_support_min": 0.0}), services) as (app, http):
+    async with own_app(settings.with_values({"QA_SUPPORT_MIN": 0.0}), services) as (app, http):
         owner, editor = await make_user("audit-owner"), await make_user("audit-editor")
         project_id = await create_project(http, owner, name="Rust constants", language="en")
         added = await http.post(
@@ -100,7 +100,7 @@ def reply(**fields: Any) -> AIMessage:
 def configured(course: Course, **changes: Any) -> Iterator[None]:
     """The app's settings changed for one test (the audit reads them per request)."""
     previous = course.app.state.runtime.settings
-    change_runtime(course.app, settings=previous.model_copy(update=changes))
+    change_runtime(course.app, settings=previous.with_values(changes))
     try:
         yield
     finally:
@@ -135,7 +135,7 @@ async def run_judge(runtime: Runtime, course: Course, query_id: str, verdicts: l
     replies = [AIMessage(content=json.dumps({"verdict": v})) for v in verdicts]
     # The scripted model gives no log-probabilities, so the contrast check (tested on its own in
     # tests/agents/test_groundedness_contrast.py) could only abstain, yet would use up scripted replies.
-    settings = runtime.settings.model_copy(update={"groundedness_contrast_check": False})
+    settings = runtime.settings.with_values({"GROUNDEDNESS_CONTRAST_CHECK": False})
     # The job's model calls go through the runtime's admission, on the app's Redis.
     scripted = replace(runtime, settings=settings, llm=FakeMessagesListChatModel(responses=replies))
     args = JudgeAnswer(uuid.UUID(course.project_id), course.owner_id, uuid.UUID(query_id))
@@ -273,10 +273,10 @@ async def test_purge_deletes_rows_older_than_the_retention_and_keeps_newer(
         cur = await db.execute("SELECT id FROM query_history WHERE id = ANY(%s)", (ids,))
         return {row["id"] for row in await cur.fetchall()}
 
-    thirty = runtime.settings.model_copy(update={"query_history_retention_days": 30})
+    thirty = runtime.settings.with_values({"QUERY_HISTORY_RETENTION_DAYS": 30})
     outcome = await purge_query_history(replace(runtime, settings=thirty), PurgeHistory())
     assert outcome["deleted"] >= 1 and await remaining() == {ids[1], ids[2]}
     # Retention 0 keeps nothing (run last: it empties the whole table).
-    zero = thirty.model_copy(update={"query_history_retention_days": 0})
+    zero = thirty.with_values({"QUERY_HISTORY_RETENTION_DAYS": 0})
     await purge_query_history(replace(runtime, settings=zero), PurgeHistory())
     assert await remaining() == set()

@@ -76,13 +76,13 @@ def test_workers_of_an_embedded_model_share_its_single_slot_and_grammar(monkeypa
 
     monkeypatch.setenv("PORT", "9999")  # a hosting platform's variable: never handed to a child
     urls = ServiceUrls("postgresql://db/studyai", "redis://cache:6379/0", "http://127.0.0.1:41000/v1")
-    embedded = worker_specs(urls, Settings(_env_file=None, llm_base_url=None))  # type: ignore[call-arg]
+    embedded = worker_specs(urls, Settings(_env_file=None, LLM_BASE_URL=None))  # type: ignore[call-arg]
     assert [spec.command[-1] for spec in embedded] == ["index", "agents"]
     for spec in embedded:
         assert spec.env["LLM_BASE_URL"] == "http://127.0.0.1:41000/v1"
         assert spec.env["LLM_CONCURRENCY"] == "1" and spec.env["LLM_STRUCTURED_OUTPUT"] == "llama-grammar"
         assert "PORT" not in spec.env
 
-    external = Settings(_env_file=None, llm_base_url="http://model:8080/v1")  # type: ignore[call-arg]
+    external = Settings(_env_file=None, LLM_BASE_URL="http://model:8080/v1")  # type: ignore[call-arg]
     for spec in worker_specs(replace(urls, llm_base_url="http://model:8080/v1"), external):
         assert "LLM_CONCURRENCY" not in spec.env and "LLM_STRUCTURED_OUTPUT" not in spec.env

@@ -40,7 +40,7 @@ QUESTION = "What happens when a String is assigned to another variable?"
 
 
 def small_pool(settings: Settings, timeout_s: float) -> Settings:
-    return settings.model_copy(update={"database_pool_size": POOL_SIZE, "database_pool_timeout_s": timeout_s})
+    return settings.with_values({"DATABASE_POOL_SIZE": POOL_SIZE, "DATABASE_POOL_TIMEOUT_S": timeout_s})
 
 
 @dataclass

@@ -96,7 +96,7 @@ def test_sampling_rate_over_many_draws() -> None:
         hits = sum(sampled(rate, rng) for _ in range(1000))
         assert abs(hits / 1000 - rate) < 0.04, (rate, hits)  # > 3.5 standard deviations either side
     assert all(sampled(1.0, rng) for _ in range(1000)) and not any(sampled(0.0, rng) for _ in range(1000))
-    settings = Settings(_env_file=None, groundedness_sample_rate=0.15)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, GROUNDEDNESS_SAMPLE_RATE=0.15)  # type: ignore[call-arg]
     assert sample_rate(None, settings) == 0.15
     assert sample_rate(0.0, settings) == 0.0
 

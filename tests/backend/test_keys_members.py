@@ -149,7 +149,7 @@ async def test_live_keys_per_user_are_capped(
     settings: Settings, services: ServiceUrls, make_user: UserFactory
 ) -> None:
     user = await make_user("many-keys")
-    async with own_app(settings.model_copy(update={"api_keys_max_per_user": 2}), services) as (_, http):
+    async with own_app(settings.with_values({"API_KEYS_MAX_PER_USER": 2}), services) as (_, http):
         second = await http.post("/me/keys", json={"name": "second"}, headers=user)
         assert second.status_code == 201
         assert (await http.post("/me/keys", json={"name": "third"}, headers=user)).status_code == 409

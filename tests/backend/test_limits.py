@@ -74,7 +74,7 @@ def own_urls(services: ServiceUrls) -> ServiceUrls:
 @pytest.fixture(scope="module")
 async def small(settings: Settings, own_urls: ServiceUrls) -> AsyncIterator[httpx.AsyncClient]:
     """An app with small caps, so going over them is cheap."""
-    capped = settings.model_copy(update={"max_upload_bytes": UPLOAD_CAP, "max_json_body_bytes": JSON_CAP})
+    capped = settings.with_values({"MAX_UPLOAD_BYTES": UPLOAD_CAP, "MAX_JSON_BODY_BYTES": JSON_CAP})
     async with own_app(capped, own_urls) as (_, http):
         yield http
 

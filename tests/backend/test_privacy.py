@@ -418,7 +418,7 @@ async def test_each_table_is_purged_by_its_own_retention(runtime: Runtime, cours
         "attempt_retention_days": 7,
         "evaluation_retention_days": 7,
     }
-    purging = replace(runtime, settings=runtime.settings.model_copy(update=windows))
+    purging = replace(runtime, settings=runtime.settings.with_values(windows))
     outcome = await purge_query_history(purging, PurgeHistory())
     assert outcome["purged"]["qa_threads"] >= 1 and outcome["purged"]["rag_evaluations"] >= 1
     assert await count(db, "qa_threads WHERE id = %s", old_thread) == 0
@@ -432,7 +432,7 @@ async def test_each_table_is_purged_by_its_own_retention(runtime: Runtime, cours
 @contextmanager
 def configured(course: Class, **changes: Any) -> Iterator[None]:
     previous = course.app.state.runtime.settings
-    change_runtime(course.app, settings=previous.model_copy(update=changes))
+    change_runtime(course.app, settings=previous.with_values(changes))
     try:
         yield
     finally:
@@ -490,8 +490,8 @@ async def test_retention_zero_writes_nothing(runtime: Runtime, course: Class, db
     )
     queued = {}
     for days in (90, 0):
-        settings = course.app.state.runtime.settings.model_copy(
-            update={"evaluation_retention_days": days, "groundedness_sample_rate": 1.0}
+        settings = course.app.state.runtime.settings.with_values(
+            {"EVALUATION_RETENTION_DAYS": days, "GROUNDEDNESS_SAMPLE_RATE": 1.0}
         )
         queue = Queue()
         audit = Audit("req", course.app.state.runtime.pool, settings, queue, None, random.Random(0))  # type: ignore[arg-type]

@@ -32,14 +32,14 @@ GENEROUS = "100000/minute"
 
 def limited(settings: Settings, **budgets: Any) -> Settings:
     """The suite's settings with rate limiting on: generous budgets unless a test names its own."""
-    return settings.model_copy(
-        update={
-            "rate_limit_enabled": True,
-            "rate_limit_agent": GENEROUS,
-            "rate_limit_upload": GENEROUS,
-            "rate_limit_read": GENEROUS,
-            "rate_limit_per_address": GENEROUS,
-            "rate_limit_auth_failures": GENEROUS,
+    return settings.with_values(
+        {
+            "RATE_LIMIT_ENABLED": True,
+            "RATE_LIMIT_AGENT": GENEROUS,
+            "RATE_LIMIT_UPLOAD": GENEROUS,
+            "RATE_LIMIT_READ": GENEROUS,
+            "RATE_LIMIT_PER_ADDRESS": GENEROUS,
+            "RATE_LIMIT_AUTH_FAILURES": GENEROUS,
             **budgets,
         }
     )
@@ -197,7 +197,7 @@ async def test_a_project_cannot_judge_more_answers_than_the_cap(
     settings: Settings, services: ServiceUrls, make_user: UserFactory
 ) -> None:
     owner, editor = await make_user("rate-owner"), await make_user("rate-editor")
-    config = settings.model_copy(update={"groundedness_sample_rate_max": 0.5})
+    config = settings.with_values({"GROUNDEDNESS_SAMPLE_RATE_MAX": 0.5})
     async with running(config, services) as app, http(app) as api:
         too_high = await api.post(
             "/projects", json={"name": "c", "groundedness_sample_rate": 0.9}, headers=owner

@@ -49,7 +49,7 @@ async def failed_document(
     assert document is not None
     async with job_runtime(settings, services, embeddings=UnreachableEmbeddings()) as runtime:
         args = IndexDocument(document.project_id, document.id, 1)
-        result = await index_document(runtime, args, job_try=settings.job_max_tries)
+        result = await index_document(runtime, args, job_try=settings.workers.job_max_tries)
     assert result["status"] == "failed"
     return document
 

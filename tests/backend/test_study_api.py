@@ -317,8 +317,8 @@ async def test_exam_mode_schedules_for_the_exam(course: Course) -> None:
         {item: card},
         exam_at=exam_at,
         now=card.last_review,
-        term_retention=settings.exam_term_retention,
-        daily_max=settings.exam_daily_review_max or None,
+        term_retention=settings.study.exam_term_retention,
+        daily_max=settings.study.exam_daily_review_max or None,
     )[item]
     assert _as_utc(out["next_due"]) == _as_utc(out["card"]["due"]) == planned
     assert card.due < planned < exam_at  # later than plain fsrs, before the exam

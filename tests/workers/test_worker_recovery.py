@@ -93,9 +93,9 @@ def uninterrupted_chunks(settings: Settings, content: bytes, title: str) -> list
     deterministic, and a chunk's hash covers its embedded text: title, section path and text)."""
     parsed = parse_document(content, source_type="markdown", filename=f"{title}.md", title=title)
     config = ChunkingConfig(
-        max_chars=settings.chunk_max_chars,
-        overlap_chars=settings.chunk_overlap_chars,
-        min_chars=settings.chunk_min_chars,
+        max_chars=settings.chunking.max_chars,
+        overlap_chars=settings.chunking.overlap_chars,
+        min_chars=settings.chunking.min_chars,
     )
     return [(draft.ordinal, draft.content_hash) for draft in chunk_document(parsed, config)]
 
@@ -105,7 +105,7 @@ async def test_a_job_killed_mid_embedding_reruns_to_exactly_the_chunks_of_an_uni
 ) -> None:
     content = CHAPTER.read_bytes()
     expected = uninterrupted_chunks(settings, content, "book")
-    assert len(expected) > settings.embedding_batch_size  # more than one batch: a kill can land between
+    assert len(expected) > settings.embeddings.batch_size  # more than one batch: a kill can land between
     async with own_app(settings, own_urls) as (_, http):
         owner = await make_user("recovery")
         project_id = await create_project(http, owner, name="Recovery", language="en")
@@ -204,7 +204,7 @@ async def test_an_index_job_past_its_time_limit_ends_failed_with_the_reason(
         content_hash=hashlib.sha256(content).hexdigest(),
     )
     assert document is not None
-    limited = settings.model_copy(update={"index_job_timeout_s": 0.5})
+    limited = settings.with_values({"INDEX_JOB_TIMEOUT_S": 0.5})
     async with job_runtime(settings, services, settings=limited) as runtime:
         result = await index_document(runtime, IndexDocument(project.id, document.id, 1), job_try=1)
     job = await job_row(db, index_job_id(document.id, 1))

@@ -214,14 +214,14 @@ class TrackedJob(Job[A]):
                 return started
             if started:
                 log.warning("%s %s: its worker died %d time(s) under it", self.spec.name, job_id, started)
-            if started >= runtime.settings.job_max_deaths:
+            if started >= runtime.settings.workers.job_max_deaths:
                 raise JobAbandoned(self.died_reason)
             return await self.run(runtime, args)
         except JobAbandoned as error:
             return await self._fail(runtime.pool, args, Failure(str(error)))
         except Exception as error:
             if isinstance(error, TRANSIENT_ERRORS) and self.transient_reason is not None:
-                if job_try < runtime.settings.job_max_tries:
+                if job_try < runtime.settings.workers.job_max_tries:
                     log.warning("transient error on %s, retrying: %r", job_id, error)
                     await _requeue(runtime.pool, project_id=self.project_id(args), job_id=job_id)
                     raise Retry(defer=job_try * 2) from error  # a retry, not a death

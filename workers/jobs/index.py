@@ -31,7 +31,7 @@ class IndexJob(TrackedJob[IndexDocument]):
         return args.project_id
 
     def time_limit_s(self, settings: Settings) -> float:
-        return settings.index_job_timeout_s
+        return settings.workers.index_job_timeout_s
 
     def timeout_reason(self, limit_s: float) -> str:
         return f"indexing took longer than {limit_s:g} s and was stopped"
@@ -77,9 +77,9 @@ async def _index(runtime: Runtime, row: dict[str, Any], args: IndexDocument) -> 
     project_id, document_id, version = args.project_id, args.document_id, args.version
     job_id = INDEX_DOCUMENT.job_id(args)
     config = ChunkingConfig(
-        max_chars=settings.chunk_max_chars,
-        overlap_chars=settings.chunk_overlap_chars,
-        min_chars=settings.chunk_min_chars,
+        max_chars=settings.chunking.max_chars,
+        overlap_chars=settings.chunking.overlap_chars,
+        min_chars=settings.chunking.min_chars,
     )
     # PDFs in a child process held to PDF_MAX_PAGES, PARSE_MAX_CHARS, PARSE_TIMEOUT_S and
     # PARSE_MAX_MEMORY_MB; a bound passed is a ParseError (failed, with the reason), and the worker lives.
@@ -99,7 +99,7 @@ async def _index(runtime: Runtime, row: dict[str, Any], args: IndexDocument) -> 
 
     async with pool.connection() as conn:
         known = await chunk_store.stored_embeddings(
-            conn, project_id=project_id, document_id=document_id, embedding_model=settings.embedding_model
+            conn, project_id=project_id, document_id=document_id, embedding_model=settings.embeddings.model
         )
 
     async def progress(done: int, total: int) -> None:
@@ -110,7 +110,7 @@ async def _index(runtime: Runtime, row: dict[str, Any], args: IndexDocument) -> 
 
     texts_by_hash = {draft.content_hash: draft.embed_text for draft in drafts}
     vectors, embedded = await embed_missing(
-        runtime.embeddings, texts_by_hash, known, batch_size=settings.embedding_batch_size, progress=progress
+        runtime.embeddings, texts_by_hash, known, batch_size=settings.embeddings.batch_size, progress=progress
     )
     rows = [
         chunk_store.ChunkRow(
@@ -147,7 +147,7 @@ async def _index(runtime: Runtime, row: dict[str, Any], args: IndexDocument) -> 
                 document_id=document_id,
                 version=version,
                 chunks=rows,
-                embedding_model=settings.embedding_model,
+                embedding_model=settings.embeddings.model,
                 ts_config=TS_CONFIG[language],
             )
             carried = await item_sources.carry_sources(

@@ -42,7 +42,7 @@ async def _judge(runtime: Runtime, args: JudgeAnswer) -> Result:
     llm, settings, query_id = runtime.llm, runtime.settings, args.query_id
     if llm is None:
         return _skipped(query_id, "no chat model is configured for the worker")
-    if settings.evaluation_retention_days == 0:  # an evaluation would copy the student's text
+    if settings.retention.evaluation_days == 0:  # an evaluation would copy the student's text
         return _skipped(query_id, "EVALUATION_RETENTION_DAYS is 0: no evaluation is kept")
     scope = {"project_id": args.project_id, "user_id": args.user_id}
     async with runtime.pool.connection() as conn:
@@ -67,7 +67,7 @@ async def _judge(runtime: Runtime, args: JudgeAnswer) -> Result:
                 usage=usage,
                 embeddings=runtime.embeddings,
                 config=judge_config(runtime.thresholds),
-                contrast=ContrastCheck(admitted) if settings.groundedness_contrast_check else None,
+                contrast=ContrastCheck(admitted) if settings.groundedness.contrast_check else None,
             )
     except (StructuredOutputError, openai.APIConnectionError, openai.APITimeoutError) as error:
         log.warning("judging %s failed: %s", query_id, type(error).__name__)
@@ -133,10 +133,10 @@ async def _purge(runtime: Runtime, args: PurgeHistory) -> Result:
     part 4): query history, QA threads (by last turn) with their messages, attempts, evaluations."""
     settings = runtime.settings
     windows = {
-        "query_history": (history.purge_expired, settings.query_history_retention_days),
-        "qa_threads": (privacy.purge_threads, settings.qa_thread_retention_days),
-        "question_attempts": (privacy.purge_attempts, settings.attempt_retention_days),
-        "rag_evaluations": (privacy.purge_evaluations, settings.evaluation_retention_days),
+        "query_history": (history.purge_expired, settings.retention.query_history_days),
+        "qa_threads": (privacy.purge_threads, settings.retention.qa_thread_days),
+        "question_attempts": (privacy.purge_attempts, settings.retention.attempt_days),
+        "rag_evaluations": (privacy.purge_evaluations, settings.retention.evaluation_days),
     }
     deleted: dict[str, int] = {}
     async with runtime.pool.connection() as conn:
@@ -146,7 +146,7 @@ async def _purge(runtime: Runtime, args: PurgeHistory) -> Result:
                 log.info("%s: %d rows older than %d days purged", table, deleted[table], days)
     return {
         "deleted": deleted["query_history"],
-        "retention_days": settings.query_history_retention_days,
+        "retention_days": settings.retention.query_history_days,
         "purged": deleted,
     }
 

@@ -41,7 +41,7 @@ class WriteNoteJob(TrackedJob[WriteNote]):
         return args.project_id
 
     def time_limit_s(self, settings: Settings) -> float:
-        return settings.note_job_timeout_s
+        return settings.workers.note_job_timeout_s
 
     def timeout_reason(self, limit_s: float) -> str:
         return f"The note took longer than {limit_s:g} s and was stopped."

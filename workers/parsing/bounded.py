@@ -46,10 +46,10 @@ class ParseLimits:
     @classmethod
     def from_settings(cls, settings: Settings) -> "ParseLimits":
         return cls(
-            max_pages=settings.pdf_max_pages,
-            max_chars=settings.parse_max_chars,
-            timeout_s=settings.parse_timeout_s,
-            max_memory_mb=settings.parse_max_memory_mb,
+            max_pages=settings.limits.pdf_max_pages,
+            max_chars=settings.limits.parse_max_chars,
+            timeout_s=settings.limits.parse_timeout_s,
+            max_memory_mb=settings.limits.parse_max_memory_mb,
         )
 
     @property

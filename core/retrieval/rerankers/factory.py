@@ -7,21 +7,21 @@ from core.settings import Settings
 
 
 def make_reranker(settings: Settings, name: str | None = None) -> Reranker:
-    choice = name or settings.reranker
+    choice = name or settings.retrieval.reranker
     if choice == "none":
         return FusedOrder()
     if choice == "blend":
-        return ScoreBlend(dense_weight=settings.blend_dense_weight)
+        return ScoreBlend(dense_weight=settings.retrieval.blend_dense_weight)
     if choice == "cross-encoder":
-        if not settings.cross_encoder_model:
+        if not settings.retrieval.cross_encoder_model:
             raise ValueError("RERANKER=cross-encoder needs CROSS_ENCODER_MODEL (a model name or local path)")
         from core.retrieval.rerankers.cross_encoder import CrossEncoderReranker
 
-        return CrossEncoderReranker(settings.cross_encoder_model)
+        return CrossEncoderReranker(settings.retrieval.cross_encoder_model)
     if choice == "http":
-        if not settings.rerank_url:
+        if not settings.retrieval.rerank_url:
             raise ValueError("RERANKER=http needs RERANK_URL (a text-embeddings-inference style service)")
         from core.retrieval.rerankers.http import HttpReranker
 
-        return HttpReranker(settings.rerank_url, api_key=settings.rerank_api_key)
+        return HttpReranker(settings.retrieval.rerank_url, api_key=settings.retrieval.rerank_api_key)
     raise ValueError(f"unknown reranker {choice!r}")

@@ -1,0 +1,54 @@
+"""Bounds on what a request or a document may cost, per-user budgets, and how long records are kept."""
+
+from pydantic import Field
+
+from core.settings.group import SettingsGroup
+
+
+class LimitSettings(SettingsGroup):
+    # A request body over its route's cap answers 413 before routing, parsing or authentication
+    # (backend/body_limit.py). Uploads get max_upload_bytes (the multipart or JSON around the file a
+    # little more); every other body max_json_body_bytes.
+    max_upload_bytes: int = Field(default=50 * 1024 * 1024, validation_alias="MAX_UPLOAD_BYTES")
+    max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024, validation_alias="MAX_JSON_BODY_BYTES")
+    # PDFs are parsed in a child process (workers/parsing/bounded.py) held to these bounds; a file past
+    # one ends `failed` with the reason. The memory bound is the child's whole address space (RLIMIT_AS).
+    pdf_max_pages: int = Field(default=2000, ge=1, validation_alias="PDF_MAX_PAGES")
+    # Extracted text; Markdown and text too.
+    parse_max_chars: int = Field(default=20_000_000, ge=1, validation_alias="PARSE_MAX_CHARS")
+    parse_timeout_s: float = Field(default=300.0, gt=0, validation_alias="PARSE_TIMEOUT_S")
+    parse_max_memory_mb: int = Field(default=2048, ge=128, validation_alias="PARSE_MAX_MEMORY_MB")
+    # Live (unrevoked, unexpired) API keys per user.
+    api_keys_max_per_user: int = Field(default=20, ge=1, validation_alias="API_KEYS_MAX_PER_USER")
+
+
+class RateLimitSettings(SettingsGroup):
+    """Budgets in `limits` notation ("20/minute", "1000/day", "10 per second"), shared by every API
+    process through Redis (backend/rate_limits.py); server settings only, no API changes them."""
+
+    enabled: bool = Field(default=True, validation_alias="RATE_LIMIT_ENABLED")
+    # Per user (all of a user's keys share one budget): agent routes (model time), uploads (POST/PATCH
+    # documents, reindex), the rest.
+    agent: str = Field(default="20/minute", validation_alias="RATE_LIMIT_AGENT")
+    # A teacher uploading a book chapter by chapter stays within it.
+    upload: str = Field(default="60/hour", validation_alias="RATE_LIMIT_UPLOAD")
+    read: str = Field(default="300/minute", validation_alias="RATE_LIMIT_READ")
+    # Per client address, before authentication (every route but /health*). A class behind one NAT
+    # shares it: raise it there. Failed authentications (401) per address have their own, smaller one.
+    per_address: str = Field(default="600/minute", validation_alias="RATE_LIMIT_PER_ADDRESS")
+    auth_failures: str = Field(default="30/minute", validation_alias="RATE_LIMIT_AUTH_FAILURES")
+
+
+class RetentionSettings(SettingsGroup):
+    """Days each kind of record is kept, purged by the worker's hourly cron (core/store/privacy.py,
+    DATA_MODEL.md "Students' privacy"); 0 days writes nothing."""
+
+    # 0 writes no history row (and so no answer is sampled for judging).
+    query_history_days: int = Field(default=30, ge=0, validation_alias="QUERY_HISTORY_RETENTION_DAYS")
+    # 0: QA answers without keeping a thread (thread_id null), an attempt is graded and returned but not
+    # stored (so the project's attempt limit cannot count it), no answer is sampled for a groundedness
+    # evaluation. A thread's age counts from its last turn.
+    qa_thread_days: int = Field(default=365, ge=0, validation_alias="QA_THREAD_RETENTION_DAYS")
+    attempt_days: int = Field(default=365, ge=0, validation_alias="ATTEMPT_RETENTION_DAYS")
+    evaluation_days: int = Field(default=90, ge=0, validation_alias="EVALUATION_RETENTION_DAYS")
+    security_events_days: int = Field(default=365, ge=1, validation_alias="SECURITY_EVENTS_RETENTION_DAYS")
