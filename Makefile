@@ -8,7 +8,7 @@ install:
 	python3 -m venv .venv
 	.venv/bin/pip install --upgrade -c requirements.lock pip
 	.venv/bin/pip install -c requirements.lock -e ".[$(EXTRAS)]"
-	CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" .venv/bin/python -m core.llama_build
+	CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" .venv/bin/python -m core.llm.build
 
 # Moves .venv to the newest versions pyproject.toml allows and pins them in requirements.lock;
 # run `make test` before committing the new lock.

@@ -11,7 +11,7 @@ from psycopg_pool import AsyncConnectionPool
 from starlette.applications import Starlette
 
 from agents.common.context import AgentContext
-from backend.rate_limits import RateLimited, RateLimiter, note
+from backend.middleware.rate_limits import RateLimited, RateLimiter, note
 from backend.resources import ApiResources
 from core.retrieval import Retriever
 from core.runtime import Runtime
@@ -90,7 +90,7 @@ async def get_current_user(
     limiter: Annotated[RateLimiter | None, Depends(get_rate_limiter)],
 ) -> CurrentUser:
     """The key's user, checked in SQL on every request (a revoked or expired key fails at once), then
-    the user's rate-limit budget for this route (backend/rate_limits.py)."""
+    the user's rate-limit budget for this route (backend/middleware/rate_limits.py)."""
     if limiter is not None and (blocked := await limiter.auth_blocked(request.scope)):
         note(request.scope, blocked)
         raise RateLimited(blocked, "Too many failed authentications from this address; retry later.")

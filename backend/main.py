@@ -6,15 +6,14 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from backend import health as health_routes
-from backend.admission import add_model_error_handlers
-from backend.body_limit import BodyLimitMiddleware
 from backend.deps import rate_limiter_of
-from backend.errors import add_agent_run_error_handlers, add_database_error_handlers
 from backend.frontend import add_frontend
-from backend.input_errors import add_input_error_handlers
-from backend.observability import RequestContextMiddleware
-from backend.rate_limits import RateLimited, RateLimitMiddleware, rate_limited_handler
+from backend.middleware.body_limit import BodyLimitMiddleware
+from backend.middleware.errors import add_agent_run_error_handlers, add_database_error_handlers
+from backend.middleware.input_errors import add_input_error_handlers
+from backend.middleware.model_errors import add_model_error_handlers
+from backend.middleware.rate_limits import RateLimited, RateLimitMiddleware, rate_limited_handler
+from backend.middleware.request_context import RequestContextMiddleware
 from backend.resources import open_api_resources
 from backend.routes import (
     attempts,
@@ -33,10 +32,11 @@ from backend.routes import (
     search,
     study,
 )
+from backend.routes import health as health_routes
 from core.runtime import open_runtime
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
+from core.runtime.supervisor import Supervisor
 from core.settings import Settings
-from core.supervisor import Supervisor
 
 
 def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor | None = None) -> FastAPI:
@@ -63,7 +63,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     # 429 carries the id and its log line) and before any body is read or key checked.
     app.add_middleware(RateLimitMiddleware, limiter_of=rate_limiter_of)
     # A body over its route's cap (uploads MAX_UPLOAD_BYTES, else MAX_JSON_BODY_BYTES): 413 before
-    # routing, parsing or authentication, chunked bodies cut off at the cap (backend/body_limit.py).
+    # routing, parsing or authentication, chunked bodies cut off at the cap (middleware/body_limit.py).
     # Only the request-id middleware (ids and the access log, no body) is outside it, so a 413 is logged.
     app.add_middleware(
         BodyLimitMiddleware,
@@ -81,7 +81,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     async def health() -> dict[str, str]:
         return {"status": "ok"}
 
-    # GET /health/ready: each component's state (backend/health.py), the chat model's included.
+    # GET /health/ready: each component's state (backend/routes/health.py), the chat model's included.
     app.include_router(health_routes.router)
 
     app.include_router(projects.router)

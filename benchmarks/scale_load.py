@@ -11,7 +11,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from benchmarks.scale_data import TS_CONFIG, Corpus, DocumentPlan, content_hash, plan_documents
-from core import timing
+from core.observability import timing
 
 EMBEDDING_MODEL = "scale-synthetic"
 # Dropped before the bulk load and rebuilt after it: building once is far cheaper than maintaining

@@ -13,12 +13,12 @@ from pgvector.psycopg import register_vector
 
 from benchmarks.scale_data import Corpus
 from benchmarks.scale_load import project_index
-from core import timing
-from core.db import open_pool
+from core.observability import timing
 from core.retrieval.dense import DenseCandidates, dense_candidates, project_chunk_count
 from core.retrieval.rerankers.none import FusedOrder
 from core.retrieval.retriever import RetrievalConfig, Retriever
 from core.retrieval.types import Filters, RetrievalResult
+from core.store.pool import open_pool
 
 TOP_K = 10
 BUCKETS: tuple[tuple[str, int, float], ...] = (

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.load import CHAPTERS, SEARCHES
 from benchmarks.stack import RUST, Stack, percentile, studyai_up, upload, wait_jobs
-from core import timing
+from core.observability import timing
 
 PROJECT_NAME = "search-solo"
 # An address nothing listens on: `studyai up` starts no model server, and search never asks one.

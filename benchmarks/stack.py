@@ -29,7 +29,7 @@ _CREATE_USERS = """
 import asyncio, sys
 import psycopg
 from psycopg.rows import dict_row
-from core.services import EmbeddedServices
+from core.runtime.services import EmbeddedServices
 from core.settings import Settings
 from core.store import users
 
@@ -69,7 +69,7 @@ class Stack:
 
     def cli(self, *args: str) -> str:
         """A `studyai` command against this stack's data (e.g. users create); its last output line."""
-        return self._python(["-m", "backend.cli", *args], timeout=180).strip().splitlines()[-1]
+        return self._python(["-m", "backend.cli.app", *args], timeout=180).strip().splitlines()[-1]
 
     def new_user(self, email: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.cli('users', 'create', email)}"}
@@ -145,7 +145,7 @@ def studyai_up(data_dir: Path, *, model: str, extra_env: dict[str, str] | None =
     )
     log = (data_dir / "up.log").open("ab")
     process = subprocess.Popen(
-        [sys.executable, "-m", "backend.cli", "up", "--port", str(port)],
+        [sys.executable, "-m", "backend.cli.app", "up", "--port", str(port)],
         env=env,
         cwd=REPO_ROOT,
         stdout=log,

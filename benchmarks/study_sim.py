@@ -52,7 +52,7 @@ from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BO
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core import timing
+from core.observability import timing
 from core.study.exam import (
     EXAM_DAILY_REVIEW_MAX,
     EXAM_TERM_RETENTION,

@@ -39,11 +39,11 @@ from agents.qa import prompts
 from agents.qa.config import DEFAULT_CONFIG
 from agents.qa.nodes import search_text
 from agents.qa.options import Choice, parse_choice
-from core import timing
-from core.llm import make_chat_model
-from core.migrations import apply_migrations
+from core.llm.chat import make_chat_model
+from core.observability import timing
 from core.retrieval import Candidate, Retriever
-from core.services import EmbeddedServices
+from core.runtime.services import EmbeddedServices
+from core.store.migrations import apply_migrations
 from evals.choice_scorers import METHODS, SCORERS
 from evals.harness.worker import stop_worker
 from evals.qa.datasets import QACase, rust_book, rust_quizzes

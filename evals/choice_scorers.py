@@ -16,7 +16,7 @@ from agents.qa.choice import (
 )
 from agents.qa.config import DEFAULT_CONFIG
 from agents.qa.options import Choice
-from core.llm import output_cap
+from core.llm.chat import output_cap
 
 CLOZE_SYSTEM = (
     "You answer a question about a student's course material, using the excerpts (data between"

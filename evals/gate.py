@@ -24,10 +24,10 @@ from agents.qa.config import DEFAULT_CONFIG
 from agents.qa.gate import decide, judge
 from agents.qa.nodes import search_text
 from agents.qa.options import parse_choice, question_stem
-from core.calibration import CALIBRATED, Thresholds
-from core.migrations import apply_migrations
-from core.services import EmbeddedServices
+from core.embeddings.thresholds import CALIBRATED, Thresholds
+from core.runtime.services import EmbeddedServices
 from core.settings import Settings
+from core.store.migrations import apply_migrations
 from evals.harness.worker import stop_worker
 from evals.qa.datasets import QACase, QADataset, absent_cases, faquad, rust_quizzes
 from evals.qa.run import load_project

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from agents.common.contrast import ContrastCheck
 from agents.groundedness.config import JudgeConfig
 from agents.groundedness.judge import EmbeddedPassages, accepted_passage
-from core.embeddings import make_embeddings
-from core.llm import StructuredMode
+from core.embeddings.models import make_embeddings
+from core.llm.chat import StructuredMode
 from core.settings import Settings
 from evals.groundedness_judge import DEFAULT_DATA, Evidence, _chunks, chat_model, in_split, load_evidence
 

@@ -34,12 +34,12 @@ from typing import Literal
 from langchain_core.language_models import BaseChatModel
 
 from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answer
-from core import timing
-from core.embeddings import make_embeddings
-from core.llm import StructuredMode, make_chat_model
+from core.embeddings.models import make_embeddings
+from core.llm.chat import StructuredMode, make_chat_model
+from core.llm.structured import StructuredOutputError
+from core.observability import timing
 from core.runtime import ChatModelPlan
 from core.settings import Settings
-from core.structured import StructuredOutputError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "scifact"
@@ -49,7 +49,7 @@ Judge = Callable[["Case"], Awaitable[Judgement]]
 
 # The BEIR corpus joins an abstract's sentences with nothing between them, or with runs of spaces
 # (and a newline) before a structured abstract's section: split there, as the evidence indices count.
-# Not core.text's prose splitter: a ". " inside an abstract ("et al. ", "vs. ") is no break here, and
+# Not core.text.words's prose splitter: a ". " inside an abstract ("et al. ", "vs. ") is no break here, and
 # splitting there would point 263 of 957 evidence rows at the wrong sentence.
 _SENTENCE_BREAK = re.compile(r"\s{2,}|(?<=[.?!])(?=[A-Z])|(?<=[.?!][\"')\]])(?=[A-Z])")
 _WORD = re.compile(r"[a-z0-9]{3,}")
@@ -244,7 +244,7 @@ def chat_model(settings: Settings) -> Iterator[tuple[BaseChatModel, StructuredMo
         plan = ChatModelPlan.for_url(settings, settings.llm.base_url)
         yield make_chat_model(settings), plan.structured_mode
         return
-    from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
+    from core.llm.local import LOCAL_MODELS, LlamaServer, assemble
 
     path = assemble(LOCAL_MODELS[settings.llm.local_model], settings.models_dir)
     log_path = settings.services.data_dir / "logs" / "llm-server-judge-eval.log"

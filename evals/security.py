@@ -17,8 +17,8 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from core import timing
-from core.llm import StructuredMode
+from core.llm.chat import StructuredMode
+from core.observability import timing
 from core.settings import Settings
 from evals.groundedness_judge import chat_model
 from evals.harness.security_cases import ANSWER_CASES, DOCUMENT_CASES

@@ -20,7 +20,7 @@ from backend.deps import runtime_of
 from backend.main import create_app
 from core.retrieval import Retriever
 from core.runtime import Runtime
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import users
 from evals.harness.worker import start_worker

@@ -18,12 +18,12 @@ from langchain_openai import ChatOpenAI
 from psycopg.rows import dict_row
 
 from backend.main import create_app
-from core.llm import make_chat_model
-from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
-from core.migrations import apply_migrations
-from core.services import EmbeddedServices, ServiceUrls
+from core.llm.chat import make_chat_model
+from core.llm.local import LOCAL_MODELS, LlamaServer, assemble
+from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store import users
+from core.store.migrations import apply_migrations
 from evals.harness.worker import start_worker, stop_worker
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -27,10 +27,10 @@ from arq.constants import health_check_key_suffix
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from core.child_env import settings_env_names
 from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE
-from core.local_llm import LOCAL_MODELS
-from core.services import ServiceUrls
+from core.llm.local import LOCAL_MODELS
+from core.runtime.child_env import settings_env_names
+from core.runtime.services import ServiceUrls
 from tests.backend.test_external_redis import redis_answers
 from tests.conftest import REPO_ROOT, UserFactory, create_project, upload, wait_for_job
 
@@ -186,7 +186,7 @@ def command_modules(command: list[str]) -> set[str]:
         return {PYPROJECT["project"]["scripts"]["studyai"].split(":")[0]}
     assert command[:2] == ["python", "-m"], f"unexpected command {command}"
     modules = {command[2]}
-    if command[2] == "core.model_server":  # it execs llama.cpp's server on the weights it assembled
+    if command[2] == "core.llm.server":  # it execs llama.cpp's server on the weights it assembled
         for model in LOCAL_MODELS.values():
             modules.update(f"{model.package_prefix}{n}" for n in range(1, model.parts + 1))
     return modules
@@ -279,7 +279,7 @@ def test_python_module_commands_exist_and_take_their_options() -> None:
         for command in (service["command"], service["healthcheck"]["test"][1:]):
             if command[:2] == ["python", "-m"]:
                 runs.setdefault(command[2], []).append(command[3:])
-    assert {"workers", "core.model_server"} <= set(runs)
+    assert {"workers", "core.llm.server"} <= set(runs)
     for module, arguments in runs.items():
         assert importlib.util.find_spec(module) is not None, module
         shown = subprocess.run(
@@ -326,7 +326,7 @@ def test_each_image_installs_the_extras_its_command_imports() -> None:
     # The model image compiles llama.cpp's server: its build installs a compiler and cmake, then builds it.
     local_llm_steps = re.findall(r"\*,local-llm,\*\)(.*?);;", DOCKERFILE, re.DOTALL)
     assert any("build-essential cmake" in step for step in local_llm_steps)
-    assert any("python -m core.llama_build" in step for step in local_llm_steps)
+    assert any("python -m core.llm.build" in step for step in local_llm_steps)
 
 
 # --- the same split without Docker ------------------------------------------------------------------------
@@ -401,7 +401,7 @@ async def test_api_and_scaled_workers_run_apart_on_external_services(
     port = free_port()
     api_log = tmp_path / "api.log"
     api = start_process(
-        [sys.executable, "-m", "backend.cli", "up", "--no-worker", "--port", str(port)], env, api_log
+        [sys.executable, "-m", "backend.cli.app", "up", "--no-worker", "--port", str(port)], env, api_log
     )
     workers: list[subprocess.Popen[bytes]] = []
     try:

@@ -114,7 +114,7 @@ def check(source: str, module: str, is_package: bool = False) -> list[str]:
         ("workers.jobs", "import evals.stack\n", ["1: evals.stack"]),
         ("evals.stack", "from benchmarks import fake_model\n", ["1: benchmarks.fake_model"]),
         (
-            "backend.cli",
+            "backend.cli.app",
             "def run() -> None:\n    from evals.qa.__main__ import main\n",
             ["2: evals.qa.__main__.main"],
         ),
@@ -159,7 +159,7 @@ def test_an_agent_package_importing_another_is_caught(module: str, source: str, 
     [
         ("evals.security", "from tests.security.cases import ANSWER_CASES\n"),
         ("benchmarks.fuzz", "def main() -> None:\n    import tests.conftest\n"),
-        ("core.db", "from tests import conftest\n"),
+        ("core.store.pool", "from tests import conftest\n"),
     ],
 )
 def test_shipped_code_importing_tests_is_caught(module: str, source: str) -> None:
@@ -188,7 +188,7 @@ def test_shipped_code_importing_tests_is_caught(module: str, source: str) -> Non
         ("agents.qa", "from .graph import graph\n", True),
         (
             "agents.common.contrast",
-            "from agents.common.prose import plain\nfrom core.llm import output_cap\n",
+            "from agents.common.prose import plain\nfrom core.llm.chat import output_cap\n",
             False,
         ),
         (
@@ -196,7 +196,7 @@ def test_shipped_code_importing_tests_is_caught(module: str, source: str) -> Non
             "from agents.planner.graph import graph\nfrom agents.qa import graph as qa\n",
             False,
         ),
-        ("backend.cli", "import importlib\nimportlib.import_module('evals.qa.__main__')\n", False),
+        ("backend.cli.app", "import importlib\nimportlib.import_module('evals.qa.__main__')\n", False),
         ("workers.main", "import time\nfrom arq import Worker\n", False),
     ],
 )

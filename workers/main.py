@@ -26,11 +26,11 @@ from core.jobs.specs import (
     WriteNote,
     enqueue,
 )
-from core.migrations import apply_migrations
 from core.runtime import Runtime, open_runtime
-from core.services import EmbeddedServices, ServiceUrls
+from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store.jobs import unfinished_jobs
+from core.store.migrations import apply_migrations
 from workers.jobs.framework import WorkerResources, arq_cron
 from workers.jobs.index import index_document
 from workers.jobs.judge import judge_answer_job, purge_query_history

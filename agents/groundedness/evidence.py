@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.text import split_sentences, term_coverage
+from core.text.words import split_sentences, term_coverage
 
 # Sentences that state no fact: a "not found" reply, or a question back.
 _NO_FACT = re.compile(

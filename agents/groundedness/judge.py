@@ -35,9 +35,9 @@ from agents.common.contrast import ContrastCheck
 from agents.groundedness.config import JudgeConfig
 from agents.groundedness.evidence import Passage, best_passage, states_no_fact, windows
 from agents.groundedness.prompts import Entailment, answer_sentences, entailment_messages
-from core.llm import StructuredMode
-from core.structured import TokenUsage, ask_structured
-from core.text import term_coverage
+from core.llm.chat import StructuredMode
+from core.llm.structured import TokenUsage, ask_structured
+from core.text.words import term_coverage
 
 RISK_FLAG_THRESHOLD = 0.7
 
@@ -160,7 +160,7 @@ async def judge_answer(
     """With `embeddings` (the project's embedding model) a claim must be close to a passage by cosine
     to reach the model, else by its share of key terms. With `contrast`, a claim the model accepts
     must not score clearly below its own opposite (agents/common/contrast.py). Raises
-    core.structured.StructuredOutputError when a reply is malformed twice."""
+    core.llm.structured.StructuredOutputError when a reply is malformed twice."""
     claims = [s for s in answer_sentences(answer, config.max_sentences) if not states_no_fact(s)]
     pairs = [(c.id, c.text) for c in chunks]
     embedded = None

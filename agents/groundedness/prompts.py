@@ -6,7 +6,7 @@ from typing import Literal
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
-from core.text import split_sentences
+from core.text.words import split_sentences
 
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 

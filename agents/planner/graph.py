@@ -16,9 +16,9 @@ from agents.common.plan import PlanGap, PlanSection, SourceRef
 from agents.planner import config
 from agents.planner.prompts import outline_messages
 from agents.planner.state import DraftOutline, DraftSection, PlannerInput, PlannerOutput, PlannerState
-from core import timing
+from core.llm.structured import ask_structured
+from core.observability import timing
 from core.retrieval import Candidate, Filters, RetrievalResult
-from core.structured import ask_structured
 
 
 def _relevance(result: RetrievalResult) -> dict[int, float]:

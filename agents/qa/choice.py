@@ -20,8 +20,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from agents.common.contrast import yes_share
 from agents.qa.options import Choice
-from core.llm import output_cap
-from core.structured import TokenUsage, model_name
+from core.llm.chat import output_cap
+from core.llm.structured import TokenUsage, model_name
 
 CHOICE_SYSTEM = (
     "You answer a multiple-choice question about a student's course material. The excerpts from the"

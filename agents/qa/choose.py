@@ -17,9 +17,9 @@ from agents.qa.nodes import capped, leaks_instructions
 from agents.qa.options import Choice, parse_choice
 from agents.qa.state import QAState
 from agents.qa.stream_json import JsonStream, int_list_field, streams_content, string_field
-from core import timing
-from core.structured import StructuredOutputError, ask_structured, model_name
-from core.text import term_coverage
+from core.llm.structured import StructuredOutputError, ask_structured, model_name
+from core.observability import timing
+from core.text.words import term_coverage
 
 EXPLAIN = (
     "Explain in one or two sentences in {language}, from the excerpts, why option {letter} is correct."

@@ -37,7 +37,7 @@ class QAConfig:
     choice_orders: int = 2
     explain_max_tokens: int = 120
     # The relevance gate (agents/qa/gate.py): its cosine thresholds belong to the embedding model
-    # (core/calibration.py, AgentContext.thresholds); this share of the question's content words must
+    # (core/embeddings/thresholds.py, ctx.thresholds); this share of the question's content words must
     # be in the best chunks when the cosine alone does not decide.
     coverage_min: float = 0.8  # evals/reports/gate-dev.md
     # After the answer (agents/qa/support.py): an answer with fewer than this share of its own content

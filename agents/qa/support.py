@@ -11,7 +11,7 @@ an answer most of whose words come from elsewhere (QAConfig.support_min 0.25); e
 has the figures. Costs no model call.
 """
 
-from core.text import content_words, covers, words
+from core.text.words import content_words, covers, words
 
 
 def answer_support(answer: str, question: str, excerpts: str, *, min_words: int) -> float | None:

@@ -39,11 +39,11 @@ from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.prompts import Grade, grading_messages
 from agents.question_evaluator.state import InputState, OutputState, State, Verdict
 from agents.question_evaluator.topical import topical_answer
-from core import timing
+from core.llm.structured import ask_structured
+from core.observability import timing
 from core.retrieval import Candidate, Filters
 from core.store import questions
-from core.structured import ask_structured
-from core.text import is_portuguese, term_coverage
+from core.text.words import is_portuguese, term_coverage
 
 
 def _fold(text: str) -> str:

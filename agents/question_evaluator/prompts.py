@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from agents.common.injection import data_block
 from core.retrieval import Candidate
-from core.text import split_sentences
+from core.text.words import split_sentences
 
 
 class Grade(BaseModel):

@@ -13,7 +13,7 @@ whose left-out words say something (`suspicious`) also gets no benefit of the do
 import re
 from dataclasses import dataclass
 
-from core.text import is_portuguese, same_term, sentence_pieces, subject_terms, words
+from core.text.words import is_portuguese, same_term, sentence_pieces, subject_terms, words
 
 # A bare answer to a yes/no question is on the subject whatever the vocabulary: "Yes, ..." / "Não, ...".
 _ANSWER_WORDS = frozenset("yes no not true false sim não nao verdadeiro falso".split())  # noqa: SIM905

@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 
-from core.text import term_coverage
+from core.text.words import term_coverage
 
 
 def answer_support(answer: str, source_text: str) -> float:

@@ -15,5 +15,5 @@ class GeneratorConfig:
     # in its sources; a 1.5B model rates nearly everything 0.9+, so the application check dominates.
     model_weight: float = 0.4
     confidence_threshold: float = 0.6  # below: status "review" instead of "active"
-    # The near-duplicate cosine is the embedding model's: AgentContext.thresholds (core/calibration.py).
+    # The near-duplicate cosine is the embedding model's: ctx.thresholds (core/embeddings/thresholds.py).
     default_topic: str = "key concepts"  # retrieval query when neither a section nor a title is known

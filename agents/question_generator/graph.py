@@ -28,11 +28,11 @@ from agents.question_generator.state import (
     RejectReason,
     State,
 )
-from core import timing
+from core.llm.structured import StructuredOutputError, ask_structured
+from core.observability import timing
 from core.retrieval import Candidate, Filters
 from core.store import questions
 from core.store.questions import NewQuestion, Question
-from core.structured import StructuredOutputError, ask_structured
 
 
 def _user(ctx: AgentContext) -> Any:

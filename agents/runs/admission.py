@@ -1,5 +1,5 @@
 """Background runs (worker jobs) use the chat model through the same admission queue as the API
-(core/admission.py), with background priority and a slot per model call rather than per run: a note of
+(core/llm/admission.py), with background priority and a slot per model call rather than per run: a note of
 several model minutes then lets interactive requests in between its calls instead of holding the model
 throughout. Interactive runs hold one slot for the run (agents/runs/service.py)."""
 
@@ -12,7 +12,7 @@ from uuid import UUID
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.language_models import BaseChatModel
 
-from core.admission import LlmAdmission, Ticket
+from core.llm.admission import LlmAdmission, Ticket
 
 log = logging.getLogger(__name__)
 

@@ -18,15 +18,15 @@ from uuid import UUID
 from arq.connections import ArqRedis
 from psycopg_pool import AsyncConnectionPool
 
-from core import timing
 from core.jobs.specs import JUDGE_ANSWER, JudgeAnswer, enqueue
-from core.jsonlog import log_json
+from core.observability import timing
+from core.observability.jsonlog import log_json
 from core.settings import Settings
 from core.store import history
 
 if TYPE_CHECKING:
     from agents.common.context import AgentContext
-    from core.tracing import Tracing
+    from core.observability.tracing import Tracing
 
 log = logging.getLogger(__name__)
 

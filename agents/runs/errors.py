@@ -1,5 +1,5 @@
 """Why an agent run gives its caller no answer, as domain errors: the API maps each class to one HTTP
-status (backend/errors.py), a worker to its job's failure reason. The message is what the caller is
+status (backend/middleware/errors.py), a worker to its job's failure reason. The message is what the caller is
 told, so it never quotes a prompt or a document."""
 
 

@@ -23,7 +23,7 @@ from agents.runs.audit import Audit
 from agents.runs.errors import NotFound, Unprocessable
 from agents.runs.service import AgentRunner, Failed, Finished, Graph, Step, Token
 from agents.runs.specs import QA
-from core.admission import Ticket
+from core.llm.admission import Ticket
 from core.retrieval import Candidate
 from core.store import documents, questions, threads
 from core.study import service as study

@@ -17,9 +17,9 @@ from agents.common.context import AgentContext
 from agents.runs.admission import admitted_model
 from agents.runs.audit import Audit, Caller
 from agents.runs.errors import ModelUnreachable, UnusableReply
-from core.admission import LlmAdmission, Priority, Ticket
-from core.jsonlog import log_failure
-from core.structured import StructuredOutputError
+from core.llm.admission import LlmAdmission, Priority, Ticket
+from core.llm.structured import StructuredOutputError
+from core.observability.jsonlog import log_failure
 
 T = TypeVar("T")
 

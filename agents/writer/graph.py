@@ -25,9 +25,9 @@ from agents.writer.state import (
     WriterState,
     WrittenSection,
 )
-from core import timing
+from core.llm.structured import ask_structured
+from core.observability import timing
 from core.retrieval import Candidate, Filters
-from core.structured import ask_structured
 
 # Code is left alone: `v[2]` in a Rust snippet is an index, not a citation.
 _CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.DOTALL)

@@ -12,11 +12,11 @@ from uuid import UUID
 from fastapi import APIRouter, HTTPException, Query, status
 
 from agents.runs.attempts import attempt
-from backend.agent_runs import RunnerDep
-from backend.clock import ClockDep
 from backend.deps import DbDep, ProjectDep, ProjectOwnerDep, QueueDep, SettingsDep
-from backend.question_access import attempter, visible_question
-from backend.question_schemas import AttemptCreate, AttemptOut, AttemptResult
+from backend.schemas.questions import AttemptCreate, AttemptOut, AttemptResult
+from backend.services.agent_runs import RunnerDep
+from backend.services.clock import ClockDep
+from backend.services.question_access import attempter, visible_question
 from core.store import attempts
 from core.store.attempts import ListedAttempt
 

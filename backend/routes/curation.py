@@ -10,7 +10,7 @@ from fastapi import APIRouter, HTTPException, status
 
 from agents.question_generator.checks import fold
 from backend.deps import DbDep, ProjectAccess, ProjectWriterDep, RetrieverDep
-from backend.question_schemas import QuestionOut, QuestionUpdate, ReviewRequest
+from backend.schemas.questions import QuestionOut, QuestionUpdate, ReviewRequest
 from core.store import question_curation, questions
 from core.store.questions import Question
 

@@ -11,11 +11,11 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 from starlette.datastructures import UploadFile as StarletteUploadFile
 
-from backend import security_log
 from backend.deps import DbDep, ProjectDep, ProjectWriterDep, QueueDep, SettingsDep
-from backend.enqueue import enqueue_index
-from backend.schemas import ChunkOut, DocumentAccepted, DocumentOut, DocumentTextUpdate
-from backend.uploads import CheckedUpload, check_content, read_upload
+from backend.schemas.projects import ChunkOut, DocumentAccepted, DocumentOut, DocumentTextUpdate
+from backend.services import security_log
+from backend.services.enqueue import enqueue_index
+from backend.services.uploads import CheckedUpload, check_content, read_upload
 from core.store import chunks, documents
 from core.store.jobs import index_job_id
 
@@ -36,7 +36,7 @@ async def upload_document(
     title: Annotated[str | None, Form(max_length=300)] = None,
 ) -> DocumentAccepted:
     """Multipart upload of a PDF, Markdown or text file; answers at once with the indexing job. A body
-    over MAX_UPLOAD_BYTES was refused before this runs (backend/body_limit.py)."""
+    over MAX_UPLOAD_BYTES was refused before this runs (backend/middleware/body_limit.py)."""
     upload = await read_upload(file, settings.limits.max_upload_bytes)
     async with db.connection() as conn:
         document = await documents.create_document(

@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, Response, status
 
 from backend.deps import DbDep, ProjectDep, ProjectOwnerDep
-from backend.history_schemas import EvaluationOut, EvaluationsOut, EvaluationSummary, QueryOut
+from backend.schemas.history import EvaluationOut, EvaluationsOut, EvaluationSummary, QueryOut
 from core.store import evaluations, history, privacy
 from core.store.history import AGENTS
 

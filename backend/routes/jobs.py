@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Path, status
 
 from backend.deps import DbDep, ProjectDep
-from backend.schemas import JobOut
+from backend.schemas.projects import JobOut
 from core.store import jobs
 
 router = APIRouter(prefix="/projects/{project_id}/jobs", tags=["jobs"])

@@ -6,9 +6,9 @@ from uuid import UUID
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 
-from backend import security_log
-from backend.account_schemas import KeyCreate, KeyCreated, KeyOut, SecurityEventOut
 from backend.deps import DbDep, SettingsDep, UserDep
+from backend.schemas.account import KeyCreate, KeyCreated, KeyOut, SecurityEventOut
+from backend.services import security_log
 from core.store import security_events, users
 
 router = APIRouter(prefix="/me", tags=["account"])

@@ -8,10 +8,10 @@ from uuid import UUID
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from psycopg import AsyncConnection
 
-from backend import security_log
-from backend.account_schemas import MemberList, MemberRow, RoleChange
 from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectOwnerDep, project_not_found
-from backend.schemas import MemberAdd, MemberOut
+from backend.schemas.account import MemberList, MemberRow, RoleChange
+from backend.schemas.projects import MemberAdd, MemberOut
+from backend.services import security_log
 from core.store import members, users
 
 router = APIRouter(prefix="/projects/{project_id}/members", tags=["members"])

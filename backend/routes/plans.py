@@ -9,10 +9,10 @@ from fastapi import APIRouter, HTTPException, Path, Query, status
 from psycopg_pool import AsyncConnectionPool
 
 from agents.runs.planning import plan
-from backend.agent_runs import RunnerDep
-from backend.audit import AuditDep
 from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectWriterDep, QueueDep
-from backend.plan_schemas import NoteAccepted, NoteJobOut, NoteRequest, PlanOut, PlanRequest
+from backend.schemas.plans import NoteAccepted, NoteJobOut, NoteRequest, PlanOut, PlanRequest
+from backend.services.agent_runs import RunnerDep
+from backend.services.audit import AuditDep
 from core.jobs.specs import WRITE_NOTE, WriteNote, enqueue
 from core.store import jobs, notes, plans
 

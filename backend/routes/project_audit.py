@@ -4,8 +4,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from backend.account_schemas import SecurityEventOut
 from backend.deps import DbDep, ProjectOwnerDep
+from backend.schemas.account import SecurityEventOut
 from core.store import security_events
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])

@@ -4,7 +4,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 
-from backend import security_log
 from backend.deps import (
     DbDep,
     ProjectAccess,
@@ -14,7 +13,8 @@ from backend.deps import (
     SettingsDep,
     UserDep,
 )
-from backend.schemas import ProjectCreate, ProjectOut, ProjectUpdate
+from backend.schemas.projects import ProjectCreate, ProjectOut, ProjectUpdate
+from backend.services import security_log
 from core.settings import Settings
 from core.store import projects
 

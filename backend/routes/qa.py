@@ -11,11 +11,11 @@ from fastapi.responses import StreamingResponse
 
 from agents.qa.study_next import asks_what_to_study
 from agents.runs.qa import Ask, QAService, QATurn
-from backend.agent_runs import RunnerDep
-from backend.clock import ClockDep
 from backend.deps import ApiResourcesDep, DbDep, ProjectDep, SettingsDep
-from backend.qa_schemas import QARequest, QAResponse, ThreadDetail, ThreadOut, thread_message, to_response
-from backend.streaming import event_stream, qa_events, replay
+from backend.schemas.qa import QARequest, QAResponse, ThreadDetail, ThreadOut, thread_message, to_response
+from backend.services.agent_runs import RunnerDep
+from backend.services.clock import ClockDep
+from backend.services.streaming import event_stream, qa_events, replay
 from core.store import privacy, threads
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["qa"])

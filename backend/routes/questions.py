@@ -15,10 +15,8 @@ from fastapi import APIRouter, HTTPException, Query, status
 
 from agents.question_generator.state import QuestionType
 from agents.runs.generation import generate
-from backend.agent_runs import RunnerDep
 from backend.deps import DbDep, ProjectDep
-from backend.question_access import is_editor, visible_question
-from backend.question_schemas import (
+from backend.schemas.questions import (
     Difficulty,
     GenerateRequest,
     GenerateResponse,
@@ -27,6 +25,8 @@ from backend.question_schemas import (
     RejectedOut,
     ReviewState,
 )
+from backend.services.agent_runs import RunnerDep
+from backend.services.question_access import is_editor, visible_question
 from core.store import questions
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["questions"])

@@ -3,7 +3,7 @@
 from fastapi import APIRouter, HTTPException
 
 from backend.deps import ProjectDep, RetrieverDep
-from backend.search_schemas import SearchRequest, SearchResponse, to_response
+from backend.schemas.search import SearchRequest, SearchResponse, to_response
 from core.retrieval import ProfileError
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["search"])

@@ -8,10 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, status
 from fsrs import Rating
 
-from backend.clock import ClockDep
 from backend.deps import DbDep, ProjectDep, ProjectOwnerDep, QueueDep, SettingsDep
-from backend.question_schemas import QuestionOut
-from backend.study_schemas import (
+from backend.schemas.questions import QuestionOut
+from backend.schemas.study import (
     ClassMasteryOut,
     MasteryOut,
     QueueOut,
@@ -20,6 +19,7 @@ from backend.study_schemas import (
     StudySettingsOut,
     StudySettingsUpdate,
 )
+from backend.services.clock import ClockDep
 from core.store import study
 from core.study import service
 from core.study.reviews import request_optimization

@@ -12,7 +12,7 @@ from langchain_core.embeddings import Embeddings
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from core import timing
+from core.observability import timing
 from core.retrieval.dense import DenseCandidates, dense_candidates, project_chunk_count
 from core.retrieval.fusion import reciprocal_rank_fusion
 from core.retrieval.hydrate import hydrate

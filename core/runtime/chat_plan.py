@@ -2,8 +2,8 @@
 
 from dataclasses import dataclass
 
-from core.llm import StructuredMode
-from core.services import ServiceUrls
+from core.llm.chat import StructuredMode
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 
 # The embedded llama.cpp server runs one completion at a time well; a remote endpoint more.

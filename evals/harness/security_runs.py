@@ -21,7 +21,7 @@ from agents.qa import nodes as qa_nodes
 from agents.qa import prompts as qa_prompts
 from agents.qa.config import QAConfig
 from agents.question_evaluator.graph import graph as evaluator
-from core.llm import StructuredMode
+from core.llm.chat import StructuredMode
 from core.retrieval import Candidate
 from evals.harness.security_cases import HOSTILE_ID, NAMED_ID, AnswerCase, DocumentCase
 

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,12 +12,12 @@ from langchain_core.embeddings import Embeddings
 from psycopg_pool import AsyncConnectionPool
 
 from agents.groundedness import ContrastCheck, Judgement, judge_answer
-from core import timing
-from core.llm import make_chat_model
+from core.llm.chat import make_chat_model
+from core.observability import timing
+from core.observability.tracing import Tracing
 from core.runtime import ChatModelPlan
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.tracing import Tracing
 from evals.qa.datasets import QACase, QADataset
 from evals.qa.report import GroupFigures, figures, markdown_report, write_chart
 from evals.qa.run import ChunkInfo, QARecord, chunk_info

@@ -14,7 +14,7 @@ from uuid import UUID
 import httpx
 from psycopg_pool import AsyncConnectionPool
 
-from core import timing
+from core.observability import timing
 from evals.qa.datasets import Corpus, QACase
 from evals.retrieval.ingest import list_documents
 

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.text import FUNCTION_WORDS
+from core.text.words import FUNCTION_WORDS
 from evals.qa.datasets import LETTERS, QACase
 
 F1_BAR = 0.5

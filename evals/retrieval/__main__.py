@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from core.migrations import apply_migrations
 from core.retrieval import RetrievalConfig, Retriever
-from core.services import EmbeddedServices, ServiceUrls
+from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
+from core.store.migrations import apply_migrations
 from evals.harness.worker import stop_worker
 from evals.retrieval.beir import BeirDataset, load_dataset
 from evals.retrieval.bm25_reference import bm25_reference

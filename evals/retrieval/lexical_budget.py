@@ -19,12 +19,12 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
 
-from core import timing
-from core.migrations import apply_migrations
+from core.observability import timing
 from core.retrieval.lexical import lexical_candidates
 from core.retrieval.types import Filters
-from core.services import EmbeddedServices
+from core.runtime.services import EmbeddedServices
 from core.settings import Settings
+from core.store.migrations import apply_migrations
 from evals.retrieval.beir import BeirDataset, load_dataset
 from evals.retrieval.ingest import corpus_id_of, filename_for
 from evals.retrieval.metrics import METRIC_NAMES, evaluate_ranking, mean_metrics

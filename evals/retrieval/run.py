@@ -14,7 +14,7 @@ from uuid import UUID
 from langchain_core.embeddings import Embeddings
 from psycopg_pool import AsyncConnectionPool
 
-from core import timing
+from core.observability import timing
 from core.retrieval import Candidate, Retriever
 from core.retrieval.rerankers.base import Reranker
 from core.retrieval.rerankers.blend import ScoreBlend

@@ -3,7 +3,7 @@
 import pytest
 
 from agents.question_evaluator.topical import topical_answer
-from core.text import same_term
+from core.text.words import same_term
 
 VOCABULARY = (
     "When is the heap memory owned by a box freed? Automatically, when the box's owner goes out of "

@@ -16,7 +16,7 @@ from pydantic import Field
 from agents.groundedness import RISK_FLAG_THRESHOLD, JudgeChunk, judge_answer
 from agents.groundedness.evidence import best_passage, states_no_fact
 from agents.groundedness.prompts import answer_sentences
-from core.structured import StructuredOutputError, TokenUsage
+from core.llm.structured import StructuredOutputError, TokenUsage
 
 CHUNKS = [
     JudgeChunk(11, "Each value in Rust has an owner. There can only be one owner at a time."),

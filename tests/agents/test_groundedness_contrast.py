@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage
 
 from agents.common.contrast import MARGIN, yes_share
 from agents.groundedness import ContrastCheck, judge_answer
-from core.structured import TokenUsage
+from core.llm.structured import TokenUsage
 from tests.agents.test_groundedness import CHUNKS, QUESTION, YES, RecordingFake
 
 CLAIM = "Each value has one owner at a time."

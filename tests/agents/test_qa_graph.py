@@ -23,7 +23,7 @@ from agents.qa.gate import content_words, judge
 from agents.qa.options import question_stem
 from agents.qa.planning import named_document
 from agents.qa.prompts import NOT_FOUND
-from core.calibration import UNCALIBRATED, Thresholds
+from core.embeddings.thresholds import UNCALIBRATED, Thresholds
 from core.retrieval import Candidate
 from core.retrieval.types import RetrievalResult, StageTimings
 

@@ -21,14 +21,14 @@ from agents.common.injection import screen_answer
 from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.graph import graph
 from agents.question_evaluator.prompts import Grade
-from core.db import open_pool
-from core.embeddings import make_embeddings
+from core.embeddings.models import make_embeddings
+from core.llm.structured import StructuredOutputError
 from core.retrieval import RetrievalConfig, Retriever
 from core.retrieval.rerankers.factory import make_reranker
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import questions
-from core.structured import StructuredOutputError
+from core.store.pool import open_pool
 from tests.agents.test_groundedness_contrast import scored
 from tests.agents.test_question_generator import Project, ScriptedChat, course_project
 from tests.conftest import UserFactory

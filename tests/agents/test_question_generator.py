@@ -23,13 +23,13 @@ from agents.common.context import AgentContext
 from agents.question_generator.checks import answer_support
 from agents.question_generator.config import GeneratorConfig
 from agents.question_generator.graph import graph
-from core.db import open_pool
-from core.embeddings import make_embeddings
+from core.embeddings.models import make_embeddings
 from core.retrieval import RetrievalConfig, Retriever
 from core.retrieval.rerankers.factory import make_reranker
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import questions
+from core.store.pool import open_pool
 from tests.conftest import UserFactory, create_project, index_documents
 
 # Six sections per document, each longer than the chunker's minimum: six chunks of their own.

@@ -15,9 +15,9 @@ from agents.runs.admission import AdmissionCallback, admitted_model
 from agents.runs.audit import Audit, JobCaller
 from agents.runs.errors import ModelUnreachable, UnusableReply
 from agents.runs.service import AgentRunner, AgentSpec, Failed, Finished, KeepAlive, Queued, Reset, Token
-from core.admission import LlmAdmission
+from core.llm.admission import LlmAdmission
+from core.llm.structured import StructuredOutputError
 from core.retrieval import Retriever
-from core.structured import StructuredOutputError
 
 SPEC = AgentSpec("agent", unusable="Unreadable: {error}")
 REPORTS_DOWN = AgentSpec("agent", unusable="Unreadable.", unreachable="Down; try again.")

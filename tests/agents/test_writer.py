@@ -25,7 +25,7 @@ from core.jobs.specs import IndexDocument, WriteNote
 from core.retrieval import Candidate, Filters, Retriever
 from core.retrieval.types import RetrievalResult, StageTimings
 from core.runtime import Runtime
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import documents, notes, plans, projects, users
 from tests.workers.runtime import job_runtime

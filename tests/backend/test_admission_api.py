@@ -25,9 +25,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from core.admission import LlmAdmission
-from core.llm import make_chat_model
-from core.services import ServiceUrls
+from core.llm.admission import LlmAdmission
+from core.llm.chat import make_chat_model
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from tests.conftest import (
     SHARED_DATA,

@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage
 
 from core.jobs.specs import AGENT_QUEUE, JudgeAnswer, PurgeHistory
 from core.runtime import Runtime
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import history
 from tests.conftest import Caller, UserFactory, change_runtime, create_project, own_app, upload, wait_for_job

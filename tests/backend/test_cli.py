@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import psycopg
 
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from tests.conftest import REPO_ROOT
 
 
@@ -22,7 +22,7 @@ async def test_users_create_prints_a_working_key(
     db: psycopg.AsyncConnection[dict[str, Any]],
 ) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "backend.cli", "users", "create", "Ana@Example.org"],
+        [sys.executable, "-m", "backend.cli.app", "users", "create", "Ana@Example.org"],
         env={**os.environ, "STUDYAI_DATA_DIR": str(data_dir), "DATABASE_URL": services.database_url},
         cwd=REPO_ROOT,
         capture_output=True,
@@ -44,7 +44,7 @@ async def test_users_create_prints_a_working_key(
 
 def test_eval_passes_the_suite_its_own_options() -> None:
     def studyai(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "backend.cli", "eval", *args]
+        command = [sys.executable, "-m", "backend.cli.app", "eval", *args]
         return subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
 
     shown = studyai("qa", "--help")
@@ -55,7 +55,7 @@ def test_eval_passes_the_suite_its_own_options() -> None:
 
 
 def test_eval_help_lists_the_suites() -> None:
-    command = [sys.executable, "-m", "backend.cli", "eval", "--help"]
+    command = [sys.executable, "-m", "backend.cli.app", "eval", "--help"]
     shown = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr
     text = " ".join(shown.stdout.split())
@@ -64,14 +64,14 @@ def test_eval_help_lists_the_suites() -> None:
 
 
 def test_every_eval_suite_names_a_module_with_a_main() -> None:
-    from backend.cli import EVAL_SUITES
+    from backend.cli.app import EVAL_SUITES
 
     for suite, module in EVAL_SUITES.items():
         assert callable(importlib.import_module(module).main), suite
 
 
 def test_workers_of_an_embedded_model_share_its_single_slot_and_grammar(monkeypatch: Any) -> None:
-    from backend.cli import worker_specs
+    from backend.cli.app import worker_specs
     from core.settings import Settings
 
     monkeypatch.setenv("PORT", "9999")  # a hosting platform's variable: never handed to a child

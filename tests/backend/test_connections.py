@@ -21,10 +21,10 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from psycopg.rows import dict_row
 
-from core.migrations import apply_migrations
-from core.services import DATABASE_NAME, ServiceUrls, ensure_database
+from core.runtime.services import DATABASE_NAME, ServiceUrls, ensure_database
 from core.settings import Settings
 from core.store import users
+from core.store.migrations import apply_migrations
 from tests.conftest import Caller, UserFactory, change_runtime, create_project, index_documents, own_app
 
 POOL_SIZE = 2

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from tests.agents.test_question_generator import OWNERSHIP, ScriptedChat
 from tests.backend.test_questions_api import Api, index, question_reply

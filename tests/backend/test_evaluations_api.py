@@ -11,7 +11,7 @@ import pytest
 
 from agents.runs.audit import sample_rate, sampled
 from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import evaluations, history
 from tests.conftest import Caller, UserFactory, create_project

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from core.exports.anki import stable_id
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import documents, notes
 from tests.agents.test_question_generator import ScriptedChat

@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from backend.main import create_app
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from evals.harness.worker import start_worker, stop_worker
 from tests.conftest import UserFactory, create_project, upload, wait_for_job

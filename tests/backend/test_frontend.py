@@ -14,7 +14,7 @@ from fastapi import FastAPI
 
 from backend.frontend import CONTENT_SECURITY_POLICY, FRONTEND_DIR
 from backend.main import create_app
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 
 SRC = FRONTEND_DIR / "src"

@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 from redis.asyncio import Redis
 
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
+from core.runtime.supervisor import ChildSpec, RestartPolicy, Supervisor
 from core.settings import Settings
-from core.supervisor import ChildSpec, RestartPolicy, Supervisor
 from tests.conftest import change_runtime, own_app
 
 COMPONENTS = {"database", "queue", "embedding_model", "worker_index", "worker_agents", "chat_model"}

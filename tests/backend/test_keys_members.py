@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import psycopg
 
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from tests.conftest import REPO_ROOT, Caller, UserFactory, create_project, own_app
 
@@ -182,7 +182,7 @@ async def test_key_events_are_logged_for_their_owner(
 
 def studyai_users(services: ServiceUrls, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "backend.cli", "users", *args],
+        [sys.executable, "-m", "backend.cli.app", "users", *args],
         env={**os.environ, "STUDYAI_DATA_DIR": str(data_dir), "DATABASE_URL": services.database_url},
         cwd=REPO_ROOT,
         capture_output=True,

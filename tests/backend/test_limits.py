@@ -16,12 +16,12 @@ import pytest
 from pydantic import BaseModel, ValidationError
 from starlette.types import Message, Receive, Scope, Send
 
-from backend.body_limit import MULTIPART_OVERHEAD, BodyLimitMiddleware
-from backend.plan_schemas import NoteRequest, PlanRequest
-from backend.qa_schemas import QARequest
-from backend.question_schemas import AttemptCreate, GenerateRequest
-from backend.schemas import DocumentTextUpdate
-from core.services import ServiceUrls
+from backend.middleware.body_limit import MULTIPART_OVERHEAD, BodyLimitMiddleware
+from backend.schemas.plans import NoteRequest, PlanRequest
+from backend.schemas.projects import DocumentTextUpdate
+from backend.schemas.qa import QARequest
+from backend.schemas.questions import AttemptCreate, GenerateRequest
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from evals.harness.worker import start_worker, stop_worker
 from tests.conftest import (

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from fastapi import FastAPI, HTTPException, Request
 
-from backend.observability import HEADER, RequestContextMiddleware, request_id, request_id_for
+from backend.middleware.request_context import HEADER, RequestContextMiddleware, request_id, request_id_for
 
 SECRET = "the lecture notes say the exam is on page 42"
 

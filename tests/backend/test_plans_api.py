@@ -18,9 +18,9 @@ from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.text import split_sentences
+from core.text.words import split_sentences
 from evals.harness.worker import start_worker, stop_worker
 from tests.conftest import (
     SHARED_DATA,
@@ -212,7 +212,7 @@ def llm_urls(services: ServiceUrls, private_redis: str, local_llm: ChatOpenAI) -
 @pytest.fixture(scope="module")
 def llm_worker(llm_urls: ServiceUrls, data_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
     assert llm_urls.llm_base_url
-    # As `studyai up` starts it (backend/cli.py): the embedded server's URL, and llama.cpp's grammar mode.
+    # As `studyai up` starts it (backend/cli/app.py): the embedded server's URL, and llama.cpp's grammar mode.
     process = start_worker(
         llm_urls, data_dir, LLM_BASE_URL=llm_urls.llm_base_url, LLM_STRUCTURED_OUTPUT="llama-grammar"
     )

@@ -25,7 +25,7 @@ from agents.runs.audit import Audit
 from backend.deps import CurrentUser, ProjectAccess
 from core.jobs.specs import JudgeAnswer, PurgeHistory
 from core.runtime import Runtime
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import evaluations, history, privacy, questions, threads
 from core.store.projects import Project

@@ -17,7 +17,7 @@ import pytest
 from fastapi import FastAPI
 from langchain_core.language_models import BaseChatModel
 
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import questions
 from tests.agents.test_question_generator import OWNERSHIP, STRUCTS, ScriptedChat

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 
 from agents.runs.audit import sample_rate
 from backend.main import create_app
-from backend.rate_limits import (
+from backend.middleware.rate_limits import (
     AGENT_ROUTES,
     UPLOAD_ROUTES,
     RateLimiter,
@@ -23,7 +23,7 @@ from backend.rate_limits import (
     storage_uri,
     unlimited,
 )
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from tests.conftest import UserFactory, create_project
 

@@ -9,7 +9,7 @@ import httpx
 import psycopg
 
 from core.jobs.specs import IndexDocument
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import documents
 from tests.conftest import SHARED_DATA, Caller, UserFactory, create_project, wait_for_job

@@ -12,7 +12,7 @@ import httpx
 import psycopg
 import pytest
 
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from tests.conftest import (
     REPO_ROOT,
     Caller,
@@ -216,7 +216,7 @@ async def test_command_line_search(project: SearchProject, services: ServiceUrls
         [
             sys.executable,
             "-m",
-            "backend.cli",
+            "backend.cli.app",
             "search",
             "--project",
             project.project_id,

@@ -20,7 +20,7 @@ from fastapi import FastAPI
 from fsrs import Card, Rating, Scheduler
 from langchain_core.language_models import FakeMessagesListChatModel
 
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import chunks, documents, questions
 from core.study.exam import exam_plan

@@ -29,7 +29,7 @@ def start_up(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
     env["PORT"], env["HOST"] = str(free_port()), "0.0.0.0"
     log = open(data_dir.parent / f"up-{port}.log", "wb")  # noqa: SIM115  # lives as long as the process
     return subprocess.Popen(
-        [sys.executable, "-m", "backend.cli", "up", "--port", str(port)],
+        [sys.executable, "-m", "backend.cli.app", "up", "--port", str(port)],
         env=env,
         cwd=REPO_ROOT,
         stdout=log,
@@ -83,7 +83,7 @@ def test_up_serves_indexes_and_keeps_data_across_restarts(tmp_path: Path) -> Non
     try:
         wait_healthy(base, process)
         created = subprocess.run(
-            [sys.executable, "-m", "backend.cli", "users", "create", "up@example.org"],
+            [sys.executable, "-m", "backend.cli.app", "users", "create", "up@example.org"],
             env={**os.environ, "STUDYAI_DATA_DIR": str(data_dir)},
             cwd=REPO_ROOT,
             capture_output=True,

@@ -16,9 +16,9 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from benchmarks import retrieval_scale as bench
 from benchmarks import scale_load, scale_queries, scale_report
 from benchmarks.scale_data import Corpus, CorpusSpec, plan_documents
-from core.migrations import apply_migrations
 from core.retrieval.retriever import RetrievalConfig
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
+from core.store.migrations import apply_migrations
 
 SMOKE_DB = "retrieval_scale_smoke"
 SPEC = CorpusSpec(chunks=3_000, projects=20, seed=11)

@@ -12,9 +12,9 @@ from langchain_core.messages import AIMessage
 from redis.asyncio import Redis
 
 from agents.runs.admission import admitted_model
-from core.admission import AdmissionRejected, LlmAdmission, Ticket
+from core.llm.admission import AdmissionRejected, LlmAdmission, Ticket
 from core.runtime import ChatModelPlan
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 
 

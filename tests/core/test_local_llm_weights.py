@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from core.local_llm import LocalModel, ModelIntegrityError, assemble
+from core.llm.local import LocalModel, ModelIntegrityError, assemble
 
 
 def model_pinned_to(content: bytes) -> LocalModel:

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import psycopg
 
-from core.migrations import MIGRATIONS_DIR, apply_migrations
-from core.services import EmbeddedServices
+from core.runtime.services import EmbeddedServices
 from core.settings import Settings
+from core.store.migrations import MIGRATIONS_DIR, apply_migrations
 
 
 def test_second_start_finds_existing_data(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, Field
 
-from core.structured import StructuredOutputError, TokenUsage, ask_structured, grammar_schema
+from core.llm.structured import StructuredOutputError, TokenUsage, ask_structured, grammar_schema
 
 
 class Card(BaseModel):

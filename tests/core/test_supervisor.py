@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core.child_env import child_environment, settings_env_names
-from core.local_llm import LOCAL_MODELS, LlamaServer, assemble
-from core.supervisor import ChildSpec, ChildStartError, RestartPolicy, Supervisor
+from core.llm.local import LOCAL_MODELS, LlamaServer, assemble
+from core.runtime.child_env import child_environment, settings_env_names
+from core.runtime.supervisor import ChildSpec, ChildStartError, RestartPolicy, Supervisor
 from tests.conftest import REPO_ROOT
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
@@ -71,7 +71,7 @@ def test_child_environment_is_an_allowlist(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_a_killed_child_is_restarted_and_stop_leaves_no_process(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="core.supervisor")
+    caplog.set_level(logging.WARNING, logger="core.runtime.supervisor")
     with Supervisor(FAST) as supervisor:
         supervisor.start(ChildSpec("sleeper", SLEEPER, child_environment()))
         first = supervisor.states()["sleeper"]
@@ -89,7 +89,7 @@ def test_a_killed_child_is_restarted_and_stop_leaves_no_process(caplog: pytest.L
 def test_a_crash_loop_is_reported_loudly_until_the_child_holds_up(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="core.supervisor")
+    caplog.set_level(logging.WARNING, logger="core.runtime.supervisor")
     # Exits with 3 on its first four starts, then runs.
     flaky = [
         sys.executable, "-c",

@@ -1,10 +1,10 @@
-"""core.text: language detection on the real course files, sentence splitting, stop words, stems."""
+"""core.text.words: language detection on the real course files, sentence splitting, stop words, stems."""
 
 from pathlib import Path
 
 import pytest
 
-from core.text import (
+from core.text.words import (
     FUNCTION_WORDS,
     MARKERS,
     STOP_WORDS,

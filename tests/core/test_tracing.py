@@ -18,8 +18,8 @@ import zstandard
 from langgraph.graph import END, START, StateGraph
 
 from agents.groundedness import ClaimVerdict, Judgement
+from core.observability.tracing import Tracing
 from core.settings import Settings
-from core.tracing import Tracing
 
 PROJECT_ID = str(uuid.uuid4())
 # What a current LangSmith answers on /info: multipart ingestion with zstd compression.

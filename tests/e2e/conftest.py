@@ -24,7 +24,7 @@ from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 from backend.main import create_app
 from benchmarks.fake_answers import CitingChatServer
 from benchmarks.fake_model import free_port
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from tests.conftest import Caller, UserFactory
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from agents.common.injection import screen_answer
 from agents.question_evaluator.graph import subject_vocabulary
 from agents.question_evaluator.topical import topical_answer
-from backend.cli import app
+from backend.cli.app import app
 from evals.grading import __main__ as grading_main
 from evals.grading.dataset import (
     DATA_DIR,

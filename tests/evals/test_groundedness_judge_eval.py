@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from agents.groundedness import Judgement
-from core.structured import StructuredOutputError
+from core.llm.structured import StructuredOutputError
 from evals.groundedness_judge import (
     Case,
     Evidence,

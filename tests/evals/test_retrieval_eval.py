@@ -13,13 +13,13 @@ import httpx
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from core.db import open_pool
-from core.embeddings import make_embeddings
+from core.embeddings.models import make_embeddings
 from core.retrieval import Candidate, RetrievalConfig, Retriever
 from core.retrieval.rerankers.blend import ScoreBlend
 from core.retrieval.rerankers.none import FusedOrder
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
+from core.store.pool import open_pool
 from evals.retrieval.__main__ import write_chart
 from evals.retrieval.beir import BeirDataset, BeirDocument, load_dataset, load_qrels
 from evals.retrieval.bm25_reference import bm25_reference

@@ -20,7 +20,7 @@ from benchmarks.fake_model import SchemaChatServer, instance
 from benchmarks.fuzz import fuzz_settings, render, run_passes, running, stop_fuzz_app
 from benchmarks.fuzz_checks import check
 from benchmarks.fuzz_parties import Party
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from tests.conftest import UserFactory, create_project, upload
 

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from core.runtime import Runtime, open_runtime
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 
 

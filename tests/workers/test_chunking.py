@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.chunking import ChunkDraft, ChunkingConfig, chunk_document
+from workers.chunking.sections import ChunkDraft, ChunkingConfig, chunk_document
 from workers.parsing import ParsedDocument, Section, parse_document
 from workers.parsing.markdown import parse_markdown, parse_text
 

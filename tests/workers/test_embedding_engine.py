@@ -9,7 +9,7 @@ import httpx
 import numpy as np
 import psycopg
 
-from core.e5.engine import E5OnnxEmbeddings
+from core.embeddings.e5.engine import E5OnnxEmbeddings
 from core.settings import Settings
 from tests.conftest import UserFactory, create_project, upload, wait_for_job
 

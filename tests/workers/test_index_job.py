@@ -8,7 +8,7 @@ from arq import Retry
 from psycopg.rows import dict_row
 
 from core.jobs.specs import IndexDocument
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import documents, projects, users
 from tests.workers.runtime import job_runtime

@@ -16,7 +16,7 @@ from core.jobs.specs import (
     WriteNote,
     enqueue,
 )
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from workers.main import QUEUES, build_worker
 

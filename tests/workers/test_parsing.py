@@ -10,7 +10,7 @@ import pymupdf
 import pytest
 
 from tests.workers.pdf_bombs import glyph_bomb_pdf, many_pages_pdf, offpage_bomb_pdf
-from workers.chunking import HEADER_MAX_CHARS, chunk_document
+from workers.chunking.sections import HEADER_MAX_CHARS, chunk_document
 from workers.parsing import ParsedDocument, ParseError, parse_document
 from workers.parsing.bounded import ParseLimits, parse_bounded
 from workers.parsing.markdown import parse_markdown, parse_text

@@ -10,7 +10,7 @@ import numpy as np
 import psycopg
 
 from core.jobs.specs import OptimizeStudy
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import projects, questions, study, users
 from core.study.optimize import MIN_REVIEWS

@@ -18,7 +18,7 @@ from arq.connections import RedisSettings, create_pool
 from arq.jobs import Job
 
 from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE, IndexDocument
-from core.services import ServiceUrls
+from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import documents, notes, projects, users
 from core.store.jobs import WORKER_DIED, index_job_id
@@ -33,7 +33,7 @@ from tests.conftest import (
 )
 from tests.workers.poison_worker import POISON_MARKER
 from tests.workers.runtime import job_runtime
-from workers.chunking import ChunkingConfig, chunk_document
+from workers.chunking.sections import ChunkingConfig, chunk_document
 from workers.jobs.framework import WorkerResources
 from workers.jobs.index import index_document
 from workers.main import QUEUES, build_worker

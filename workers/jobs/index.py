@@ -8,13 +8,13 @@ from uuid import UUID
 from psycopg import AsyncConnection
 
 from core.jobs.specs import INDEX_DOCUMENT, IndexDocument
-from core.language import TS_CONFIG, resolve_language
 from core.runtime import Runtime
 from core.settings import Settings
 from core.store import chunks as chunk_store
 from core.store import document_index, item_sources, jobs
-from workers.chunking import ChunkDraft, ChunkingConfig, chunk_document
-from workers.embedding import embed_missing
+from core.text.language import TS_CONFIG, resolve_language
+from workers.chunking.sections import ChunkDraft, ChunkingConfig, chunk_document
+from workers.jobs.embedding import embed_missing
 from workers.jobs.framework import Failure, JobAbandoned, Result, TrackedJob
 from workers.parsing.bounded import ParseLimits, parse_bounded
 from workers.parsing.types import ParsedDocument, ParseError

@@ -13,12 +13,12 @@ import openai
 from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answer, judge_config
 from agents.runs.admission import admitted_model
 from core.jobs.specs import JUDGE_ANSWER, PURGE_QUERY_HISTORY, JudgeAnswer, PurgeHistory
+from core.llm.structured import StructuredOutputError, TokenUsage, model_name
+from core.observability.tracing import Tracing
 from core.runtime import Runtime
 from core.store import evaluations, history, privacy
 from core.store.evaluations import Evaluation
 from core.store.history import HistoryEntry
-from core.structured import StructuredOutputError, TokenUsage, model_name
-from core.tracing import Tracing
 from workers.jobs.framework import FunctionJob, Result
 
 log = logging.getLogger(__name__)

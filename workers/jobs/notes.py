@@ -24,10 +24,10 @@ from agents.writer.graph import graph as writer_graph
 from agents.writer.kinds import SPECS
 from agents.writer.state import WriterInput
 from core.jobs.specs import INDEX_DOCUMENT, WRITE_NOTE, IndexDocument, WriteNote, enqueue
+from core.llm.structured import StructuredOutputError
 from core.runtime import Runtime
 from core.settings import Settings
 from core.store import documents, jobs, notes, plans, projects
-from core.structured import StructuredOutputError
 from workers.jobs.framework import Failure, JobAbandoned, Result, TrackedJob
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.child_env import child_environment
+from core.runtime.child_env import child_environment
 from core.settings import Settings
 from workers.parsing import parse_document
 from workers.parsing.types import ParsedDocument, ParseError, Section

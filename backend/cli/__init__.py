@@ -1,0 +1,1 @@
+"""The `studyai` command line."""

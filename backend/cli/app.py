@@ -1,0 +1,211 @@
+"""`studyai`: run the product, manage users, apply migrations, calibrate the embedding model."""
+
+import asyncio
+import importlib
+import logging
+import signal
+import sys
+from dataclasses import asdict, replace
+from uuid import UUID
+
+import typer
+import uvicorn
+
+from backend.cli.search_format import format_result
+from backend.cli.users import users_app
+from backend.main import create_app
+from core.embeddings.calibrate import CalibrationError, calibrate_project
+from core.embeddings.models import make_embeddings
+from core.embeddings.thresholds import save_thresholds
+from core.llm.local import LlamaServer
+from core.retrieval import Filters, RetrievalResult
+from core.runtime import ChatModelPlan, make_retriever
+from core.runtime.child_env import child_environment
+from core.runtime.services import EmbeddedServices, ServiceUrls
+from core.runtime.supervisor import ChildSpec, ChildStartError, Supervisor
+from core.settings import Settings
+from core.store.migrations import apply_migrations
+from core.store.pool import open_pool
+
+app = typer.Typer(help="studyAI: a private, per-project RAG backend for studying.", no_args_is_help=True)
+app.add_typer(users_app, name="users")
+
+
+@app.command()
+def up(
+    host: str | None = typer.Option(None, help="API host (default from settings)."),
+    port: int | None = typer.Option(None, help="API port (default from settings)."),
+    worker: bool = typer.Option(True, help="Also run the workers (one per queue: index, agents)."),
+) -> None:
+    """Run the API and the workers, starting the embedded Postgres, Redis and chat model where no URL is
+    set. The workers and the model server are supervised: restarted with backoff when they die."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown; turning them into SystemExit lets
+    # the children and the embedded services below shut down too, instead of dying with the signal.
+    for stop_signal in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop_signal, _exit_quietly)
+    settings = Settings()
+    # Leaving the block stops the supervised children first, then the embedded Postgres and Redis.
+    with EmbeddedServices(settings) as service_urls, Supervisor() as supervisor:
+        apply_migrations(service_urls.database_url)
+        try:
+            llm_base_url = settings.llm.base_url or _start_llm(settings, supervisor)
+        except ChildStartError as error:
+            logging.getLogger("studyai.up").critical("%s", error)
+            typer.echo(f"studyai up: {error}", err=True)
+            raise typer.Exit(1) from None
+        urls = replace(service_urls, llm_base_url=llm_base_url)
+        if worker:
+            for spec in worker_specs(urls, settings):
+                supervisor.start(spec)
+        api = create_app(settings, urls, supervisor=supervisor)  # GET /health/ready reports each child
+        uvicorn.run(api, host=host or settings.api.host, port=port or settings.api.port)
+
+
+def _start_llm(settings: Settings, supervisor: Supervisor) -> str:
+    """The embedded model server, supervised: waits (LLM_START_TIMEOUT_S at most) until it answers."""
+    server = LlamaServer.from_settings(settings)
+    supervisor.start(server.child_spec())
+    logging.getLogger("studyai.up").info("local chat model ready at %s", server.base_url)
+    return server.base_url
+
+
+WORKER_QUEUES = ("index", "agents")
+
+
+def worker_specs(urls: ServiceUrls, settings: Settings) -> list[ChildSpec]:
+    """One worker process per queue, so a minutes-long note never delays an upload's indexing. The
+    workers get the chat model the API's runtime decides on (the same ChatModelPlan): an embedded
+    server's single slot and the llama grammar the judge was measured with."""
+    overrides = {
+        "DATABASE_URL": urls.database_url,
+        "REDIS_URL": urls.redis_url,
+        **ChatModelPlan.decide(settings, urls).child_environment(),
+    }
+    return [
+        ChildSpec(
+            name=f"worker-{queue}",
+            command=[sys.executable, "-m", "workers", "--queue", queue],
+            env=child_environment(overrides),
+        )
+        for queue in WORKER_QUEUES
+    ]
+
+
+def _exit_quietly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+@app.command()
+def migrate() -> None:
+    """Apply pending database migrations."""
+    settings = Settings()
+    with EmbeddedServices(settings, redis=False) as urls:
+        applied = apply_migrations(urls.database_url)
+    typer.echo(f"applied: {', '.join(applied) or 'nothing (up to date)'}")
+
+
+@app.command()
+def search(
+    query: str,
+    project: UUID = typer.Option(..., "--project", help="The project's id."),
+    top_k: int | None = typer.Option(None, help="Results to return (default: the profile's)."),
+    profile: str = typer.Option("search", help="planner, writer, qa, evaluator, generator or search."),
+    document: list[UUID] = typer.Option([], help="Only these documents (repeatable)."),
+    section: str | None = typer.Option(None, help="Only this section path prefix, 'A > B'."),
+    reranker: str | None = typer.Option(None, help="none, blend, cross-encoder or http (default: settings)."),
+    debug: bool = typer.Option(False, help="Also print the dense, lexical and fused lists and timings."),
+) -> None:
+    """Search a project from the command line, with the same retriever as the API (operator access)."""
+    settings = Settings()
+    with EmbeddedServices(settings, redis=False) as urls:
+        apply_migrations(urls.database_url)
+        filters = Filters(
+            document_ids=tuple(document),
+            section=tuple(p.strip() for p in (section or "").split(">") if p.strip()),
+        )
+        result = asyncio.run(
+            _search(urls.database_url, settings, project, query, profile, top_k, filters, reranker)
+        )
+    typer.echo(format_result(result, debug=debug))
+
+
+async def _search(
+    database_url: str,
+    settings: Settings,
+    project: UUID,
+    query: str,
+    profile: str,
+    top_k: int | None,
+    filters: Filters,
+    reranker_name: str | None,
+) -> RetrievalResult:
+    pool = await open_pool(database_url, max_size=2)
+    try:
+        retriever = make_retriever(settings, pool, make_embeddings(settings), reranker_name)
+        return await retriever.search(
+            project_id=project, query=query, profile=profile, top_k=top_k, filters=filters
+        )
+    finally:
+        await pool.close()
+
+
+@app.command()
+def calibrate(
+    project: UUID = typer.Option(..., "--project", help="A project with a question bank (20+ questions)."),
+    save: bool = typer.Option(True, help="Write the values where the API and workers read them."),
+) -> None:
+    """Calibrate the embedding model's cosine thresholds on a project's questions."""
+    settings = Settings()
+    with EmbeddedServices(settings, redis=False) as urls:
+        apply_migrations(urls.database_url)
+        try:
+            fitted, thresholds = asyncio.run(calibrate_project(urls.database_url, settings, project))
+        except CalibrationError as error:
+            typer.echo(f"studyai calibrate: {error}", err=True)
+            raise typer.Exit(1) from None
+    typer.echo(
+        f"{settings.embeddings.model}: y = {fitted.slope:.3f} x + {fitted.intercept:.3f} over {fitted.pairs}"
+        f" pairs (r = {fitted.correlation:.3f}); related mean {fitted.related_mean[1]:.3f},"
+        f" unrelated {fitted.unrelated_mean[1]:.3f}"
+    )
+    for name, value in asdict(thresholds).items():
+        typer.echo(f"  {name}: {value}")
+    if save:
+        typer.echo(
+            f"saved to {save_thresholds(settings.services.data_dir, settings.embeddings.model, thresholds)}"
+        )
+
+
+# Each suite's module, imported when `studyai eval` runs it: the backend does not depend on evals.
+EVAL_SUITES = {
+    "qa": "evals.qa.__main__",
+    "retrieval": "evals.retrieval.__main__",
+    "groundedness-judge": "evals.groundedness_judge",
+    "grading": "evals.grading.__main__",
+}
+
+
+# `studyai eval SUITE --help` goes to the suite, whose options are the ones worth reading; a bare
+# `studyai eval --help` (the option where the suite would be) is this command's own help.
+@app.command(
+    "eval",
+    no_args_is_help=True,
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+)
+def run_eval(
+    ctx: typer.Context,
+    suite: str = typer.Argument(..., help="qa, retrieval, groundedness-judge or grading."),
+) -> None:
+    """Run an eval suite of evals/ and write its report. Suites: qa, retrieval, groundedness-judge, grading.
+    The suite's own options follow, e.g. `studyai eval qa --groundedness`; see `studyai eval SUITE --help`."""
+    if suite in ("--help", "-h"):
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
+    if suite not in EVAL_SUITES:
+        raise typer.BadParameter(f"unknown suite {suite!r}; one of {', '.join(EVAL_SUITES)}")
+    importlib.import_module(EVAL_SUITES[suite]).main(list(ctx.args))
+
+
+if __name__ == "__main__":
+    app()

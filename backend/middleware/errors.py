@@ -1,0 +1,92 @@
+"""Database trouble answers 503 with Retry-After, at once, instead of a 500 after a long wait; an agent
+run's domain errors (agents/runs/errors.py) answer their one status each.
+
+Two cases reach here: no pooled connection became free within DATABASE_POOL_TIMEOUT_S (every one is
+busy, or Postgres is down so none can be opened: the pool cannot tell these apart), and a query that
+failed because its connection broke or could not be made (Postgres restarting). Both are temporary,
+so the client is told when to try again. These are exception handlers, so the answer is an ordinary
+response and passes through the request middleware (request id header, access log line)."""
+
+import logging
+
+import psycopg
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from psycopg_pool import PoolTimeout
+
+from agents.runs.errors import (
+    AgentRunError,
+    Conflict,
+    Forbidden,
+    ModelUnreachable,
+    NotFound,
+    Unprocessable,
+    UnusableReply,
+)
+from backend.deps import runtime_of
+from backend.middleware.request_context import log_json, request_id
+
+# Seconds a client should wait before retrying: a busy pool frees up within a request's time; a
+# restarting database takes a few seconds to come back.
+BUSY_RETRY_AFTER_S = 2
+DOWN_RETRY_AFTER_S = 5
+
+
+def _unavailable(request: Request, error: Exception, detail: str, retry_after: int) -> JSONResponse:
+    rid = request_id(request)
+    pool = runtime_of(request.app).pool
+    # The type only (a driver's message can quote SQL parameters), and the pool's state, which tells
+    # an operator whether it was full (pool_available 0 at pool_max) or could not connect.
+    log_json(
+        logging.WARNING,
+        "database_unavailable",
+        request_id=rid,
+        error_type=type(error).__name__,
+        path=request.url.path,
+        pool=pool.get_stats(),
+    )
+    return JSONResponse(
+        {"detail": detail, "request_id": rid}, status_code=503, headers={"Retry-After": str(retry_after)}
+    )
+
+
+async def pool_timeout(request: Request, error: Exception) -> JSONResponse:
+    detail = (
+        "The server is busy: no database connection became free in time (or the database is"
+        " unreachable). Retry shortly."
+    )
+    return _unavailable(request, error, detail, BUSY_RETRY_AFTER_S)
+
+
+async def database_unavailable(request: Request, error: Exception) -> JSONResponse:
+    return _unavailable(
+        request, error, "The database is unavailable right now. Retry shortly.", DOWN_RETRY_AFTER_S
+    )
+
+
+def add_database_error_handlers(app: FastAPI) -> None:
+    # PoolTimeout is an OperationalError too; Starlette picks the handler of the closest class.
+    app.add_exception_handler(PoolTimeout, pool_timeout)
+    app.add_exception_handler(psycopg.OperationalError, database_unavailable)
+
+
+_AGENT_RUN_STATUS: dict[type[AgentRunError], int] = {
+    Forbidden: 403,
+    NotFound: 404,
+    Conflict: 409,
+    Unprocessable: 422,
+    UnusableReply: 502,
+    ModelUnreachable: 503,
+}
+
+
+async def agent_run_failed(request: Request, error: Exception) -> JSONResponse:
+    # The body and headers an HTTPException with the same detail would give.
+    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, ModelUnreachable) else None
+    status = next(code for kind, code in _AGENT_RUN_STATUS.items() if isinstance(error, kind))
+    return JSONResponse({"detail": str(error)}, status_code=status, headers=headers)
+
+
+def add_agent_run_error_handlers(app: FastAPI) -> None:
+    for kind in _AGENT_RUN_STATUS:
+        app.add_exception_handler(kind, agent_run_failed)

@@ -1,0 +1,69 @@
+"""The API's side of the chat model's admission queue (core/llm/admission.py): the dependency routes take
+a ticket from, the answers for a full queue (429) and an unreachable model (503), both with
+Retry-After. A waiting stream's events: backend/services/streaming.py."""
+
+import logging
+from typing import Annotated
+
+import httpx
+import openai
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import JSONResponse
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from agents.runs.service import MODEL_DOWN_RETRY_AFTER_S
+from backend.deps import RuntimeDep
+from backend.middleware.request_context import log_json, request_id
+from core.llm.admission import AdmissionRejected, LlmAdmission
+
+QUEUE_DOWN_RETRY_AFTER_S = 5
+
+
+def get_admission(runtime: RuntimeDep) -> LlmAdmission:
+    return runtime.admission
+
+
+AdmissionDep = Annotated[LlmAdmission, Depends(get_admission)]
+
+
+def model_error_detail(error: BaseException) -> str:
+    """What a client is told when the chat model cannot be used (never the error's own text)."""
+    if isinstance(error, openai.APITimeoutError | httpx.TimeoutException):
+        return "The chat model did not answer in time; try again shortly."
+    return "The chat model is unreachable (its server is down or restarting); try again shortly."
+
+
+def _answer(
+    request: Request, status: int, detail: str, retry_after: int, event: str, error: Exception
+) -> JSONResponse:
+    rid = request_id(request)
+    log_json(logging.WARNING, event, request_id=rid, error_type=type(error).__name__, path=request.url.path)
+    return JSONResponse(
+        {"detail": detail, "request_id": rid}, status_code=status, headers={"Retry-After": str(retry_after)}
+    )
+
+
+async def queue_full(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, AdmissionRejected)
+    return _answer(request, 429, str(error), error.retry_after, "llm_queue_full", error)
+
+
+async def model_unreachable(request: Request, error: Exception) -> JSONResponse:
+    return _answer(
+        request, 503, model_error_detail(error), MODEL_DOWN_RETRY_AFTER_S, "llm_unreachable", error
+    )
+
+
+async def queue_unreachable(request: Request, error: Exception) -> JSONResponse:
+    detail = "The request queue (Redis) is unavailable; try again shortly."
+    return _answer(request, 503, detail, QUEUE_DOWN_RETRY_AFTER_S, "queue_unavailable", error)
+
+
+def add_model_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(AdmissionRejected, queue_full)
+    # APITimeoutError is an APIConnectionError; httpx's own errors reach here from direct clients.
+    for error in (openai.APIConnectionError, httpx.ConnectError, httpx.ConnectTimeout):
+        app.add_exception_handler(error, model_unreachable)
+    for error in (RedisConnectionError, RedisTimeoutError):
+        app.add_exception_handler(error, queue_unreachable)

@@ -1,0 +1,1 @@
+"""Pydantic models at the API edge, one module per group of routes."""

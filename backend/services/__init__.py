@@ -1,0 +1,1 @@
+"""What routes share beyond their dependencies: agent runs, audit, uploads, streaming, the clock."""

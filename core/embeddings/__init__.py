@@ -1,0 +1,1 @@
+"""Embedding models, their on-disk cache and their cosine thresholds."""

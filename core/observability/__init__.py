@@ -1,0 +1,1 @@
+"""Tracing, timings and JSON log lines."""

