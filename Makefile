@@ -26,7 +26,9 @@ test:
 up:
 	.venv/bin/studyai up
 
+# The typed boundaries are checked strictly: the store, the runtime, the job specs and framework, the settings.
 lint:
 	.venv/bin/ruff check .
+	.venv/bin/mypy core/store core/runtime core/jobs core/settings workers/jobs/framework.py
 
 .PHONY: install lock test up lint

