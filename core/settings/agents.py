@@ -17,7 +17,7 @@ class QaSettings(SettingsGroup):
 
 
 class GroundednessSettings(SettingsGroup):
-    """Sampled groundedness judging of answers (backend/services/audit.py, workers/judge_jobs.py)."""
+    """Sampled groundedness judging of answers (agents/runs/audit.py, workers/jobs/judge.py)."""
 
     # Share of answered QA requests judged; a project's own rate overrides it.
     sample_rate: float = Field(default=0.15, ge=0.0, le=1.0, validation_alias="GROUNDEDNESS_SAMPLE_RATE")

@@ -11,7 +11,7 @@ class WorkerSettings(SettingsGroup):
     # Seconds between queue polls; arq's 0.5 s default adds visible latency.
     poll_delay: float = Field(default=0.1, validation_alias="WORKER_POLL_DELAY")
     # A running job's arq in-progress key lives this long unless its worker renews it (every third of
-    # it): a killed worker's job is picked up again at most this long after the kill (workers/leases.py,
+    # it): a killed worker's job is picked up again at most this long after the kill (workers/jobs/leases.py,
     # DATA_MODEL.md "Jobs and workers").
     lease_s: float = Field(default=30.0, validation_alias="WORKER_LEASE_S")
     # How often each queue's `{queue}:health-check` key is written.
