@@ -28,7 +28,7 @@ def _viewer() -> HTTPException:
 async def create_plan(body: PlanRequest, access: ProjectWriterDep, runner: RunnerDep, db: DbDep) -> PlanOut:
     """An outline of sections, each with its supporting chunks and a coverage figure, and the gaps."""
     row = await plan(runner, db, topic=body.topic, max_sections=body.max_sections)
-    return PlanOut.from_row(row, runner.context.timings_ms)
+    return PlanOut.from_plan(row, runner.context.timings_ms)
 
 
 @router.get("/plans")
@@ -43,7 +43,7 @@ async def list_plans(
         rows = await plans.list_plans(
             conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
         )
-    return [PlanOut.from_row(row) for row in rows]
+    return [PlanOut.from_plan(row) for row in rows]
 
 
 @router.get("/plans/{plan_id}")
@@ -52,7 +52,7 @@ async def get_plan(plan_id: UUID, access: ProjectDep, db: DbDep) -> PlanOut:
         row = await plans.get_plan(conn, project_id=access.id, user_id=access.user.id, plan_id=plan_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Plan not found.")
-    return PlanOut.from_row(row)
+    return PlanOut.from_plan(row)
 
 
 @router.post("/notes", status_code=status.HTTP_202_ACCEPTED)

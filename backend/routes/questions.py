@@ -40,7 +40,7 @@ async def generate_questions(
     Every item starts `pending` until a teacher reviews it; items below the confidence threshold have
     status `review`; near-duplicates of the bank's items are not stored and are listed under `rejected`.
     Editors and owners; other members only where the project has `students_study_own_items`."""
-    if not is_editor(access) and not access.project.get("students_study_own_items"):
+    if not is_editor(access) and not access.project.students_study_own_items:
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, "Only editors and owners generate items in this project."
         )

@@ -37,4 +37,4 @@ async def visible_question(db: AsyncConnectionPool, access: ProjectAccess, quest
 def attempter(access: ProjectAccess) -> Attempter:
     """The project's attempt limit holds for students; editors and owners see answers, unlimited."""
     editor = is_editor(access)
-    return Attempter(editor=editor, limit=None if editor else access.project.get("max_attempts_per_question"))
+    return Attempter(editor=editor, limit=None if editor else access.project.max_attempts_per_question)

@@ -12,6 +12,7 @@ from core.runtime import Runtime
 from core.settings import Settings
 from core.store import chunks as chunk_store
 from core.store import document_index, item_sources, jobs
+from core.store.document_index import VersionToIndex
 from core.text.language import TS_CONFIG, resolve_language
 from workers.chunking.sections import ChunkDraft, ChunkingConfig, chunk_document
 from workers.jobs.embedding import embed_missing
@@ -72,7 +73,7 @@ class IndexJob(TrackedJob[IndexDocument]):
 index_document = IndexJob()
 
 
-async def _index(runtime: Runtime, row: dict[str, Any], args: IndexDocument) -> Result:
+async def _index(runtime: Runtime, row: VersionToIndex, args: IndexDocument) -> Result:
     pool, settings = runtime.pool, runtime.settings
     project_id, document_id, version = args.project_id, args.document_id, args.version
     job_id = INDEX_DOCUMENT.job_id(args)

@@ -28,6 +28,7 @@ from core.llm.structured import StructuredOutputError
 from core.runtime import Runtime
 from core.settings import Settings
 from core.store import documents, jobs, notes, plans, projects
+from core.store.documents import Document
 from workers.jobs.framework import Failure, JobAbandoned, Result, TrackedJob
 
 log = logging.getLogger(__name__)
@@ -180,7 +181,7 @@ async def _write_sections(
     return final["markdown"], written
 
 
-async def _enqueue_index(redis: ArqRedis, document: dict[str, Any]) -> None:
+async def _enqueue_index(redis: ArqRedis, document: Document) -> None:
     args = IndexDocument(document.project_id, document.id, document.version)
     try:
         await enqueue(redis, INDEX_DOCUMENT, args)
