@@ -115,4 +115,4 @@ async def get_note_job(
         row = await notes.get_note_job(conn, project_id=access.id, user_id=access.user.id, job_id=job_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Note job not found.")
-    return NoteJobOut(**row)
+    return NoteJobOut.model_validate(row)
