@@ -1,4 +1,4 @@
-"""Schema-driven fuzzing of every route (issue 11, part 6): schemathesis generates requests from the
+"""Schema-driven fuzzing of every route: schemathesis generates requests from the
 app's own OpenAPI document, valid and invalid ones, and each answer is checked for three things:
 
 - no 5xx (nor an exception out of the app);

@@ -13,7 +13,7 @@ Reported per route: count, status codes, p50/p95/max; throughput; queue waits of
 whether each finished streamed answer equals its solo answer. A streamed question still waiting when
 the run ends may finish during a drain (--drain s, no new requests); one still waiting after it is
 cancelled by its client (counted apart: the queue is bounded, not the client's wait).
-Targets (issue 10): 0 errors, search p95 <= 10x solo p50, GET /projects p95 <= 200 ms, streams equal.
+Targets: 0 errors, search p95 <= 10x solo p50, GET /projects p95 <= 200 ms, streams equal.
 
     python benchmarks/load.py [--clients 50] [--seconds 60] [--model qwen2.5-coder-1.5b-instruct]
 """

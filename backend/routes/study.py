@@ -1,4 +1,4 @@
-"""The study loop (issue 12): the FSRS queue, reviews, a student's study settings, and mastery (own,
+"""The study loop: the FSRS queue, reviews, a student's study settings, and mastery (own,
 and the class's for owners). Every member studies; each reads and writes only their own cards,
 reviews and settings (the SQL says so: core/store/study.py). Times come from the request's clock."""
 

@@ -31,11 +31,11 @@ class ProjectUpdate(BaseModel):
     description: str | None = Field(default=None, max_length=5000)
     language: Language | None = None
     groundedness_sample_rate: SampleRate = None  # an explicit null goes back to the setting
-    # Owners only (issue 11 part 5): graded attempts per member and question; an explicit null: unlimited.
+    # Owners only: graded attempts per member and question; an explicit null: unlimited.
     max_attempts_per_question: int | None = Field(default=None, ge=1, le=1000)
-    # Owners only (issue 12): members may study (and generate) their own items before a teacher approves.
+    # Owners only: members may study (and generate) their own items before a teacher approves.
     students_study_own_items: bool | None = None
-    # Owners only (issue 12): the class's exam date (the study queue's exam mode); null clears it.
+    # Owners only: the class's exam date (the study queue's exam mode); null clears it.
     exam_date: date | None = None
 
 

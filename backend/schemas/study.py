@@ -1,4 +1,4 @@
-"""Request and response models of the study loop: queue, reviews, settings, mastery (issue 12)."""
+"""Request and response models of the study loop: queue, reviews, settings, mastery."""
 
 from datetime import date, datetime
 from typing import Literal

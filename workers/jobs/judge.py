@@ -129,8 +129,8 @@ async def _feedback(tracing: Tracing | None, row: HistoryEntry, judgement: Judge
 
 
 async def _purge(runtime: Runtime, args: PurgeHistory) -> Result:
-    """The retention purge of every table holding a student's text, each with its own window (issue 11
-    part 4): query history, QA threads (by last turn) with their messages, attempts, evaluations."""
+    """The retention purge of every table holding a student's text, each with its own window:
+    query history, QA threads (by last turn) with their messages, attempts, evaluations."""
     settings = runtime.settings
     windows = {
         "query_history": (history.purge_expired, settings.retention.query_history_days),
