@@ -42,8 +42,20 @@ async def course_project(http: httpx.AsyncClient, headers: dict[str, str]) -> st
     return project_id
 
 
+async def workers_settled(http: httpx.AsyncClient, wait_s: float = 180) -> None:
+    """Until both workers report in: a worker still loading its embedding model takes the CPU the
+    searches are timed on."""
+    for _ in range(int(wait_s)):
+        components = (await http.get("/health/ready")).json().get("components", {})
+        if all(components.get(name, {}).get("status") == "ok" for name in ("worker_index", "worker_agents")):
+            return
+        await asyncio.sleep(1)
+    raise RuntimeError("the workers did not report in")
+
+
 async def time_searches(stack: Stack, headers: dict[str, str], repeat: int) -> list[float]:
     async with httpx.AsyncClient(base_url=stack.base, timeout=120) as http:
+        await workers_settled(http)
         project = await course_project(http, headers)
         url = f"/projects/{project}/search"
         for query in SEARCHES:  # warm-up: first-use costs (plans, caches) are not what is measured
