@@ -22,6 +22,30 @@ export function useAsync(load, deps) {
   return { ...state, reload: run, setData: (data) => setState((s) => ({ ...s, data })) };
 }
 
+// Busy and error state around one async action (a form's submit, a button's click); the error stays for
+// ErrorNote until the next run. With `keepBusy`, success leaves it busy: the screen moves on, and the
+// action must not run twice meanwhile. `submit` runs it from a form's onSubmit, without the page load.
+export function useAction(action, { keepBusy = false } = {}) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const run = async (...args) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await action(...args);
+      if (!keepBusy) setBusy(false);
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+  const submit = (e) => {
+    e.preventDefault();
+    return run();
+  };
+  return { run, submit, busy, error };
+}
+
 export function ErrorNote({ error }) {
   const { t } = useApp();
   if (!error) return null;

@@ -3,7 +3,9 @@
 import { html, useEffect, useRef, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { href } from '../router.js';
-import { Busy, Empty, ErrorNote, JobProgress, formatDate, pagesLabel, sectionLabel, useAsync, useJob } from '../ui.js';
+import {
+  Busy, Empty, ErrorNote, JobProgress, formatDate, pagesLabel, sectionLabel, useAction, useAsync, useJob,
+} from '../ui.js';
 
 const ACCEPT = '.pdf,.md,.markdown,.txt,application/pdf,text/markdown,text/plain';
 
@@ -90,16 +92,10 @@ function UploadRow({ upload, onDone, onDismiss }) {
 
 function DocumentTable({ docs, reload }) {
   const { api, t, lang, projectId, writer } = useApp();
-  const [error, setError] = useState(null);
-  const act = async (work) => {
-    setError(null);
-    try {
-      await work();
-      reload();
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const { run: act, error } = useAction(async (work) => {
+    await work();
+    reload();
+  });
   const remove = (d) => confirm(t('confirmDelete', { title: d.title })) && act(() => api.call('deleteDocument', { project_id: projectId, document_id: d.id }));
   const reindex = (d) => act(() => api.call('reindexDocument', { project_id: projectId, document_id: d.id }));
   const newVersion = (d, file) => {

@@ -3,7 +3,7 @@
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { go } from '../router.js';
-import { Busy, ErrorNote, formatDate, useAsync } from '../ui.js';
+import { Busy, ErrorNote, formatDate, useAction, useAsync } from '../ui.js';
 
 const ROLES = ['owner', 'editor', 'viewer'];
 
@@ -18,16 +18,10 @@ export function Members() {
 function MemberList() {
   const { api, t, lang, projectId, owner } = useApp();
   const members = useAsync(() => api.call('listMembers', { project_id: projectId }, { query: { limit: 200 } }), [projectId]);
-  const [error, setError] = useState(null);
-  const act = async (work) => {
-    setError(null);
-    try {
-      await work();
-      members.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const { run: act, error } = useAction(async (work) => {
+    await work();
+    members.reload();
+  });
   const setRole = (m, role) => act(() => api.call('changeRole', { project_id: projectId, user_id: m.user_id }, { json: { role } }));
   const remove = (m) => confirm(t('confirmRemove', { email: m.email })) && act(() => api.call('removeMember', { project_id: projectId, user_id: m.user_id }));
   const data = members.data;
@@ -57,18 +51,11 @@ function AddMember({ onAdded }) {
   const { api, t, projectId } = useApp();
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('viewer');
-  const [error, setError] = useState(null);
-  const submit = async (e) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      await api.call('addMember', { project_id: projectId }, { json: { email: email.trim(), role } });
-      setEmail('');
-      onAdded();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const { submit, error } = useAction(async () => {
+    await api.call('addMember', { project_id: projectId }, { json: { email: email.trim(), role } });
+    setEmail('');
+    onAdded();
+  });
   return html`<form class="card" onSubmit=${submit} aria-labelledby="add-member">
     <h3 id="add-member">${t('addMember')}</h3>
     <label for="member-email">${t('email')}</label>
@@ -91,35 +78,27 @@ function ProjectSettings() {
     exam_date: project.exam_date ?? '',
   });
   const [status, setStatus] = useState(null);
-  const [error, setError] = useState(null);
   const withExam = api.has('updateProject', 'exam_date');
   const set = (name) => (e) => setForm({ ...form, [name]: e.target.value });
-  const save = async (e) => {
+  const { run, error } = useAction((work) => work()); // saving and deleting share one error line
+  const save = (e) => {
     e.preventDefault();
-    setError(null);
     const body = {
       name: form.name.trim(),
       language: form.language,
       max_attempts_per_question: form.max_attempts_per_question === '' ? null : Number(form.max_attempts_per_question),
       ...(withExam ? { exam_date: form.exam_date || null } : {}),
     };
-    try {
+    run(async () => {
       await api.call('updateProject', { project_id: projectId }, { json: body });
       setStatus(t('saved'));
       reloadProject();
-    } catch (err) {
-      setError(err);
-    }
+    });
   };
-  const remove = async () => {
-    if (!confirm(t('confirmDeleteProject', { name: project.name }))) return;
-    try {
-      await api.call('deleteProject', { project_id: projectId });
-      go();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const remove = () => confirm(t('confirmDeleteProject', { name: project.name })) && run(async () => {
+    await api.call('deleteProject', { project_id: projectId });
+    go();
+  });
   return html`<form class="card" onSubmit=${save} aria-labelledby="settings-title">
     <h2 id="settings-title">${t('projectSettings')}</h2>
     <label for="set-name">${t('name')}</label>

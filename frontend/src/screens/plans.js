@@ -5,7 +5,8 @@ import { useApp } from '../context.js';
 import { go, href } from '../router.js';
 import { Markdown } from '../markdown.js';
 import {
-  Bar, Busy, CitationChips, Empty, ErrorNote, JobProgress, PassagePanel, documentChunks, formatDate, useAsync, useJob,
+  Bar, Busy, CitationChips, Empty, ErrorNote, JobProgress, PassagePanel, documentChunks, formatDate, useAction, useAsync,
+  useJob,
 } from '../ui.js';
 
 export function Plans({ item }) {
@@ -62,21 +63,11 @@ function NewPlan() {
   const { api, t, projectId } = useApp();
   const [topic, setTopic] = useState('');
   const [sections, setSections] = useState(5);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const submit = async (e) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const body = { max_sections: Number(sections), ...(topic.trim() ? { topic: topic.trim() } : {}) };
-      const plan = await api.call('createPlan', { project_id: projectId }, { json: body });
-      go('p', projectId, 'plans', plan.id);
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
-  };
+  const { submit, busy, error } = useAction(async () => {
+    const body = { max_sections: Number(sections), ...(topic.trim() ? { topic: topic.trim() } : {}) };
+    const plan = await api.call('createPlan', { project_id: projectId }, { json: body });
+    go('p', projectId, 'plans', plan.id);
+  }, { keepBusy: true });
   return html`<form class="card" onSubmit=${submit} aria-labelledby="new-plan">
     <h3 id="new-plan">${t('newPlan')}</h3>
     <label for="plan-topic">${t('topic')}</label>
@@ -92,15 +83,9 @@ function PlanView({ planId, onOpen }) {
   const { api, t, projectId, writer } = useApp();
   const plan = useAsync(() => api.call('getPlan', { project_id: projectId, plan_id: planId }), [planId]);
   const [note, setNote] = useState(null);
-  const [error, setError] = useState(null);
-  const write = async () => {
-    setError(null);
-    try {
-      setNote(await api.call('writeNote', { project_id: projectId }, { json: { plan_id: planId } }));
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const { run: write, error } = useAction(async () => {
+    setNote(await api.call('writeNote', { project_id: projectId }, { json: { plan_id: planId } }));
+  });
   const p = plan.data;
   return html`<section aria-labelledby="plan-title">
     <p><a href=${href('p', projectId, 'plans')}>← ${t('tab.plans')}</a></p>

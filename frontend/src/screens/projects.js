@@ -2,7 +2,7 @@
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { href, go } from '../router.js';
-import { Busy, Empty, ErrorNote, useAsync } from '../ui.js';
+import { Busy, Empty, ErrorNote, useAction, useAsync } from '../ui.js';
 
 export function Projects() {
   const { api, t } = useApp();
@@ -34,20 +34,10 @@ function NewProject() {
   const [name, setName] = useState('');
   const [language, setLanguage] = useState('auto');
   const [description, setDescription] = useState('');
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const project = await api.call('createProject', {}, { json: { name: name.trim(), language, description } });
-      go('p', project.id, 'documents');
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
-  };
+  const { submit, busy, error } = useAction(async () => {
+    const project = await api.call('createProject', {}, { json: { name: name.trim(), language, description } });
+    go('p', project.id, 'documents');
+  }, { keepBusy: true });
   return html`<form class="card" onSubmit=${submit} aria-labelledby="new-project">
     <h2 id="new-project">${t('newProject')}</h2>
     <label for="project-name">${t('name')}</label>

@@ -3,26 +3,19 @@
 import { html, useState } from '../lib.js';
 import { Api } from '../api.js';
 import { useApp } from '../context.js';
-import { ErrorNote } from '../ui.js';
+import { ErrorNote, useAction } from '../ui.js';
 
 export function SignIn({ onKey }) {
   const { t } = useApp();
   const [key, setKey] = useState('');
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
+  const { submit, busy, error } = useAction(async () => {
     try {
       await new Api(key.trim()).call('listProjects', {}, { query: { limit: 1 } });
-      onKey(key.trim());
     } catch (err) {
-      setError(err.status === 401 ? new Error(t('badKey')) : err);
-    } finally {
-      setBusy(false);
+      throw err.status === 401 ? new Error(t('badKey')) : err;
     }
-  };
+    onKey(key.trim());
+  });
   return html`<section class="card narrow signin">
     <h1>${t('signInTitle')}</h1>
     <p>${t('signInHelp')}</p>

@@ -4,7 +4,7 @@
 import { html, useEffect, useRef, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { BarChart } from '../charts.js';
-import { Busy, CitationChips, Empty, ErrorNote, PassagePanel, sectionLabel, useAsync } from '../ui.js';
+import { Busy, CitationChips, Empty, ErrorNote, PassagePanel, sectionLabel, useAction, useAsync } from '../ui.js';
 
 export function Study() {
   const { api, t } = useApp();
@@ -63,24 +63,13 @@ function Generate({ onDone }) {
   const offered = api.spec?.components?.schemas?.QuestionOut?.properties?.type?.enum || ['multiple_choice', 'short_answer', 'application'];
   const [n, setN] = useState(3);
   const [types, setTypes] = useState(offered);
-  const [busy, setBusy] = useState(false);
   const [result, setResult] = useState(null);
-  const [error, setError] = useState(null);
   const toggle = (type) => setTypes(types.includes(type) ? types.filter((x) => x !== type) : [...types, type]);
-  const submit = async (e) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
+  const { submit, busy, error } = useAction(async () => {
     setResult(null);
-    try {
-      setResult(await api.call('generateQuestions', { project_id: projectId }, { json: { n: Number(n), types } }));
-      onDone();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    setResult(await api.call('generateQuestions', { project_id: projectId }, { json: { n: Number(n), types } }));
+    onDone();
+  });
   return html`<details class="card generate"><summary>${t('generateQuestions')}</summary>
     <form onSubmit=${submit}>
       <label for="gen-n">${t('howMany')}</label>
@@ -100,23 +89,12 @@ function Generate({ onDone }) {
 export function QuizCard({ question: q, onOpen, onGraded }) {
   const { api, t, projectId } = useApp();
   const [answer, setAnswer] = useState('');
-  const [busy, setBusy] = useState(false);
   const [grade, setGrade] = useState(null);
-  const [error, setError] = useState(null);
-  const submit = async (e) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const result = await api.call('attempt', { project_id: projectId, question_id: q.id }, { json: { answer } });
-      setGrade(result);
-      onGraded?.(result);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { submit, busy, error } = useAction(async () => {
+    const result = await api.call('attempt', { project_id: projectId, question_id: q.id }, { json: { answer } });
+    setGrade(result);
+    onGraded?.(result);
+  });
   const id = `q-${q.id}`;
   return html`<article class="card quiz" aria-labelledby=${id} data-question=${q.id}>
     <p class="meta">${t(`qtype.${q.type}`, {}, q.type)} · ${t(`difficulty.${q.difficulty}`, {}, q.difficulty)}${q.section_path?.length ? ` · ${sectionLabel(q.section_path)}` : ''}</p>
@@ -177,24 +155,15 @@ function Queue({ onOpen }) {
 function Flashcard({ item, focus, onNext }) {
   const { api, t, projectId } = useApp();
   const [flipped, setFlipped] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
   const front = useRef(null);
   const back = useRef(null);
   useEffect(() => { if (focus) front.current?.focus(); }, []);
   useEffect(() => { if (flipped) back.current?.focus(); }, [flipped]);
-  const rate = async (rating) => {
-    if (busy) return; // one review per card: a double click must not rate it twice
-    setBusy(true);
-    setError(null);
-    try {
-      await api.call('review', { project_id: projectId }, { json: { question_id: item.question.id, rating } });
-      onNext();
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
-  };
+  const { run, busy, error } = useAction(async (rating) => {
+    await api.call('review', { project_id: projectId }, { json: { question_id: item.question.id, rating } });
+    onNext();
+  }, { keepBusy: true });
+  const rate = (rating) => busy || run(rating); // one review per card: a double click must not rate it twice
   return html`<article class="card flashcard" data-question=${item.question.id}>
     <p class="meta">${item.is_new ? t('newCard') : t(`cardState.${item.card.state}`, {}, item.card.state)}${item.question.section_path?.length ? ` · ${sectionLabel(item.question.section_path)}` : ''}</p>
     <h3 class="front" tabindex="-1" ref=${front}>${item.question.question}</h3>
@@ -213,21 +182,14 @@ function ExamDate({ exam, onSaved }) {
   const settings = useAsync(() => api.call('studySettings', { project_id: projectId }), [projectId]);
   const [date, setDate] = useState(null);
   const [saved, setSaved] = useState(false);
-  const [error, setError] = useState(null);
   const value = date ?? settings.data?.exam_date ?? '';
-  const save = async (e) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      await api.call('putStudySettings', { project_id: projectId }, { json: { exam_date: value || null } });
-      setSaved(true);
-      settings.reload();
-      onSaved?.();
-    } catch (err) {
-      setError(err);
-    }
-  };
-  return html`<form class="card exam" onSubmit=${save}>
+  const { submit, error } = useAction(async () => {
+    await api.call('putStudySettings', { project_id: projectId }, { json: { exam_date: value || null } });
+    setSaved(true);
+    settings.reload();
+    onSaved?.();
+  });
+  return html`<form class="card exam" onSubmit=${submit}>
     <label for="exam-date">${t('examDate')}</label>
     <input id="exam-date" type="date" value=${value} onInput=${(e) => { setDate(e.target.value); setSaved(false); }} />
     ${settings.data?.project_exam_date && html`<p class="meta">${t('projectExamDate', { d: settings.data.project_exam_date })}</p>`}

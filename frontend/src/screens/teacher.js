@@ -4,7 +4,7 @@
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { BarChart, LineChart } from '../charts.js';
-import { Busy, Empty, ErrorNote, formatDate, sectionLabel, useAsync } from '../ui.js';
+import { Busy, Empty, ErrorNote, formatDate, sectionLabel, useAction, useAsync } from '../ui.js';
 
 export function Teacher() {
   const { t, owner, api } = useApp();
@@ -26,20 +26,14 @@ function ReviewQueue() {
       : api.call('listQuestions', { project_id: projectId }, { query: { status: 'review', limit: 200 } })),
     [projectId],
   );
-  const [error, setError] = useState(null);
-  const decide = async (q, approve) => {
-    setError(null);
-    try {
-      if (curated) {
-        await api.call('reviewQuestion', { project_id: projectId, question_id: q.id }, { json: { action: approve ? 'approve' : 'reject' } });
-      } else {
-        await api.call('updateQuestion', { project_id: projectId, question_id: q.id }, { json: { status: approve ? 'active' : 'archived' } });
-      }
-      queue.setData(queue.data.filter((x) => x.id !== q.id));
-    } catch (err) {
-      setError(err);
+  const { run: decide, error } = useAction(async (q, approve) => {
+    if (curated) {
+      await api.call('reviewQuestion', { project_id: projectId, question_id: q.id }, { json: { action: approve ? 'approve' : 'reject' } });
+    } else {
+      await api.call('updateQuestion', { project_id: projectId, question_id: q.id }, { json: { status: approve ? 'active' : 'archived' } });
     }
-  };
+    queue.setData(queue.data.filter((x) => x.id !== q.id));
+  });
   return html`<section class="card" aria-labelledby="review-title">
     <h3 id="review-title">${t('reviewQueue')}</h3>
     <p class="meta">${curated ? t('reviewHelpPending') : t('reviewHelpLow')}</p>
@@ -58,25 +52,16 @@ function ReviewItem({ question: q, onDecide, onSaved }) {
   const card = q.type === 'flashcard'; // a flashcard's question and answer are its front and back
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState({ question: q.question, answer: q.answer || '', explanation: q.explanation || '' });
-  const [error, setError] = useState(null);
   // Only what the teacher changed: an item without a reference answer (or explanation) keeps it unset
   // rather than being sent an empty one, which the server refuses.
-  const save = async (e) => {
-    e.preventDefault();
-    setError(null);
+  const { submit: save, error } = useAction(async () => {
     const changes = Object.fromEntries(Object.entries(draft).filter(([name, value]) => value !== (q[name] || '')));
-    if (!Object.keys(changes).length) {
-      setEditing(false);
-      return;
-    }
-    try {
+    if (Object.keys(changes).length) {
       await api.call('updateQuestion', { project_id: projectId, question_id: q.id }, { json: changes });
-      setEditing(false);
       onSaved();
-    } catch (err) {
-      setError(err);
     }
-  };
+    setEditing(false);
+  });
   const field = (name, label, rows) => html`<label for=${`${name}-${q.id}`}>${label}</label>
     <textarea id=${`${name}-${q.id}`} rows=${rows} value=${draft[name]} onInput=${(e) => setDraft({ ...draft, [name]: e.target.value })}></textarea>`;
   return html`<li class="review-item" data-question=${q.id}>
