@@ -58,7 +58,6 @@ from benchmarks.scale_queries import (
     fetch_vectors,
     list_projects,
     make_queries,
-    run_dense_queries,
     run_queries,
     sample_projects,
 )
@@ -279,8 +278,11 @@ def query_phase(args: argparse.Namespace, corpus: Corpus, database_url: str) -> 
     for config in configs_from(args):
         before = _load()
         started = timing.mark()
-        runner = run_dense_queries if args.dense_only else run_queries
-        outcomes = asyncio.run(runner(database_url, phase.queries, config, user_id=phase.user_id))
+        outcomes = asyncio.run(
+            run_queries(
+                database_url, phase.queries, config, user_id=phase.user_id, dense_only=args.dense_only
+            )
+        )
         seconds = timing.elapsed_s(started)
         print_table(summarise(outcomes, phase.projects, config.candidate_depth), config)
         print(f"load average {before} -> {_load()}; {len(outcomes)} queries in {seconds:.1f} s")

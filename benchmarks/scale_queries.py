@@ -1,8 +1,9 @@
 """The scale benchmark's queries: projects sampled per size bucket, queries aimed at a chunk or a topic,
 each run through the retriever (or its dense stage alone) and scored against an exact search."""
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 from uuid import UUID
 
@@ -163,6 +164,9 @@ def recall(project: Project, vector: np.ndarray, found: Sequence[int], k: int) -
     return float(np.sum(mine & (distances <= kth + 1e-5))) / k
 
 
+Measure = Callable[[Query], Awaitable[Outcome]]  # one query run and scored
+
+
 async def run_queries(
     database_url: str,
     queries: Sequence[Query],
@@ -170,48 +174,48 @@ async def run_queries(
     *,
     user_id: UUID | None,
     warmup: int = 30,
+    dense_only: bool = False,
 ) -> list[Outcome]:
+    """Each query through the retriever, scored. With dense_only, the dense stage alone, in the
+    retriever's transaction and settings, for sweeping its knobs without paying for the lexical side."""
+    pool = await open_pool(database_url, min_size=1, max_size=1 if dense_only else 2)
+    try:
+        if dense_only:
+            async with pool.connection() as conn:
+                return await _warm_then_measure(queries, warmup, _dense_stage(conn, config, user_id))
+        return await _warm_then_measure(queries, warmup, _whole_search(pool, config, user_id))
+    finally:
+        await pool.close()
+
+
+run_dense_queries = partial(run_queries, dense_only=True)
+
+
+async def _warm_then_measure(queries: Sequence[Query], warmup: int, measure: Measure) -> list[Outcome]:
+    """The first `warmup` queries touch the plans and the hot pages, untimed; then every query counts."""
+    for query in queries[:warmup]:
+        await measure(query)
+    return [await measure(query) for query in queries]
+
+
+def _whole_search(pool: Any, config: RetrievalConfig, user_id: UUID | None) -> Measure:
     embeddings = PrecomputedQuery()
-    pool = await open_pool(database_url, min_size=1, max_size=2)
-    try:
-        retriever = Retriever(pool, embeddings, FusedOrder(), config)
-        for query in queries[:warmup]:  # first touches of the plans and the hot pages are not timed
-            embeddings.vector = query.vector
-            await _search(retriever, query, user_id)
-        outcomes = []
-        for query in queries:
-            embeddings.vector = query.vector
-            result = await _search(retriever, query, user_id)
-            outcomes.append(score(query, result, config))
-        return outcomes
-    finally:
-        await pool.close()
+    retriever = Retriever(pool, embeddings, FusedOrder(), config)
+
+    async def measure(query: Query) -> Outcome:
+        embeddings.vector = query.vector
+        return score(query, await _search(retriever, query, user_id), config)
+
+    return measure
 
 
-async def run_dense_queries(
-    database_url: str,
-    queries: Sequence[Query],
-    config: RetrievalConfig,
-    *,
-    user_id: UUID | None,
-    warmup: int = 30,
-) -> list[Outcome]:
-    """The dense stage alone, in the retriever's transaction and settings, for sweeping its knobs
-    without paying for the lexical side each time."""
-    pool = await open_pool(database_url, min_size=1, max_size=1)
-    try:
-        async with pool.connection() as conn:
-            for query in queries[:warmup]:
-                await _dense(conn, query, config, user_id)
-            outcomes = []
-            for query in queries:
-                started = timing.mark()
-                dense = await _dense(conn, query, config, user_id)
-                ms = timing.elapsed_ms(started)
-                outcomes.append(_dense_outcome(query, dense, ms, config))
-            return outcomes
-    finally:
-        await pool.close()
+def _dense_stage(conn: Any, config: RetrievalConfig, user_id: UUID | None) -> Measure:
+    async def measure(query: Query) -> Outcome:
+        started = timing.mark()
+        dense = await _dense(conn, query, config, user_id)
+        return _dense_outcome(query, dense, timing.elapsed_ms(started), config)
+
+    return measure
 
 
 async def _dense(conn: Any, query: Query, config: RetrievalConfig, user_id: UUID | None) -> DenseCandidates:

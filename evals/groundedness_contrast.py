@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from agents.common.contrast import ContrastCheck
 from agents.groundedness.config import JudgeConfig
-from agents.groundedness.judge import EmbeddedPassages, accepted_passage
+from agents.groundedness.judge import ClaimJudge, EmbeddedPassages
 from core.embeddings.models import make_embeddings
 from core.llm.chat import StructuredMode
 from core.settings import Settings
@@ -34,9 +34,8 @@ async def score_claim(
     embedded: EmbeddedPassages,
     mode: StructuredMode,
 ) -> Scored:
-    passage = await accepted_passage(
-        check.llm, evidence.claim, chunks, mode=mode, usage=None, config=JudgeConfig(), embedded=embedded
-    )
+    judge = ClaimJudge(check.llm, chunks, mode, usage=None, config=JudgeConfig(), embedded=embedded)
+    passage = await judge.accepted_passage(evidence.claim)
     if passage is None:
         return Scored(evidence.label, False, None)
     return Scored(evidence.label, True, await check.difference(passage.text, evidence.claim))

@@ -97,52 +97,44 @@ class EmbeddedPassages:
         return float((self.vectors @ query).max())
 
 
-async def accepted_passage(
-    llm: BaseChatModel,
-    claim: str,
-    chunks: Sequence[tuple[int, str]],
-    *,
-    mode: StructuredMode,
-    usage: TokenUsage | None,
-    config: JudgeConfig,
-    embedded: EmbeddedPassages | None = None,
-) -> Passage | None:
-    """The passage the model says states the claim, once the claim is close enough to reach it; None
-    when the claim is unsupported before any contrast check."""
-    passage = best_passage(claim, chunks, config.passage_chars)
-    if passage is None:
-        return None
-    if embedded is not None and config.min_similarity is not None:
-        close_enough = await embedded.best_similarity(claim) >= config.min_similarity
-    else:
-        close_enough = passage.coverage >= config.min_coverage
-    if not close_enough:
-        return None
-    messages = entailment_messages(passage=passage.text, claim=claim)
-    reply = await ask_structured(llm, Entailment, messages, mode=mode, usage=usage)
-    return passage if reply.verdict == "yes" else None
+@dataclass
+class ClaimJudge:
+    """What every claim of one answer is judged with: the model, the answer's chunks and the gates."""
 
+    llm: BaseChatModel
+    chunks: Sequence[tuple[int, str]]
+    mode: StructuredMode
+    usage: TokenUsage | None
+    config: JudgeConfig
+    embedded: EmbeddedPassages | None = None
+    contrast: ContrastCheck | None = None
 
-async def judge_claim(
-    llm: BaseChatModel,
-    claim: str,
-    chunks: Sequence[tuple[int, str]],
-    *,
-    mode: StructuredMode,
-    usage: TokenUsage | None,
-    config: JudgeConfig,
-    embedded: EmbeddedPassages | None = None,
-    contrast: ContrastCheck | None = None,
-) -> ClaimVerdict:
-    unsupported = ClaimVerdict(claim=claim, supported=False, chunk_ids=[])
-    passage = await accepted_passage(
-        llm, claim, chunks, mode=mode, usage=usage, config=config, embedded=embedded
-    )
-    if passage is None:
-        return unsupported
-    if contrast is not None and await contrast.passes(passage.text, claim, usage) is False:
-        return unsupported
-    return ClaimVerdict(claim=claim, supported=True, chunk_ids=[passage.chunk_id])
+    async def accepted_passage(self, claim: str) -> Passage | None:
+        """The passage the model says states the claim, once the claim is close enough to reach it;
+        None when the claim is unsupported before any contrast check."""
+        config = self.config
+        passage = best_passage(claim, self.chunks, config.passage_chars)
+        if passage is None:
+            return None
+        if self.embedded is not None and config.min_similarity is not None:
+            close_enough = await self.embedded.best_similarity(claim) >= config.min_similarity
+        else:
+            close_enough = passage.coverage >= config.min_coverage
+        if not close_enough:
+            return None
+        messages = entailment_messages(passage=passage.text, claim=claim)
+        reply = await ask_structured(self.llm, Entailment, messages, mode=self.mode, usage=self.usage)
+        return passage if reply.verdict == "yes" else None
+
+    async def verdict(self, claim: str) -> ClaimVerdict:
+        unsupported = ClaimVerdict(claim=claim, supported=False, chunk_ids=[])
+        passage = await self.accepted_passage(claim)
+        if passage is None:
+            return unsupported
+        contrast = self.contrast
+        if contrast is not None and await contrast.passes(passage.text, claim, self.usage) is False:
+            return unsupported
+        return ClaimVerdict(claim=claim, supported=True, chunk_ids=[passage.chunk_id])
 
 
 async def judge_answer(
@@ -166,10 +158,6 @@ async def judge_answer(
     embedded = None
     if embeddings is not None and claims:
         embedded = await EmbeddedPassages.of(embeddings, pairs, config.passage_chars)
-    verdicts = [
-        await judge_claim(
-            llm, claim, pairs, mode=mode, usage=usage, config=config, embedded=embedded, contrast=contrast
-        )
-        for claim in claims
-    ]
+    judge = ClaimJudge(llm, pairs, mode, usage, config, embedded, contrast)
+    verdicts = [await judge.verdict(claim) for claim in claims]
     return score_claims(verdicts, relevance=term_coverage(question, answer) or 0.0)

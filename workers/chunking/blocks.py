@@ -7,6 +7,7 @@ paragraphs, then sentences. Below that: whitespace, then a hard cut.
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workers.chunking.pack import SENTENCE_END, Packer, Unit
@@ -155,29 +156,24 @@ class SectionSplitter:
                 self._words(line_start, line_end, code=code)
 
     def _paragraph(self, start: int, end: int) -> None:
-        start, end = trim_span(self.text, start, end)
-        if start >= end:
-            return
-        if end - start <= self.max_chars:
-            self.packer.add(Unit(start, end))
-        else:
-            self._sentences(start, end)
+        self._whole_or_split(start, end, self._sentences)
 
     def _sentences(self, start: int, end: int) -> None:
         position = start
         for match in SENTENCE_END.finditer(self.text, start, end):
-            self._sentence(position, match.end(1))
+            self._whole_or_split(position, match.end(1), self._words)
             position = match.end()
-        self._sentence(position, end)
+        self._whole_or_split(position, end, self._words)
 
-    def _sentence(self, start: int, end: int) -> None:
+    def _whole_or_split(self, start: int, end: int, split: Callable[[int, int], None]) -> None:
+        """The trimmed span as one unit when it fits, else handed to `split` for finer cuts."""
         start, end = trim_span(self.text, start, end)
         if start >= end:
             return
         if end - start <= self.max_chars:
             self.packer.add(Unit(start, end))
         else:
-            self._words(start, end)
+            split(start, end)
 
     def _words(self, start: int, end: int, *, code: bool = False) -> None:
         """Greedy cuts at the last whitespace that fits, else a hard cut at the limit."""
