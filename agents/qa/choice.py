@@ -98,16 +98,10 @@ async def score_options(
     count = len(choice.options)
     totals = [0.0] * count
     scored = 0
-    bound = llm.bind(logprobs=True, top_logprobs=top_logprobs, **output_cap(llm, 1))
     for order in orders(count, order_count):
-        try:
-            reply = await bound.ainvoke(choice_messages(excerpts, choice, order))
-        except openai.BadRequestError:  # an endpoint that refuses log-probs
+        reply = await _one_token(llm, choice_messages(excerpts, choice, order), top_logprobs, usage)
+        if reply is None:
             return None
-        if not isinstance(reply, AIMessage):
-            return None
-        if usage is not None:
-            usage.add(model_name(llm), reply)
         shown = letter_logprobs(reply, count)
         if shown is None:
             return None
@@ -140,22 +134,33 @@ async def verify_options(
     usage: TokenUsage | None = None,
 ) -> Scored | None:
     """Each option judged alone as the answer ("yes"/"no"): no letters, so no position bias."""
-    bound = llm.bind(logprobs=True, top_logprobs=top_logprobs, **output_cap(llm, 1))
     scores: list[float] = []
     for option in choice.options:
-        try:
-            reply = await bound.ainvoke(verify_messages(excerpts, choice, option))
-        except openai.BadRequestError:
+        reply = await _one_token(llm, verify_messages(excerpts, choice, option), top_logprobs, usage)
+        if reply is None:
             return None
-        if not isinstance(reply, AIMessage):
-            return None
-        if usage is not None:
-            usage.add(model_name(llm), reply)
         score = yes_logprob(reply)
         if score is None:
             return None
         scores.append(score)
     return _scored(scores, 1)
+
+
+async def _one_token(
+    llm: BaseChatModel, messages: list[BaseMessage], top_logprobs: int, usage: TokenUsage | None
+) -> AIMessage | None:
+    """A one-token reply with its top log-probs, counted in `usage`; None where the endpoint refuses
+    log-probs."""
+    bound = llm.bind(logprobs=True, top_logprobs=top_logprobs, **output_cap(llm, 1))
+    try:
+        reply = await bound.ainvoke(messages)
+    except openai.BadRequestError:  # an endpoint that refuses log-probs
+        return None
+    if not isinstance(reply, AIMessage):
+        return None
+    if usage is not None:
+        usage.add(model_name(llm), reply)
+    return reply
 
 
 def _scored(totals: list[float], orders_scored: int) -> Scored:

@@ -3,7 +3,7 @@
 The prompts are short on purpose: on the local 1.5B model every 100 prompt tokens cost ~1 s before
 the first token, so the source text dominates and the instructions stay a few lines."""
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
@@ -11,35 +11,43 @@ from pydantic import BaseModel, Field
 from agents.question_generator.state import QuestionType
 from core.retrieval import Candidate
 
+# Fields the kinds of item share (a flashcard words some its own way): their descriptions are what the
+# model reads in the schema.
+QuestionText = Annotated[str, Field(description="the question")]
+Explanation = Annotated[str, Field(description="one sentence: why the answer is right, from the source")]
+Difficulty = Literal["easy", "medium", "hard"]
+Confidence = Annotated[float, Field(description="0 to 1: how sure you are the source states the answer")]
+Sources = Annotated[list[int], Field(min_length=1, description="ids of the source chunks used")]
+
 
 class OpenQuestion(BaseModel):
-    question: str = Field(description="the question")
+    question: QuestionText
     answer: str = Field(description="the correct answer, short")
-    explanation: str = Field(description="one sentence: why the answer is right, from the source")
-    difficulty: Literal["easy", "medium", "hard"]
-    confidence: float = Field(description="0 to 1: how sure you are the source states the answer")
-    sources: list[int] = Field(min_length=1, description="ids of the source chunks used")
+    explanation: Explanation
+    difficulty: Difficulty
+    confidence: Confidence
+    sources: Sources
 
 
 class ChoiceQuestion(BaseModel):
-    question: str = Field(description="the question")
+    question: QuestionText
     answer: str = Field(description="the correct option")
     distractors: list[str] = Field(
         min_length=3, max_length=3, description="3 wrong but plausible options, different from the answer"
     )
-    explanation: str = Field(description="one sentence: why the answer is right, from the source")
-    difficulty: Literal["easy", "medium", "hard"]
-    confidence: float = Field(description="0 to 1: how sure you are the source states the answer")
-    sources: list[int] = Field(min_length=1, description="ids of the source chunks used")
+    explanation: Explanation
+    difficulty: Difficulty
+    confidence: Confidence
+    sources: Sources
 
 
 class Flashcard(BaseModel):
     question: str = Field(description="the front: a term, or a short question about one fact")
     answer: str = Field(description="the back: the definition or fact, one or two sentences")
     explanation: str = Field(description="one sentence from the source that states the back")
-    difficulty: Literal["easy", "medium", "hard"]
+    difficulty: Difficulty
     confidence: float = Field(description="0 to 1: how sure you are the source states the back")
-    sources: list[int] = Field(min_length=1, description="ids of the source chunks used")
+    sources: Sources
 
 
 SCHEMAS: dict[QuestionType, type[BaseModel]] = {

@@ -2,6 +2,7 @@
 
 import asyncio
 import logging
+from dataclasses import fields
 from typing import Any
 from uuid import UUID
 
@@ -113,18 +114,10 @@ async def _index(runtime: Runtime, row: VersionToIndex, args: IndexDocument) -> 
     vectors, embedded = await embed_missing(
         runtime.embeddings, texts_by_hash, known, batch_size=settings.embeddings.batch_size, progress=progress
     )
+    # A stored row is its draft, field for field, plus the vector.
     rows = [
         chunk_store.ChunkRow(
-            ordinal=draft.ordinal,
-            text=draft.text,
-            context_header=draft.context_header,
-            section_path=draft.section_path,
-            page_start=draft.page_start,
-            page_end=draft.page_end,
-            char_start=draft.char_start,
-            char_end=draft.char_end,
-            content_hash=draft.content_hash,
-            embedding=vectors[draft.content_hash],
+            **{f.name: getattr(draft, f.name) for f in fields(draft)}, embedding=vectors[draft.content_hash]
         )
         for draft in drafts
     ]
