@@ -8,12 +8,14 @@ import logging
 from collections.abc import Sequence
 from uuid import UUID
 
-import openai
-
+from agents.common.context import AgentContext
 from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answer, judge_config
-from agents.runs.admission import admitted_model
+from agents.runs.audit import JobCaller
+from agents.runs.errors import ModelUnreachable, UnusableReply
+from agents.runs.service import AgentRunner
+from agents.runs.specs import JUDGE
 from core.jobs.specs import JUDGE_ANSWER, PURGE_QUERY_HISTORY, JudgeAnswer, PurgeHistory
-from core.llm.structured import StructuredOutputError, TokenUsage, model_name
+from core.llm.structured import TokenUsage, model_name
 from core.observability.tracing import Tracing
 from core.runtime import Runtime
 from core.store import evaluations, history, privacy
@@ -54,24 +56,41 @@ async def _judge(runtime: Runtime, args: JudgeAnswer) -> Result:
         chunks = chunks_to_judge(row.cited_chunk_ids, row.retrieved_chunk_ids, texts)
     if not chunks:
         return _skipped(query_id, "its chunks no longer exist")
-    usage = TokenUsage()
+    context = AgentContext(
+        project_id=args.project_id,
+        user_id=args.user_id,
+        retriever=runtime.retriever,
+        llm=llm,
+        structured_mode=runtime.chat.structured_mode,
+        thresholds=runtime.thresholds,
+    )
+    # A background run: each model call waits its turn, behind the API's interactive requests.
+    runner = AgentRunner(
+        caller=JobCaller.of(args.project_id, args.user_id),
+        context=context,
+        admission=runtime.admission,
+        priority="background",
+    )
+
+    async def judge(admitted: AgentContext) -> Judgement:
+        return await judge_answer(
+            admitted.llm,
+            question=row.question,
+            answer=row.answer or "",
+            chunks=chunks,
+            mode=admitted.structured_mode,
+            usage=admitted.usage,
+            embeddings=runtime.embeddings,
+            config=judge_config(admitted.thresholds),
+            contrast=ContrastCheck(admitted.llm) if settings.groundedness.contrast_check else None,
+        )
+
     try:
-        # Each model call waits its turn in the shared queue, behind the API's interactive requests.
-        async with admitted_model(llm, runtime.admission, user=str(args.user_id)) as admitted:
-            judgement = await judge_answer(
-                admitted,
-                question=row.question,
-                answer=row.answer or "",
-                chunks=chunks,
-                mode=runtime.chat.structured_mode,
-                usage=usage,
-                embeddings=runtime.embeddings,
-                config=judge_config(runtime.thresholds),
-                contrast=ContrastCheck(admitted) if settings.groundedness.contrast_check else None,
-            )
-    except (StructuredOutputError, openai.APIConnectionError, openai.APITimeoutError) as error:
-        log.warning("judging %s failed: %s", query_id, type(error).__name__)
-        return {"status": "failed", "error": type(error).__name__}
+        judgement = await runner.call(JUDGE, judge, question=row.question)
+    except (UnusableReply, ModelUnreachable) as error:
+        cause = type(error.__cause__).__name__
+        log.warning("judging %s failed: %s", query_id, cause)
+        return {"status": "failed", "error": cause}
     async with runtime.pool.connection() as conn:
         stored = await evaluations.insert_evaluation(
             conn,
@@ -86,7 +105,7 @@ async def _judge(runtime: Runtime, args: JudgeAnswer) -> Result:
         )
     if stored is None:  # judged already by an earlier try, or the query went meanwhile
         return _skipped(query_id, "already judged or gone")
-    _log_judgement(stored, judgement, usage)
+    _log_judgement(stored, judgement, context.usage)
     await _feedback(runtime.tracing, row, judgement)
     return {"status": "judged", "evaluation_id": str(stored.id), "flagged": judgement.flagged}
 

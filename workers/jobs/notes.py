@@ -8,9 +8,7 @@ import re
 from typing import Any
 from uuid import UUID
 
-import openai
 from arq.connections import ArqRedis
-from langchain_core.language_models import BaseChatModel
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
@@ -19,16 +17,20 @@ from agents.planner.config import DEFAULT_SECTIONS
 from agents.planner.graph import graph as planner_graph
 from agents.planner.graph import planner_input
 from agents.planner.state import PlanGap, PlanSection, outline_document
-from agents.runs.admission import admitted_model
+from agents.runs.audit import JobCaller
+from agents.runs.errors import ModelUnreachable, UnusableReply
+from agents.runs.service import AgentRunner
+from agents.runs.specs import WRITER
 from agents.writer.graph import graph as writer_graph
 from agents.writer.kinds import SPECS
 from agents.writer.state import WriterInput
 from core.jobs.specs import INDEX_DOCUMENT, WRITE_NOTE, IndexDocument, WriteNote, enqueue
-from core.llm.structured import StructuredOutputError
 from core.runtime import Runtime
 from core.settings import Settings
 from core.store import documents, jobs, notes, plans, projects
 from core.store.documents import Document
+from core.store.plans import Plan
+from core.store.projects import Project
 from workers.jobs.framework import Failure, JobAbandoned, Result, TrackedJob
 
 log = logging.getLogger(__name__)
@@ -57,10 +59,11 @@ class WriteNoteJob(TrackedJob[WriteNote]):
         return deaths
 
     def known_failure(self, error: Exception) -> Failure | None:
-        if isinstance(error, StructuredOutputError):
+        if isinstance(error, UnusableReply):
             return Failure(f"The chat model's outline could not be read: {str(error)[:300]}")
-        if isinstance(error, openai.APIConnectionError | openai.APITimeoutError):
-            return Failure(f"The chat model could not be reached ({type(error).__name__}); try again later.")
+        if isinstance(error, ModelUnreachable):
+            cause = type(error.__cause__).__name__
+            return Failure(f"The chat model could not be reached ({cause}); try again later.")
         return None
 
     def unforeseen_failure(self, error: Exception) -> Failure:  # a bug or a model reply nobody foresaw
@@ -72,9 +75,26 @@ class WriteNoteJob(TrackedJob[WriteNote]):
                 "No chat model is configured for the worker: set LLM_BASE_URL, or run `studyai up`"
                 " (which starts the local one)."
             )
-        # Each model call waits its turn in the shared queue, behind the API's interactive requests.
-        async with admitted_model(runtime.llm, runtime.admission, user=str(args.user_id)) as llm:
-            return await _write(runtime, llm, args)
+        project, plan = await _load(runtime.pool, args)
+        agent = AgentContext(
+            project_id=args.project_id,
+            user_id=args.user_id,
+            retriever=runtime.retriever,
+            llm=runtime.llm,
+            structured_mode=runtime.chat.structured_mode,
+            language=project.language,
+            thresholds=runtime.thresholds,
+        )
+        # A background run: each model call waits its turn, behind the API's interactive requests.
+        runner = AgentRunner(
+            caller=JobCaller.of(args.project_id, args.user_id),
+            context=agent,
+            admission=runtime.admission,
+            priority="background",
+        )
+        return await runner.call(
+            WRITER, lambda admitted: _write(runtime, admitted, args, project, plan), question=args.topic or ""
+        )
 
 
 # One attempt within NOTE_JOB_TIMEOUT_S, in the jobs row's lifecycle (workers/jobs/framework.py). A
@@ -82,29 +102,28 @@ class WriteNoteJob(TrackedJob[WriteNote]):
 write_note = WriteNoteJob()
 
 
-async def _write(runtime: Runtime, llm: BaseChatModel, args: WriteNote) -> Result:
-    pool = runtime.pool
-    project_id, user_id, plan_id, kind = args.project_id, args.user_id, args.plan_id, args.kind
-    ids: dict[str, Any] = {"project_id": project_id, "job_id": args.job_id}
-    spec = SPECS[kind]  # a kind the API did not accept is a KeyError: the job fails, the worker lives
+async def _load(pool: AsyncConnectionPool, args: WriteNote) -> tuple[Project, Plan | None]:
+    """The project, and the plan to write from (None: the job plans its topic first)."""
+    scope = {"project_id": args.project_id, "user_id": args.user_id}
     async with pool.connection() as conn:
-        project = await projects.get_project(conn, project_id=project_id, user_id=user_id)
+        project = await projects.get_project(conn, **scope)
         if project is None:
             raise JobAbandoned("The project no longer exists, or the user is no longer a member of it.")
-        plan = None
-        if plan_id is not None:
-            plan = await plans.get_plan(conn, project_id=project_id, user_id=user_id, plan_id=plan_id)
-            if plan is None:
-                raise JobAbandoned("The plan was not found in this project.")
-    agent = AgentContext(
-        project_id=project_id,
-        user_id=user_id,
-        retriever=runtime.retriever,
-        llm=llm,
-        structured_mode=runtime.chat.structured_mode,
-        language=project.language,
-        thresholds=runtime.thresholds,
-    )
+        if args.plan_id is None:
+            return project, None
+        plan = await plans.get_plan(conn, **scope, plan_id=args.plan_id)
+        if plan is None:
+            raise JobAbandoned("The plan was not found in this project.")
+    return project, plan
+
+
+async def _write(
+    runtime: Runtime, agent: AgentContext, args: WriteNote, project: Project, plan: Plan | None
+) -> Result:
+    pool = runtime.pool
+    project_id, user_id, kind = args.project_id, args.user_id, args.kind
+    ids: dict[str, Any] = {"project_id": project_id, "job_id": args.job_id}
+    spec = SPECS[kind]  # a kind the API did not accept is a KeyError: the job fails, the worker lives
     if plan is None:
         planned = planner_input(args.topic, [], args.max_sections or DEFAULT_SECTIONS)
         output = await planner_graph.ainvoke(planned, context=agent)
