@@ -11,7 +11,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -30,9 +30,16 @@ from workers.jobs.quarantine import Quarantine
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
+    class ProjectArgs(DataclassInstance, Protocol):
+        """A tracked job's arguments: its jobs row belongs to this project."""
+
+        project_id: UUID
+
+
 log = logging.getLogger(__name__)
 
 A = TypeVar("A", bound="DataclassInstance")
+P = TypeVar("P", bound="ProjectArgs")
 Result = dict[str, Any]  # what arq keeps as the job's result: JSON-like
 ArqContext = dict[str, Any]  # arq's own type for the ctx it hands job functions
 
@@ -141,7 +148,7 @@ def arq_cron(job: Job[A], args: A, **schedule: Any) -> CronJob:
     return cron(coroutine, name=job.spec.name, **schedule)
 
 
-class TrackedJob(Job[A]):
+class TrackedJob(Job[P]):
     """A job with a jobs row (id: its spec's job id). Subclasses say how it starts, what its limit is,
     how its failures read, and what else a failure marks."""
 
@@ -150,19 +157,13 @@ class TrackedJob(Job[A]):
     # None: they fail the job like any other error.
     transient_reason: str | None = None
     died_reason: str  # the reason once JOB_MAX_DEATHS deaths are on record
-
-    @abstractmethod
-    def project_id(self, args: A) -> UUID:
-        """The project that owns the jobs row."""
+    timeout_reason: str  # the reason when the time limit stops it; "{limit_s:g}" stands for the limit
 
     @abstractmethod
     def time_limit_s(self, settings: Settings) -> float: ...
 
     @abstractmethod
-    def timeout_reason(self, limit_s: float) -> str: ...
-
-    @abstractmethod
-    async def start(self, conn: AsyncConnection[Any], args: A) -> int | Result:
+    async def start(self, conn: AsyncConnection[Any], args: P) -> int | Result:
         """Marks the row running for this attempt: its deaths so far, or the result to return at once
         (the job must not run)."""
 
@@ -173,19 +174,19 @@ class TrackedJob(Job[A]):
     @abstractmethod
     def unforeseen_failure(self, error: Exception) -> Failure: ...
 
-    async def record_failure(self, conn: AsyncConnection[Any], args: A, reason: str) -> None:
+    async def record_failure(self, conn: AsyncConnection[Any], args: P, reason: str) -> None:
         job_id = self.spec.job_id(args)
-        await jobs.fail_job(conn, project_id=self.project_id(args), job_id=job_id, error=reason)
+        await jobs.fail_job(conn, project_id=args.project_id, job_id=job_id, error=reason)
 
     def arq_timeout_s(self, settings: Settings) -> float | None:
         return self.time_limit_s(settings) + ARQ_TIMEOUT_MARGIN_S
 
     async def __call__(
-        self, runtime: Runtime, args: A, *, job_try: int = 1, quarantine: Quarantine | None = None
+        self, runtime: Runtime, args: P, *, job_try: int = 1, quarantine: Quarantine | None = None
     ) -> Result:
         """One attempt within the time limit. A job whose worker died under it before runs alone; one
         that a graceful stop cancels goes back to `queued` for arq to rerun."""
-        project_id, job_id = self.project_id(args), self.spec.job_id(args)
+        project_id, job_id = args.project_id, self.spec.job_id(args)
         try:
             async with runtime.pool.connection() as conn:
                 state = await jobs.attempt_state(conn, project_id=project_id, job_id=job_id)
@@ -198,14 +199,14 @@ class TrackedJob(Job[A]):
             async with asyncio.timeout(limit), (quarantine or Quarantine()).hold(alone=suspect):
                 return await self._attempt(runtime, args, job_try)
         except TimeoutError:  # our limit (not an inner TimeoutError: _attempt handles those itself)
-            reason = self.timeout_reason(limit)
+            reason = self.timeout_reason.format(limit_s=limit)
             log.error("%s %s: %s", self.spec.name, job_id, reason)
             return await self._fail(runtime.pool, args, Failure(reason))
         except asyncio.CancelledError:  # the worker is stopping: arq reruns the job; this is no death
             await asyncio.shield(_requeue(runtime.pool, project_id=project_id, job_id=job_id))
             raise
 
-    async def _attempt(self, runtime: Runtime, args: A, job_try: int) -> Result:
+    async def _attempt(self, runtime: Runtime, args: P, job_try: int) -> Result:
         job_id = self.spec.job_id(args)
         try:
             async with runtime.pool.connection() as conn:
@@ -223,7 +224,7 @@ class TrackedJob(Job[A]):
             if isinstance(error, TRANSIENT_ERRORS) and self.transient_reason is not None:
                 if job_try < runtime.settings.workers.job_max_tries:
                     log.warning("transient error on %s, retrying: %r", job_id, error)
-                    await _requeue(runtime.pool, project_id=self.project_id(args), job_id=job_id)
+                    await _requeue(runtime.pool, project_id=args.project_id, job_id=job_id)
                     raise Retry(defer=job_try * 2) from error  # a retry, not a death
                 return await self._fail(runtime.pool, args, Failure(self.transient_reason, repr(error)))
             failure = self.known_failure(error)
@@ -232,7 +233,7 @@ class TrackedJob(Job[A]):
                 failure = self.unforeseen_failure(error)
             return await self._fail(runtime.pool, args, failure)
 
-    async def _fail(self, pool: AsyncConnectionPool, args: A, failure: Failure) -> Result:
+    async def _fail(self, pool: AsyncConnectionPool, args: P, failure: Failure) -> Result:
         async with pool.connection() as conn, conn.transaction():
             await self.record_failure(conn, args, failure.reason)
         return {"status": "failed", "error": failure.reason if failure.error is None else failure.error}

@@ -4,7 +4,6 @@ import asyncio
 import logging
 from dataclasses import fields
 from typing import Any
-from uuid import UUID
 
 from psycopg import AsyncConnection
 
@@ -27,16 +26,11 @@ log = logging.getLogger(__name__)
 class IndexJob(TrackedJob[IndexDocument]):
     spec = INDEX_DOCUMENT
     transient_reason = "indexing failed repeatedly because a service was unavailable; try again later"
+    timeout_reason = "indexing took longer than {limit_s:g} s and was stopped"
     died_reason = jobs.WORKER_DIED
-
-    def project_id(self, args: IndexDocument) -> UUID:
-        return args.project_id
 
     def time_limit_s(self, settings: Settings) -> float:
         return settings.workers.index_job_timeout_s
-
-    def timeout_reason(self, limit_s: float) -> str:
-        return f"indexing took longer than {limit_s:g} s and was stopped"
 
     async def start(self, conn: AsyncConnection[Any], args: IndexDocument) -> int:
         deaths = await jobs.start_job(conn, project_id=args.project_id, job_id=self.spec.job_id(args))

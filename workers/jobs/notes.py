@@ -6,7 +6,6 @@ import hashlib
 import logging
 import re
 from typing import Any
-from uuid import UUID
 
 from arq.connections import ArqRedis
 from psycopg import AsyncConnection
@@ -38,16 +37,11 @@ log = logging.getLogger(__name__)
 
 class WriteNoteJob(TrackedJob[WriteNote]):
     spec = WRITE_NOTE
+    timeout_reason = "The note took longer than {limit_s:g} s and was stopped."
     died_reason = "The worker died while writing this note, every time it was tried."
-
-    def project_id(self, args: WriteNote) -> UUID:
-        return args.project_id
 
     def time_limit_s(self, settings: Settings) -> float:
         return settings.workers.note_job_timeout_s
-
-    def timeout_reason(self, limit_s: float) -> str:
-        return f"The note took longer than {limit_s:g} s and was stopped."
 
     async def start(self, conn: AsyncConnection[Any], args: WriteNote) -> int | Result:
         stage = "planning" if args.plan_id is None else "loading"
