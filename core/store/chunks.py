@@ -16,8 +16,9 @@ _COLUMNS = (
 
 
 @dataclass(frozen=True, slots=True)
-class Chunk:
-    """A stored chunk as the API lists it (no embedding)."""
+class ChunkColumns:
+    """A stored chunk's own columns but its embedding: what the API lists and what questions are
+    generated from share them."""
 
     id: int
     document_id: UUID
@@ -31,6 +32,12 @@ class Chunk:
     char_start: int
     char_end: int
     content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk(ChunkColumns):
+    """A stored chunk as the API lists it (no embedding)."""
+
     embedding_model: str
 
 

@@ -16,6 +16,7 @@ from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from core.store.access import member_of, writer_of
+from core.store.chunks import ChunkColumns
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,21 +61,9 @@ class Question:
 
 
 @dataclass(frozen=True, slots=True)
-class SourceChunk:
+class SourceChunk(ChunkColumns):
     """A chunk with its document's columns, the same columns as the retriever's hydrated rows."""
 
-    id: int
-    document_id: UUID
-    document_version: int
-    ordinal: int
-    text: str
-    context_header: str
-    section_path: list[str]
-    page_start: int | None
-    page_end: int | None
-    char_start: int
-    char_end: int
-    content_hash: str
     document_title: str
     filename: str
     source_type: str

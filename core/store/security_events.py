@@ -4,7 +4,7 @@ and settings values, never key material, document text or a student's question."
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 from uuid import UUID
 
 from psycopg.rows import class_row
@@ -49,32 +49,35 @@ class SecurityEvent:
     created_at: datetime
 
 
+class EventFields(TypedDict, total=False):
+    """An action's own account of itself: what, who did it, and in which project, to whom or what."""
+
+    action: Required[str]
+    actor_user_id: Required[UUID | None]
+    project_id: UUID | None
+    target_user_id: UUID | None
+    target_id: UUID | str | None
+    details: dict[str, Any] | None
+
+
 async def insert_event(
-    conn: Connection,
-    *,
-    action: str,
-    actor_user_id: UUID | None,
-    project_id: UUID | None = None,
-    target_user_id: UUID | None = None,
-    target_id: UUID | str | None = None,
-    details: dict[str, Any] | None = None,
-    request_id: str | None = None,
-    retention_days: int,
+    conn: Connection, *, request_id: str | None = None, retention_days: int, **event: Unpack[EventFields]
 ) -> None:
     """Writes one event, and drops the events older than `retention_days` (events are rare: this keeps
     the table bounded without a job of its own)."""
+    target_id = event.get("target_id")
     await conn.execute(
         "INSERT INTO security_events"
         " (project_id, actor_user_id, action, target_user_id, target_id, details, request_id)"
         " VALUES (%(project_id)s, %(actor)s, %(action)s, %(target_user)s, %(target_id)s, %(details)s,"
         " %(rid)s)",
         {
-            "project_id": project_id,
-            "actor": actor_user_id,
-            "action": action,
-            "target_user": target_user_id,
+            "project_id": event.get("project_id"),
+            "actor": event["actor_user_id"],
+            "action": event["action"],
+            "target_user": event.get("target_user_id"),
             "target_id": None if target_id is None else str(target_id),
-            "details": Jsonb(details or {}),
+            "details": Jsonb(event.get("details") or {}),
             "rid": request_id,
         },
     )
