@@ -10,7 +10,8 @@ from uuid import UUID
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import Connection, owner_of
+from core.store.access import Connection, owner_of, scope
+from core.store.rows import fetch_all
 
 ACTIONS = (
     "key.created",
@@ -90,19 +91,21 @@ async def project_events(
     conn: Connection, *, project_id: UUID, user_id: UUID, limit: int, offset: int
 ) -> list[SecurityEvent]:
     """A project's events, newest first, for its owners only (the SQL checks the caller is one)."""
-    cur = await conn.cursor(row_factory=class_row(SecurityEvent)).execute(
+    return await fetch_all(
+        conn,
+        class_row(SecurityEvent),
         f"SELECT {_COLUMNS} {_FROM} WHERE e.project_id = %(project_id)s AND {owner_of('e.project_id')}"
         " ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
-        {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset},
+        scope(project_id, user_id, limit=limit, offset=offset),
     )
-    return await cur.fetchall()
 
 
 async def user_events(conn: Connection, *, user_id: UUID, limit: int, offset: int) -> list[SecurityEvent]:
     """A user's own account events (keys created and revoked, by them or by the operator), newest first."""
-    cur = await conn.cursor(row_factory=class_row(SecurityEvent)).execute(
+    return await fetch_all(
+        conn,
+        class_row(SecurityEvent),
         f"SELECT {_COLUMNS} {_FROM} WHERE e.project_id IS NULL AND e.target_user_id = %(user_id)s"
         " ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
         {"user_id": user_id, "limit": limit, "offset": offset},
     )
-    return await cur.fetchall()
