@@ -28,6 +28,11 @@ def writer_of(project_column: str) -> str:
     return _TEMPLATE.format(column=project_column, roles=" AND m.role IN ('owner', 'editor')")
 
 
+def in_project(alias: str) -> str:
+    """SQL: the row `alias` is in project %(project_id)s, and the caller is a member of it."""
+    return f"{alias}.project_id = %(project_id)s AND {member_of(f'{alias}.project_id')}"
+
+
 def owner_of(project_column: str) -> str:
     return _TEMPLATE.format(column=project_column, roles=" AND m.role = 'owner'")
 

@@ -87,19 +87,19 @@ async def insert_attempt(
         )
         return await _insert(
             conn,
-            scope(
-                project_id,
-                user_id,
-                question_id=question_id,
-                answer=answer,
-                score=score,
-                verdict=verdict,
-                feedback=feedback,
-                missing_points=Jsonb(list(missing_points)),
-                citations=Jsonb(list(citations)),
-                graded_by=graded_by,
-                max_attempts=max_attempts,
-            ),
+            {
+                "project_id": project_id,
+                "user_id": user_id,
+                "question_id": question_id,
+                "answer": answer,
+                "score": score,
+                "verdict": verdict,
+                "feedback": feedback,
+                "missing_points": Jsonb(list(missing_points)),
+                "citations": Jsonb(list(citations)),
+                "graded_by": graded_by,
+                "max_attempts": max_attempts,
+            },
         )
 
 

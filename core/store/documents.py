@@ -6,7 +6,7 @@ from uuid import UUID
 
 from psycopg.rows import class_row, scalar_row
 
-from core.store.access import Connection, member_of, scope, writer_of
+from core.store.access import Connection, in_project, member_of, scope, writer_of
 from core.store.jobs import index_job_id, reset_for_reindex
 from core.store.rows import fetch_all, fetch_one
 
@@ -111,14 +111,14 @@ async def add_version(
             " filename = %(filename)s, source_type = %(source_type)s, title = %(title)s, updated_at = now()"
             f" WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s AND {writer_of('d.project_id')}"
             " RETURNING d.version",
-            scope(
-                project_id,
-                user_id,
-                document_id=document_id,
-                filename=filename,
-                source_type=source_type,
-                title=title,
-            ),
+            {
+                "project_id": project_id,
+                "user_id": user_id,
+                "document_id": document_id,
+                "filename": filename,
+                "source_type": source_type,
+                "title": title,
+            },
         )
         if version is None:
             return None
@@ -151,16 +151,16 @@ async def _add_version(
         " (project_id, document_id, version, content, content_hash, size_bytes, filename, created_by)"
         " VALUES (%(project_id)s, %(document_id)s, %(version)s, %(content)s, %(content_hash)s,"
         " %(size)s, %(filename)s, %(user_id)s)",
-        scope(
-            project_id,
-            user_id,
-            document_id=document_id,
-            version=version,
-            content=content,
-            content_hash=content_hash,
-            size=len(content),
-            filename=filename,
-        ),
+        {
+            "project_id": project_id,
+            "user_id": user_id,
+            "document_id": document_id,
+            "version": version,
+            "content": content,
+            "content_hash": content_hash,
+            "size": len(content),
+            "filename": filename,
+        },
     )
     await conn.execute(
         "INSERT INTO jobs (id, project_id, document_id, document_version, kind)"
@@ -196,12 +196,9 @@ async def list_documents(
 async def get_document(
     conn: Connection, *, project_id: UUID, user_id: UUID, document_id: UUID
 ) -> Document | None:
+    query = f"SELECT {_COLUMNS} FROM documents d WHERE d.id = %(document_id)s AND {in_project('d')}"
     return await fetch_one(
-        conn,
-        class_row(Document),
-        f"SELECT {_COLUMNS} FROM documents d WHERE d.id = %(document_id)s"
-        f" AND d.project_id = %(project_id)s AND {member_of('d.project_id')}",
-        scope(project_id, user_id, document_id=document_id),
+        conn, class_row(Document), query, scope(project_id, user_id, document_id=document_id)
     )
 
 

@@ -105,17 +105,17 @@ async def insert_evaluation(
         f" AND {member_of('h.project_id')}"
         " ON CONFLICT (query_id) WHERE query_id IS NOT NULL DO NOTHING"
         f" RETURNING {_COLUMNS.replace('e.', '')}",
-        scope(
-            project_id,
-            user_id,
-            query_id=query_id,
-            claims=Jsonb(list(claims)),
-            groundedness=groundedness,
-            relevance=relevance,
-            risk=hallucination_risk,
-            flagged=flagged,
-            judge_model=judge_model,
-        ),
+        {
+            "project_id": project_id,
+            "user_id": user_id,
+            "query_id": query_id,
+            "claims": Jsonb(list(claims)),
+            "groundedness": groundedness,
+            "relevance": relevance,
+            "risk": hallucination_risk,
+            "flagged": flagged,
+            "judge_model": judge_model,
+        },
     )
 
 

@@ -11,7 +11,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row, kwargs_row, scalar_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import member_of, owner_of, scope
+from core.store.access import in_project, member_of, owner_of, scope
 from core.store.evaluations import StoredClaim
 from core.store.rows import fetch_all, fetch_one
 
@@ -99,20 +99,20 @@ async def insert_query(
         " %(tokens)s::jsonb, %(request_id)s::text, %(run_id)s::uuid"
         f" FROM projects p WHERE p.id = %(project_id)s AND {member_of('p.id')}"
         " RETURNING id",
-        scope(
-            project_id,
-            user_id,
-            agent=agent,
-            question=question,
-            answer=answer,
-            outcome=outcome,
-            retrieved=list(retrieved_chunk_ids),
-            cited=list(cited_chunk_ids),
-            timings=Jsonb(timings_ms or {}),
-            tokens=Jsonb(tokens or {}),
-            request_id=request_id,
-            run_id=run_id,
-        ),
+        {
+            "project_id": project_id,
+            "user_id": user_id,
+            "agent": agent,
+            "question": question,
+            "answer": answer,
+            "outcome": outcome,
+            "retrieved": list(retrieved_chunk_ids),
+            "cited": list(cited_chunk_ids),
+            "timings": Jsonb(timings_ms or {}),
+            "tokens": Jsonb(tokens or {}),
+            "request_id": request_id,
+            "run_id": run_id,
+        },
     )
     return query_id
 
@@ -148,13 +148,9 @@ async def query_to_judge(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, query_id: UUID
 ) -> HistoryEntry | None:
     """The worker's read of a sampled answer: only while its asker is still a member of the project."""
+    query = f"SELECT {_COLUMNS} FROM query_history h WHERE h.id = %(query_id)s AND {in_project('h')}"
     return await fetch_one(
-        conn,
-        class_row(HistoryEntry),
-        f"SELECT {_COLUMNS} FROM query_history h"
-        " WHERE h.id = %(query_id)s AND h.project_id = %(project_id)s"
-        f" AND {member_of('h.project_id')}",
-        scope(project_id, user_id, query_id=query_id),
+        conn, class_row(HistoryEntry), query, scope(project_id, user_id, query_id=query_id)
     )
 
 

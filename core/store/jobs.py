@@ -7,7 +7,7 @@ from uuid import UUID
 
 from psycopg.rows import class_row, scalar_row
 
-from core.store.access import Connection, member_of, scope
+from core.store.access import Connection, in_project, scope
 from core.store.rows import fetch_all, fetch_one
 
 _COLUMNS = (
@@ -67,13 +67,8 @@ def index_job_id(document_id: UUID, version: int) -> str:
 
 
 async def get_job(conn: Connection, *, project_id: UUID, user_id: UUID, job_id: str) -> Job | None:
-    return await fetch_one(
-        conn,
-        class_row(Job),
-        f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s AND j.project_id = %(project_id)s"
-        f" AND {member_of('j.project_id')}",
-        scope(project_id, user_id, job_id=job_id),
-    )
+    query = f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s AND {in_project('j')}"
+    return await fetch_one(conn, class_row(Job), query, scope(project_id, user_id, job_id=job_id))
 
 
 async def unfinished_jobs(conn: Connection, *, kind: str) -> list[UnfinishedJob]:

@@ -11,7 +11,7 @@ from uuid import UUID, uuid4
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import Connection, member_of, scope, writer_of
+from core.store.access import Connection, in_project, scope, writer_of
 from core.store.jobs import begin_attempt
 from core.store.rows import fetch_one
 
@@ -62,13 +62,11 @@ async def create_note_job(
 
 
 async def get_note_job(conn: Connection, *, project_id: UUID, user_id: UUID, job_id: str) -> NoteJob | None:
-    return await fetch_one(
-        conn,
-        class_row(NoteJob),
-        f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s AND j.project_id = %(project_id)s"
-        f" AND j.kind = 'write_note' AND {member_of('j.project_id')}",
-        scope(project_id, user_id, job_id=job_id),
+    query = (
+        f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s"
+        f" AND j.kind = 'write_note' AND {in_project('j')}"
     )
+    return await fetch_one(conn, class_row(NoteJob), query, scope(project_id, user_id, job_id=job_id))
 
 
 async def start_note_job(conn: Connection, *, project_id: UUID, job_id: str, stage: str) -> int | None:

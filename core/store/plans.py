@@ -10,7 +10,7 @@ from uuid import UUID
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import Connection, member_of, scope, writer_of
+from core.store.access import Connection, in_project, member_of, scope, writer_of
 from core.store.rows import fetch_all, fetch_one
 
 _COLUMNS = "pl.id, pl.project_id, pl.topic, pl.outline, pl.created_by, pl.created_at"
@@ -54,13 +54,8 @@ async def create_plan(
 
 
 async def get_plan(conn: Connection, *, project_id: UUID, user_id: UUID, plan_id: UUID) -> Plan | None:
-    return await fetch_one(
-        conn,
-        class_row(Plan),
-        f"SELECT {_COLUMNS} FROM plans pl WHERE pl.id = %(plan_id)s AND pl.project_id = %(project_id)s"
-        f" AND {member_of('pl.project_id')}",
-        scope(project_id, user_id, plan_id=plan_id),
-    )
+    query = f"SELECT {_COLUMNS} FROM plans pl WHERE pl.id = %(plan_id)s AND {in_project('pl')}"
+    return await fetch_one(conn, class_row(Plan), query, scope(project_id, user_id, plan_id=plan_id))
 
 
 async def list_plans(

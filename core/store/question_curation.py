@@ -49,13 +49,13 @@ async def review_question(
 ) -> Question | None:
     cur = await conn.execute(
         _REVIEW,
-        scope(
-            project_id,
-            user_id,
-            question_id=question_id,
-            state="approved" if approve else "rejected",
-            note=note,
-        ),
+        {
+            "project_id": project_id,
+            "user_id": user_id,
+            "question_id": question_id,
+            "state": "approved" if approve else "rejected",
+            "note": note,
+        },
     )
     if await cur.fetchone() is None:
         return None

@@ -15,7 +15,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import member_of, scope, writer_of
+from core.store.access import in_project, member_of, scope, writer_of
 from core.store.chunks import ChunkColumns
 from core.store.rows import fetch_all, fetch_one
 
@@ -299,10 +299,7 @@ async def get_question(
 ) -> Question | None:
     """`studying`: None unless the caller may study the item (see studyable)."""
     visible = f" AND {studyable()}" if studying else ""
+    query = f"SELECT {COLUMNS} FROM questions q WHERE q.id = %(question_id)s AND {in_project('q')}{visible}"
     return await fetch_one(
-        conn,
-        class_row(Question),
-        f"SELECT {COLUMNS} FROM questions q WHERE q.id = %(question_id)s"
-        f" AND q.project_id = %(project_id)s AND {member_of('q.project_id')}{visible}",
-        scope(project_id, user_id, question_id=question_id),
+        conn, class_row(Question), query, scope(project_id, user_id, question_id=question_id)
     )

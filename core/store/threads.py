@@ -51,12 +51,8 @@ async def create_thread(
 async def get_thread(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, thread_id: UUID
 ) -> Thread | None:
-    return await fetch_one(
-        conn,
-        class_row(Thread),
-        f"SELECT {_COLUMNS} FROM qa_threads t WHERE t.id = %(thread_id)s AND {_OWN}",
-        scope(project_id, user_id, thread_id=thread_id),
-    )
+    query = f"SELECT {_COLUMNS} FROM qa_threads t WHERE t.id = %(thread_id)s AND {_OWN}"
+    return await fetch_one(conn, class_row(Thread), query, scope(project_id, user_id, thread_id=thread_id))
 
 
 async def list_threads(
