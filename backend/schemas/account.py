@@ -1,12 +1,15 @@
 """Pydantic models of the account routes: API keys, members and the security event log."""
 
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, Self
+from typing import Literal, Self
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from backend.schemas.projects import Role
+from backend.schemas.records import record_fields
+from core.store.security_events import SecurityEvent
+from core.store.users import ApiKey
 
 MAX_KEY_LIFETIME_DAYS = 3650
 
@@ -40,18 +43,8 @@ class KeyCreate(BaseModel):
         return self.expires_at
 
 
-class KeyOut(BaseModel):
+class KeyOut(record_fields(ApiKey, exclude={"user_id"})):
     """A key as listed: never the key or its hash; `prefix` is its first characters, to recognise it."""
-
-    model_config = ConfigDict(from_attributes=True)
-
-    id: UUID
-    name: str
-    prefix: str
-    created_at: datetime
-    last_used_at: datetime | None
-    expires_at: datetime | None
-    revoked_at: datetime | None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -93,17 +86,5 @@ class MemberList(BaseModel):
     offset: int
 
 
-class SecurityEventOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    id: int
-    project_id: UUID | None
-    action: str
+class SecurityEventOut(record_fields(SecurityEvent)):
     actor_user_id: UUID | None = Field(description="who did it; null: the operator's CLI or a deleted user")
-    actor_email: str | None
-    target_user_id: UUID | None
-    target_email: str | None
-    target_id: str | None
-    details: dict[str, Any]
-    request_id: str | None
-    created_at: datetime

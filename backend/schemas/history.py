@@ -3,9 +3,12 @@ aggregates; the items to owners, and to each student their own)."""
 
 from datetime import datetime
 from typing import Literal
-from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
+
+from backend.schemas.records import record_fields
+from core.store.evaluations import Evaluation, EvaluationStats
+from core.store.history import JudgedEntry, QueryJudgement
 
 
 class ClaimOut(BaseModel):
@@ -16,64 +19,21 @@ class ClaimOut(BaseModel):
     chunk_ids: list[int]
 
 
-class EvaluationOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    id: UUID
-    user_id: UUID | None  # the asker; NULL once they left the project or erased their history
-    query_id: UUID | None  # NULL once the query left the history's retention window
-    run_id: UUID | None
-    question: str
-    answer: str
-    claims: list[ClaimOut]
-    groundedness: float
-    relevance: float
-    hallucination_risk: float
-    flagged: bool
-    judge_model: str
-    created_at: datetime
+# The store's records, less the project id (the route's own); their nullable ids are explained there.
+class EvaluationOut(record_fields(Evaluation, exclude={"project_id"}, claims=list[ClaimOut])):
+    pass
 
 
-class QueryEvaluation(BaseModel):
+class QueryEvaluation(record_fields(QueryJudgement, claims=list[ClaimOut])):
     """A query's evaluation as listed with it (question and answer are the query's own)."""
 
-    model_config = ConfigDict(from_attributes=True)
 
-    id: UUID
-    groundedness: float
-    relevance: float
-    hallucination_risk: float
-    flagged: bool
-    claims: list[ClaimOut]
-    judge_model: str
-    created_at: datetime
+class QueryOut(record_fields(JudgedEntry, exclude={"project_id"}, evaluation=QueryEvaluation | None)):
+    pass
 
 
-class QueryOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    id: UUID
-    user_id: UUID | None
-    agent: str
-    question: str
-    answer: str | None
-    outcome: str | None
-    retrieved_chunk_ids: list[int]
-    cited_chunk_ids: list[int]
-    timings_ms: dict[str, float]
-    tokens: dict[str, dict[str, int]]
-    request_id: str | None
-    run_id: UUID | None
-    created_at: datetime
-    evaluation: QueryEvaluation | None
-
-
-class EvaluationSummary(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    count: int
-    mean_groundedness: float | None  # None when the window holds no evaluation
-    flagged_share: float | None
+class EvaluationSummary(record_fields(EvaluationStats)):
+    pass  # over the whole window; the mean and share are None when it holds no evaluation
 
 
 class EvaluationsOut(BaseModel):

@@ -6,6 +6,10 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.schemas.records import record_fields
+from core.store.chunks import Chunk
+from core.store.jobs import Job
+
 Language = Literal["pt", "en", "auto"]
 Role = Literal["owner", "editor", "viewer"]
 SampleRate = Annotated[
@@ -103,41 +107,10 @@ class DocumentTextUpdate(BaseModel):
     title: str | None = Field(default=None, min_length=1, max_length=300)
 
 
-class ChunkOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    id: int
-    document_id: UUID
-    document_version: int
-    ordinal: int
-    text: str
-    context_header: str
-    section_path: list[str]
-    page_start: int | None
-    page_end: int | None
-    char_start: int
-    char_end: int
-    content_hash: str
-    embedding_model: str
+class ChunkOut(record_fields(Chunk)):
+    pass  # the stored chunk, as the store lists it
 
 
-class JobOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    id: str
-    project_id: UUID
-    document_id: UUID | None
-    document_version: int | None
-    kind: str
+class JobOut(record_fields(Job)):
     status: Literal["queued", "running", "succeeded", "failed"]
-    stage: str
-    done: int
-    total: int
-    chunks_total: int | None
-    chunks_embedded: int | None
-    attempts: int
     deaths: int = 0  # attempts cut short by the worker process dying (JOB_MAX_DEATHS fails the job)
-    error: str | None
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None

@@ -1,14 +1,15 @@
 """Pydantic models of the RAG QA API."""
 
-from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from agents.common.citations import Citation
 from agents.qa.state import Outcome
+from backend.schemas.records import record_fields
 from core.retrieval import Candidate
+from core.store.threads import Thread
 
 
 class QARequest(BaseModel):
@@ -56,13 +57,8 @@ class QAResponse(BaseModel):
     debug: QADebug | None = None
 
 
-class ThreadOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    id: UUID
-    title: str
-    created_at: datetime
-    updated_at: datetime
+class ThreadOut(record_fields(Thread, exclude={"project_id", "user_id"})):
+    pass  # the caller's own thread in this project: those two ids go without saying
 
 
 class ThreadMessage(BaseModel):

@@ -6,8 +6,7 @@ Not backend/services/audit.py: that one records agent requests (query_history); 
 membership, documents and project settings."""
 
 import logging
-from typing import Any
-from uuid import UUID
+from typing import Unpack
 
 from fastapi import Request
 from psycopg import AsyncConnection
@@ -15,39 +14,17 @@ from psycopg import AsyncConnection
 from backend.deps import get_settings
 from backend.middleware.request_context import log_json, request_id
 from core.store import security_events
+from core.store.security_events import EventFields
+
+# The log line names who did what to whom; details stay in the table.
+_LOGGED = ("actor_user_id", "project_id", "target_user_id", "target_id")
 
 
-async def record(
-    conn: AsyncConnection,
-    request: Request,
-    *,
-    action: str,
-    actor_user_id: UUID | None,
-    project_id: UUID | None = None,
-    target_user_id: UUID | None = None,
-    target_id: UUID | str | None = None,
-    details: dict[str, Any] | None = None,
-) -> None:
+async def record(conn: AsyncConnection, request: Request, **event: Unpack[EventFields]) -> None:
     settings = get_settings(request)
     rid = request_id(request)
     await security_events.insert_event(
-        conn,
-        action=action,
-        actor_user_id=actor_user_id,
-        project_id=project_id,
-        target_user_id=target_user_id,
-        target_id=target_id,
-        details=details,
-        request_id=rid,
-        retention_days=settings.retention.security_events_days,
+        conn, request_id=rid, retention_days=settings.retention.security_events_days, **event
     )
-    log_json(
-        logging.INFO,
-        "security_event",
-        action=action,
-        request_id=rid,
-        actor_user_id=actor_user_id,
-        project_id=project_id,
-        target_user_id=target_user_id,
-        target_id=target_id,
-    )
+    logged = {key: event.get(key) for key in _LOGGED}
+    log_json(logging.INFO, "security_event", action=event["action"], request_id=rid, **logged)

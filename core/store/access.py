@@ -7,7 +7,8 @@ e.g. "p.id" or "d.project_id"; the query must bind %(user_id)s.
 `Connection` is what the store functions take: any borrowed connection, whatever its own row factory,
 since every query that reads rows names its own (class_row, scalar_row)."""
 
-from typing import TypeAlias
+from typing import Any, TypeAlias
+from uuid import UUID
 
 from psycopg import AsyncConnection
 
@@ -27,5 +28,15 @@ def writer_of(project_column: str) -> str:
     return _TEMPLATE.format(column=project_column, roles=" AND m.role IN ('owner', 'editor')")
 
 
+def in_project(alias: str) -> str:
+    """SQL: the row `alias` is in project %(project_id)s, and the caller is a member of it."""
+    return f"{alias}.project_id = %(project_id)s AND {member_of(f'{alias}.project_id')}"
+
+
 def owner_of(project_column: str) -> str:
     return _TEMPLATE.format(column=project_column, roles=" AND m.role = 'owner'")
+
+
+def scope(project_id: UUID, user_id: UUID, **more: Any) -> dict[str, Any]:
+    """A scoped query's parameters: the project, the caller these fragments bind, and its own."""
+    return {"project_id": project_id, "user_id": user_id, **more}

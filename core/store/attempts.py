@@ -12,7 +12,8 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import member_of, owner_of
+from core.store.access import member_of, owner_of, scope
+from core.store.rows import fetch_all, fetch_one, fetch_required
 
 _COLUMNS = (
     "a.id, a.project_id, a.question_id, a.user_id, a.answer, a.score, a.verdict, a.feedback,"
@@ -103,39 +104,37 @@ async def insert_attempt(
 
 
 async def _insert(conn: AsyncConnection[object], params: dict[str, Any]) -> Attempt | None:
-    async with conn.cursor(row_factory=class_row(Attempt)) as cur:
-        await cur.execute(
-            "INSERT INTO question_attempts (project_id, question_id, user_id, answer, score, verdict,"
-            " feedback, missing_points, citations, graded_by)"
-            " SELECT q.project_id, q.id, %(user_id)s::uuid, %(answer)s::text, %(score)s::real,"
-            " %(verdict)s::text, %(feedback)s::text, %(missing_points)s::jsonb, %(citations)s::jsonb,"
-            " %(graded_by)s::text"
-            " FROM questions q WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s"
-            f" AND {member_of('q.project_id')}"
-            " AND (%(max_attempts)s::int IS NULL OR (SELECT count(*) FROM question_attempts x"
-            " WHERE x.project_id = q.project_id AND x.question_id = q.id AND x.user_id = %(user_id)s)"
-            " < %(max_attempts)s::int)"
-            f" RETURNING {_COLUMNS.replace('a.', '')}",
-            params,
-        )
-        return await cur.fetchone()
+    return await fetch_one(
+        conn,
+        class_row(Attempt),
+        "INSERT INTO question_attempts (project_id, question_id, user_id, answer, score, verdict,"
+        " feedback, missing_points, citations, graded_by)"
+        " SELECT q.project_id, q.id, %(user_id)s::uuid, %(answer)s::text, %(score)s::real,"
+        " %(verdict)s::text, %(feedback)s::text, %(missing_points)s::jsonb, %(citations)s::jsonb,"
+        " %(graded_by)s::text"
+        " FROM questions q WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s"
+        f" AND {member_of('q.project_id')}"
+        " AND (%(max_attempts)s::int IS NULL OR (SELECT count(*) FROM question_attempts x"
+        " WHERE x.project_id = q.project_id AND x.question_id = q.id AND x.user_id = %(user_id)s)"
+        " < %(max_attempts)s::int)"
+        f" RETURNING {_COLUMNS.replace('a.', '')}",
+        params,
+    )
 
 
 async def attempt_stats(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, question_id: UUID
 ) -> AttemptStats:
     """How many attempts the caller made at the question, and whether one was correct."""
-    async with conn.cursor(row_factory=class_row(AttemptStats)) as cur:
-        await cur.execute(
-            "SELECT count(*) AS count, coalesce(bool_or(a.verdict = 'correct'), false) AS correct"
-            " FROM question_attempts a"
-            " WHERE a.project_id = %(project_id)s AND a.question_id = %(question_id)s"
-            f" AND a.user_id = %(user_id)s AND {member_of('a.project_id')}",
-            {"project_id": project_id, "user_id": user_id, "question_id": question_id},
-        )
-        row = await cur.fetchone()
-    assert row is not None  # an aggregate always returns one row
-    return row
+    return await fetch_required(
+        conn,
+        class_row(AttemptStats),
+        "SELECT count(*) AS count, coalesce(bool_or(a.verdict = 'correct'), false) AS correct"
+        " FROM question_attempts a"
+        " WHERE a.project_id = %(project_id)s AND a.question_id = %(question_id)s"
+        f" AND a.user_id = %(user_id)s AND {member_of('a.project_id')}",
+        scope(project_id, user_id, question_id=question_id),
+    )
 
 
 async def list_attempts(
@@ -151,22 +150,15 @@ async def list_attempts(
     """Attempts of `member_id` (None: of every member) at `question_id` (None: at any question), newest
     first, each with its question's reference answer and explanation. Whatever is asked, the SQL
     returns only the caller's own attempts unless the caller owns the project."""
-    async with conn.cursor(row_factory=class_row(ListedAttempt)) as cur:
-        await cur.execute(
-            f"SELECT {_COLUMNS}, q.answer AS reference_answer, q.explanation FROM question_attempts a"
-            " JOIN questions q ON q.project_id = a.project_id AND q.id = a.question_id"
-            " WHERE a.project_id = %(project_id)s"
-            " AND (%(question_id)s::uuid IS NULL OR a.question_id = %(question_id)s)"
-            " AND (%(member_id)s::uuid IS NULL OR a.user_id = %(member_id)s)"
-            f" AND {member_of('a.project_id')} AND (a.user_id = %(user_id)s OR {owner_of('a.project_id')})"
-            " ORDER BY a.created_at DESC, a.id LIMIT %(limit)s OFFSET %(offset)s",
-            {
-                "project_id": project_id,
-                "user_id": user_id,
-                "question_id": question_id,
-                "member_id": member_id,
-                "limit": limit,
-                "offset": offset,
-            },
-        )
-        return await cur.fetchall()
+    return await fetch_all(
+        conn,
+        class_row(ListedAttempt),
+        f"SELECT {_COLUMNS}, q.answer AS reference_answer, q.explanation FROM question_attempts a"
+        " JOIN questions q ON q.project_id = a.project_id AND q.id = a.question_id"
+        " WHERE a.project_id = %(project_id)s"
+        " AND (%(question_id)s::uuid IS NULL OR a.question_id = %(question_id)s)"
+        " AND (%(member_id)s::uuid IS NULL OR a.user_id = %(member_id)s)"
+        f" AND {member_of('a.project_id')} AND (a.user_id = %(user_id)s OR {owner_of('a.project_id')})"
+        " ORDER BY a.created_at DESC, a.id LIMIT %(limit)s OFFSET %(offset)s",
+        scope(project_id, user_id, question_id=question_id, member_id=member_id, limit=limit, offset=offset),
+    )

@@ -2,12 +2,14 @@
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 from uuid import UUID
 
 import numpy as np
 from psycopg.rows import class_row
 
-from core.store.access import Connection, member_of
+from core.store.access import Connection, member_of, scope
+from core.store.rows import fetch_all
 
 _COLUMNS = (
     "c.id, c.document_id, c.document_version, c.ordinal, c.text, c.context_header, c.section_path,"
@@ -16,8 +18,9 @@ _COLUMNS = (
 
 
 @dataclass(frozen=True, slots=True)
-class Chunk:
-    """A stored chunk as the API lists it (no embedding)."""
+class ChunkColumns:
+    """A stored chunk's own columns but its embedding: what the API lists and what questions are
+    generated from share them."""
 
     id: int
     document_id: UUID
@@ -31,6 +34,12 @@ class Chunk:
     char_start: int
     char_end: int
     content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk(ChunkColumns):
+    """A stored chunk as the API lists it (no embedding)."""
+
     embedding_model: str
 
 
@@ -63,58 +72,49 @@ async def list_chunks(
     limit: int,
     offset: int,
 ) -> list[Chunk]:
-    cur = await conn.cursor(row_factory=class_row(Chunk)).execute(
+    return await fetch_all(
+        conn,
+        class_row(Chunk),
         f"SELECT {_COLUMNS} FROM chunks c WHERE c.project_id = %(project_id)s"
         f" AND c.document_id = %(document_id)s AND {member_of('c.project_id')}"
         " ORDER BY c.ordinal LIMIT %(limit)s OFFSET %(offset)s",
-        {
-            "project_id": project_id,
-            "user_id": user_id,
-            "document_id": document_id,
-            "limit": limit,
-            "offset": offset,
-        },
+        scope(project_id, user_id, document_id=document_id, limit=limit, offset=offset),
     )
-    return await cur.fetchall()
 
 
 async def stored_embeddings(
     conn: Connection, *, project_id: UUID, document_id: UUID, embedding_model: str
 ) -> dict[str, np.ndarray]:
     """Vectors already computed for this document, by content hash: reindex embeds only what is new."""
-    cur = await conn.cursor(row_factory=class_row(_StoredEmbedding)).execute(
+    rows = await fetch_all(
+        conn,
+        class_row(_StoredEmbedding),
         "SELECT DISTINCT ON (content_hash) content_hash, embedding FROM chunks"
         " WHERE project_id = %(project_id)s AND document_id = %(document_id)s"
         " AND embedding_model = %(model)s",
         {"project_id": project_id, "document_id": document_id, "model": embedding_model},
     )
-    return {row.content_hash: row.embedding for row in await cur.fetchall()}
+    return {row.content_hash: row.embedding for row in rows}
 
 
-async def replace_chunks(
-    conn: Connection,
-    *,
-    project_id: UUID,
-    document_id: UUID,
-    version: int,
-    chunks: Sequence[ChunkRow],
-    embedding_model: str,
-    ts_config: str,
-) -> None:
+class ChunkSet(TypedDict):
+    """A document version's whole set of chunks, as the worker writes it."""
+
+    project_id: UUID
+    document_id: UUID
+    version: int
+    chunks: Sequence[ChunkRow]
+    embedding_model: str
+    ts_config: str
+
+
+async def replace_chunks(conn: Connection, **chunk_set: Unpack[ChunkSet]) -> None:
     """Caller holds the transaction (and the document row lock): old set out, new set in, atomically."""
     await conn.execute(
         "DELETE FROM chunks WHERE project_id = %(project_id)s AND document_id = %(document_id)s",
-        {"project_id": project_id, "document_id": document_id},
+        {"project_id": chunk_set["project_id"], "document_id": chunk_set["document_id"]},
     )
-    await insert_chunks(
-        conn,
-        project_id=project_id,
-        document_id=document_id,
-        version=version,
-        chunks=chunks,
-        embedding_model=embedding_model,
-        ts_config=ts_config,
-    )
+    await insert_chunks(conn, **chunk_set)
 
 
 _COPY = (
@@ -124,25 +124,16 @@ _COPY = (
 )
 
 
-async def insert_chunks(
-    conn: Connection,
-    *,
-    project_id: UUID,
-    document_id: UUID,
-    version: int,
-    chunks: Sequence[ChunkRow],
-    embedding_model: str,
-    ts_config: str,
-) -> None:
+async def insert_chunks(conn: Connection, **chunk_set: Unpack[ChunkSet]) -> None:
     """COPY rather than INSERTs: one statement (so the stats trigger fires once) and far fewer
     round trips for a 500-chunk book."""
+    document = (chunk_set["project_id"], chunk_set["document_id"], chunk_set["version"])
+    model, ts_config = chunk_set["embedding_model"], chunk_set["ts_config"]
     async with conn.cursor() as cur, cur.copy(_COPY) as copy:
-        for chunk in chunks:
+        for chunk in chunk_set["chunks"]:
             await copy.write_row(
                 (
-                    project_id,
-                    document_id,
-                    version,
+                    *document,
                     chunk.ordinal,
                     chunk.text,
                     chunk.context_header,
@@ -152,7 +143,7 @@ async def insert_chunks(
                     chunk.char_start,
                     chunk.char_end,
                     chunk.content_hash,
-                    embedding_model,
+                    model,
                     chunk.embedding,
                     ts_config,
                 )

@@ -8,6 +8,7 @@ from uuid import UUID
 from psycopg.rows import class_row, scalar_row
 
 from core.store.access import Connection
+from core.store.rows import fetch_one
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +26,9 @@ class VersionToIndex:
 async def version_to_index(
     conn: Connection, *, project_id: UUID, document_id: UUID, version: int
 ) -> VersionToIndex | None:
-    cur = await conn.cursor(row_factory=class_row(VersionToIndex)).execute(
+    return await fetch_one(
+        conn,
+        class_row(VersionToIndex),
         "SELECT d.title, d.source_type, d.version AS latest_version, p.language AS project_language,"
         " v.content, v.filename"
         " FROM documents d JOIN projects p ON p.id = d.project_id"
@@ -34,7 +37,6 @@ async def version_to_index(
         " WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s",
         {"project_id": project_id, "document_id": document_id, "version": version},
     )
-    return await cur.fetchone()
 
 
 async def mark_processing(conn: Connection, *, project_id: UUID, document_id: UUID, version: int) -> None:
@@ -49,11 +51,12 @@ async def lock_for_version(
     conn: Connection, *, project_id: UUID, document_id: UUID, version: int
 ) -> str | None:
     """Inside the replace transaction: lock the row; returns why the version must not be written."""
-    cur = await conn.cursor(row_factory=scalar_row).execute(
+    latest: int | None = await fetch_one(
+        conn,
+        scalar_row,
         "SELECT version FROM documents WHERE id = %(document_id)s AND project_id = %(project_id)s FOR UPDATE",
         {"project_id": project_id, "document_id": document_id},
     )
-    latest: int | None = await cur.fetchone()
     if latest is None:
         return "the document was deleted while it was being indexed"
     if latest != version:

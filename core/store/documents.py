@@ -6,8 +6,9 @@ from uuid import UUID
 
 from psycopg.rows import class_row, scalar_row
 
-from core.store.access import Connection, member_of, writer_of
+from core.store.access import Connection, in_project, member_of, scope, writer_of
 from core.store.jobs import index_job_id, reset_for_reindex
+from core.store.rows import fetch_all, fetch_one
 
 _COLUMNS = (
     "d.id, d.project_id, d.title, d.filename, d.source_type, d.kind, d.language, d.version,"
@@ -63,23 +64,17 @@ async def create_document(
 ) -> Document | None:
     """Document row, its first version's bytes and its index job, in one transaction.
     Returns None when the caller may not write to the project."""
-    params = {
-        "project_id": project_id,
-        "user_id": user_id,
-        "title": title,
-        "filename": filename,
-        "source_type": source_type,
-        "kind": kind,
-    }
+    params = scope(project_id, user_id, title=title, filename=filename, source_type=source_type, kind=kind)
     async with conn.transaction():
-        cur = await conn.cursor(row_factory=scalar_row).execute(
+        document_id: UUID | None = await fetch_one(
+            conn,
+            scalar_row,
             "INSERT INTO documents (project_id, title, filename, source_type, kind, language, created_by)"
             " SELECT p.id, %(title)s, %(filename)s, %(source_type)s, %(kind)s, p.language, %(user_id)s"
             f" FROM projects p WHERE p.id = %(project_id)s AND {writer_of('p.id')}"
             " RETURNING id",
             params,
         )
-        document_id: UUID | None = await cur.fetchone()
         if document_id is None:
             return None
         await _add_version(
@@ -109,21 +104,22 @@ async def add_version(
 ) -> Document | None:
     """A new version to index; the live chunks stay until its job replaces them."""
     async with conn.transaction():
-        cur = await conn.cursor(row_factory=scalar_row).execute(
+        version: int | None = await fetch_one(
+            conn,
+            scalar_row,
             "UPDATE documents d SET version = d.version + 1, status = 'queued', error = NULL,"
             " filename = %(filename)s, source_type = %(source_type)s, title = %(title)s, updated_at = now()"
             f" WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s AND {writer_of('d.project_id')}"
             " RETURNING d.version",
             {
-                "document_id": document_id,
                 "project_id": project_id,
                 "user_id": user_id,
+                "document_id": document_id,
                 "filename": filename,
                 "source_type": source_type,
                 "title": title,
             },
         )
-        version: int | None = await cur.fetchone()
         if version is None:
             return None
         await _add_version(
@@ -157,13 +153,13 @@ async def _add_version(
         " %(size)s, %(filename)s, %(user_id)s)",
         {
             "project_id": project_id,
+            "user_id": user_id,
             "document_id": document_id,
             "version": version,
             "content": content,
             "content_hash": content_hash,
             "size": len(content),
             "filename": filename,
-            "user_id": user_id,
         },
     )
     await conn.execute(
@@ -187,24 +183,23 @@ async def list_documents(
     offset: int = 0,
 ) -> list[Document]:
     """Oldest first; `limit` None: all of them (the QA agent's document list, not an API page)."""
-    cur = await conn.cursor(row_factory=class_row(Document)).execute(
+    return await fetch_all(
+        conn,
+        class_row(Document),
         f"SELECT {_COLUMNS} FROM documents d"
         f" WHERE d.project_id = %(project_id)s AND {member_of('d.project_id')} ORDER BY d.created_at, d.id"
         " LIMIT %(limit)s OFFSET %(offset)s",
-        {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset},
+        scope(project_id, user_id, limit=limit, offset=offset),
     )
-    return await cur.fetchall()
 
 
 async def get_document(
     conn: Connection, *, project_id: UUID, user_id: UUID, document_id: UUID
 ) -> Document | None:
-    cur = await conn.cursor(row_factory=class_row(Document)).execute(
-        f"SELECT {_COLUMNS} FROM documents d WHERE d.id = %(document_id)s"
-        f" AND d.project_id = %(project_id)s AND {member_of('d.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "document_id": document_id},
+    query = f"SELECT {_COLUMNS} FROM documents d WHERE d.id = %(document_id)s AND {in_project('d')}"
+    return await fetch_one(
+        conn, class_row(Document), query, scope(project_id, user_id, document_id=document_id)
     )
-    return await cur.fetchone()
 
 
 async def delete_document(
@@ -212,24 +207,26 @@ async def delete_document(
 ) -> DeletedDocument | None:
     """Chunks and versions go with the row (ON DELETE CASCADE), in this one statement's transaction.
     The deleted document's title and filename (for the security log), or None when nothing was deleted."""
-    cur = await conn.cursor(row_factory=class_row(DeletedDocument)).execute(
+    return await fetch_one(
+        conn,
+        class_row(DeletedDocument),
         f"DELETE FROM documents d WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s"
         f" AND {writer_of('d.project_id')} RETURNING d.title, d.filename",
-        {"project_id": project_id, "user_id": user_id, "document_id": document_id},
+        scope(project_id, user_id, document_id=document_id),
     )
-    return await cur.fetchone()
 
 
 async def latest_content(
     conn: Connection, *, project_id: UUID, user_id: UUID, document_id: UUID
 ) -> bytes | None:
-    cur = await conn.cursor(row_factory=scalar_row).execute(
+    content: bytes | None = await fetch_one(
+        conn,
+        scalar_row,
         "SELECT v.content FROM document_versions v JOIN documents d"
         " ON d.id = v.document_id AND d.project_id = v.project_id AND d.version = v.version"
         f" WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s AND {member_of('d.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "document_id": document_id},
+        scope(project_id, user_id, document_id=document_id),
     )
-    content: bytes | None = await cur.fetchone()
     return None if content is None else bytes(content)
 
 
@@ -240,12 +237,13 @@ async def queue_reindex(
     queued again with a fresh allowance of worker deaths, and the document shows `queued`; the chunks
     of `indexed_version` stay live meanwhile. A job still queued or running is left as it is. Call in
     a transaction. None when there is no such document or the caller may not write to the project."""
-    cur = await conn.cursor(row_factory=class_row(_Version)).execute(
+    row = await fetch_one(
+        conn,
+        class_row(_Version),
         "SELECT d.id, d.version FROM documents d WHERE d.id = %(document_id)s"
         f" AND d.project_id = %(project_id)s AND {writer_of('d.project_id')} FOR UPDATE",
-        {"project_id": project_id, "user_id": user_id, "document_id": document_id},
+        scope(project_id, user_id, document_id=document_id),
     )
-    row = await cur.fetchone()
     if row is None:
         return None
     job_id = index_job_id(row.id, row.version)

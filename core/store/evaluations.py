@@ -12,7 +12,8 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row, tuple_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import member_of, owner_of
+from core.store.access import member_of, owner_of, scope
+from core.store.rows import fetch_all, fetch_one, fetch_required
 
 
 class StoredClaim(TypedDict):
@@ -66,13 +67,14 @@ async def chunk_texts(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, chunk_ids: Sequence[int]
 ) -> dict[int, str]:
     """Texts of the chunks that still exist (a reindex may have retired some), by id."""
-    async with conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute(
-            "SELECT c.id, c.text FROM chunks c WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s)"
-            f" AND {member_of('c.project_id')}",
-            {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
-        )
-        return {chunk_id: text for chunk_id, text in await cur.fetchall()}
+    rows = await fetch_all(
+        conn,
+        tuple_row,
+        "SELECT c.id, c.text FROM chunks c WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s)"
+        f" AND {member_of('c.project_id')}",
+        scope(project_id, user_id, ids=list(chunk_ids)),
+    )
+    return {chunk_id: text for chunk_id, text in rows}
 
 
 async def insert_evaluation(
@@ -90,31 +92,31 @@ async def insert_evaluation(
 ) -> Evaluation | None:
     """Copies question, answer and run id from the query. None when the query is gone, its asker is
     no longer a member, or it was already judged (a retried job writes nothing twice)."""
-    async with conn.cursor(row_factory=class_row(Evaluation)) as cur:
-        await cur.execute(
-            "INSERT INTO rag_evaluations (project_id, user_id, query_id, run_id, question, answer, claims,"
-            " groundedness, relevance, hallucination_risk, flagged, judge_model)"
-            " SELECT h.project_id, h.user_id, h.id, h.run_id, h.question, coalesce(h.answer, ''),"
-            " %(claims)s::jsonb,"
-            " %(groundedness)s::real, %(relevance)s::real, %(risk)s::real, %(flagged)s::boolean,"
-            " %(judge_model)s::text"
-            " FROM query_history h WHERE h.id = %(query_id)s AND h.project_id = %(project_id)s"
-            f" AND {member_of('h.project_id')}"
-            " ON CONFLICT (query_id) WHERE query_id IS NOT NULL DO NOTHING"
-            f" RETURNING {_COLUMNS.replace('e.', '')}",
-            {
-                "project_id": project_id,
-                "user_id": user_id,
-                "query_id": query_id,
-                "claims": Jsonb(list(claims)),
-                "groundedness": groundedness,
-                "relevance": relevance,
-                "risk": hallucination_risk,
-                "flagged": flagged,
-                "judge_model": judge_model,
-            },
-        )
-        return await cur.fetchone()
+    return await fetch_one(
+        conn,
+        class_row(Evaluation),
+        "INSERT INTO rag_evaluations (project_id, user_id, query_id, run_id, question, answer, claims,"
+        " groundedness, relevance, hallucination_risk, flagged, judge_model)"
+        " SELECT h.project_id, h.user_id, h.id, h.run_id, h.question, coalesce(h.answer, ''),"
+        " %(claims)s::jsonb,"
+        " %(groundedness)s::real, %(relevance)s::real, %(risk)s::real, %(flagged)s::boolean,"
+        " %(judge_model)s::text"
+        " FROM query_history h WHERE h.id = %(query_id)s AND h.project_id = %(project_id)s"
+        f" AND {member_of('h.project_id')}"
+        " ON CONFLICT (query_id) WHERE query_id IS NOT NULL DO NOTHING"
+        f" RETURNING {_COLUMNS.replace('e.', '')}",
+        {
+            "project_id": project_id,
+            "user_id": user_id,
+            "query_id": query_id,
+            "claims": Jsonb(list(claims)),
+            "groundedness": groundedness,
+            "relevance": relevance,
+            "risk": hallucination_risk,
+            "flagged": flagged,
+            "judge_model": judge_model,
+        },
+    )
 
 
 async def list_evaluations(
@@ -130,23 +132,15 @@ async def list_evaluations(
 ) -> list[Evaluation]:
     """Newest first, within [since, until): every item for an owner, only the caller's own for any
     other member (the rule is in the SQL, not left to the route)."""
-    async with conn.cursor(row_factory=class_row(Evaluation)) as cur:
-        await cur.execute(
-            f"SELECT {_COLUMNS} FROM rag_evaluations e WHERE {_WINDOW}"
-            " AND (%(flagged)s::boolean IS NULL OR e.flagged = %(flagged)s)"
-            f" AND {member_of('e.project_id')} AND (e.user_id = %(user_id)s OR {owner_of('e.project_id')})"
-            " ORDER BY e.created_at DESC, e.id LIMIT %(limit)s OFFSET %(offset)s",
-            {
-                "project_id": project_id,
-                "user_id": user_id,
-                "since": since,
-                "until": until,
-                "flagged": flagged,
-                "limit": limit,
-                "offset": offset,
-            },
-        )
-        return await cur.fetchall()
+    return await fetch_all(
+        conn,
+        class_row(Evaluation),
+        f"SELECT {_COLUMNS} FROM rag_evaluations e WHERE {_WINDOW}"
+        " AND (%(flagged)s::boolean IS NULL OR e.flagged = %(flagged)s)"
+        f" AND {member_of('e.project_id')} AND (e.user_id = %(user_id)s OR {owner_of('e.project_id')})"
+        " ORDER BY e.created_at DESC, e.id LIMIT %(limit)s OFFSET %(offset)s",
+        scope(project_id, user_id, since=since, until=until, flagged=flagged, limit=limit, offset=offset),
+    )
 
 
 async def summarize(
@@ -158,13 +152,11 @@ async def summarize(
     until: datetime | None = None,
 ) -> EvaluationStats:
     """Over the whole window (not one page)."""
-    async with conn.cursor(row_factory=class_row(EvaluationStats)) as cur:
-        await cur.execute(
-            "SELECT count(*) AS count, avg(e.groundedness)::float8 AS mean_groundedness,"
-            " avg(e.flagged::int)::float8 AS flagged_share"
-            f" FROM rag_evaluations e WHERE {_WINDOW} AND {member_of('e.project_id')}",
-            {"project_id": project_id, "user_id": user_id, "since": since, "until": until},
-        )
-        row = await cur.fetchone()
-    assert row is not None  # an aggregate always returns one row
-    return row
+    return await fetch_required(
+        conn,
+        class_row(EvaluationStats),
+        "SELECT count(*) AS count, avg(e.groundedness)::float8 AS mean_groundedness,"
+        " avg(e.flagged::int)::float8 AS flagged_share"
+        f" FROM rag_evaluations e WHERE {_WINDOW} AND {member_of('e.project_id')}",
+        scope(project_id, user_id, since=since, until=until),
+    )

@@ -7,8 +7,9 @@ from uuid import UUID
 from psycopg import AsyncConnection
 from psycopg.rows import class_row
 
-from core.store.access import member_of
+from core.store.access import member_of, scope
 from core.store.questions import COLUMNS, Question
+from core.store.rows import fetch_all
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +43,9 @@ async def approved_items(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, with_questions: bool, limit: int
 ) -> list[ApprovedItem]:
     """`with_questions` False: flashcards only (their back is no secret; see backend/routes/exports.py)."""
-    async with conn.cursor(row_factory=class_row(ApprovedItem)) as cur:
-        await cur.execute(
-            _APPROVED,
-            {"project_id": project_id, "user_id": user_id, "questions": with_questions, "limit": limit},
-        )
-        return await cur.fetchall()
+    return await fetch_all(
+        conn,
+        class_row(ApprovedItem),
+        _APPROVED,
+        scope(project_id, user_id, questions=with_questions, limit=limit),
+    )

@@ -11,8 +11,9 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row, kwargs_row, scalar_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import member_of, owner_of
+from core.store.access import in_project, member_of, owner_of, scope
 from core.store.evaluations import StoredClaim
+from core.store.rows import fetch_all, fetch_one
 
 AGENTS = ("qa", "planner", "writer", "generator", "evaluator")
 
@@ -88,31 +89,31 @@ async def insert_query(
     run_id: UUID | None = None,
 ) -> UUID | None:
     """The new row's id; None when the caller is not a member of the project (any more)."""
-    async with conn.cursor(row_factory=scalar_row) as cur:
-        await cur.execute(
-            "INSERT INTO query_history (project_id, user_id, agent, question, answer, outcome,"
-            " retrieved_chunk_ids, cited_chunk_ids, timings_ms, tokens, request_id, run_id)"
-            " SELECT p.id, %(user_id)s::uuid, %(agent)s::text, %(question)s::text, %(answer)s::text,"
-            " %(outcome)s::text, %(retrieved)s::bigint[], %(cited)s::bigint[], %(timings)s::jsonb,"
-            " %(tokens)s::jsonb, %(request_id)s::text, %(run_id)s::uuid"
-            f" FROM projects p WHERE p.id = %(project_id)s AND {member_of('p.id')}"
-            " RETURNING id",
-            {
-                "project_id": project_id,
-                "user_id": user_id,
-                "agent": agent,
-                "question": question,
-                "answer": answer,
-                "outcome": outcome,
-                "retrieved": list(retrieved_chunk_ids),
-                "cited": list(cited_chunk_ids),
-                "timings": Jsonb(timings_ms or {}),
-                "tokens": Jsonb(tokens or {}),
-                "request_id": request_id,
-                "run_id": run_id,
-            },
-        )
-        query_id: UUID | None = await cur.fetchone()
+    query_id: UUID | None = await fetch_one(
+        conn,
+        scalar_row,
+        "INSERT INTO query_history (project_id, user_id, agent, question, answer, outcome,"
+        " retrieved_chunk_ids, cited_chunk_ids, timings_ms, tokens, request_id, run_id)"
+        " SELECT p.id, %(user_id)s::uuid, %(agent)s::text, %(question)s::text, %(answer)s::text,"
+        " %(outcome)s::text, %(retrieved)s::bigint[], %(cited)s::bigint[], %(timings)s::jsonb,"
+        " %(tokens)s::jsonb, %(request_id)s::text, %(run_id)s::uuid"
+        f" FROM projects p WHERE p.id = %(project_id)s AND {member_of('p.id')}"
+        " RETURNING id",
+        {
+            "project_id": project_id,
+            "user_id": user_id,
+            "agent": agent,
+            "question": question,
+            "answer": answer,
+            "outcome": outcome,
+            "retrieved": list(retrieved_chunk_ids),
+            "cited": list(cited_chunk_ids),
+            "timings": Jsonb(timings_ms or {}),
+            "tokens": Jsonb(tokens or {}),
+            "request_id": request_id,
+            "run_id": run_id,
+        },
+    )
     return query_id
 
 
@@ -128,41 +129,29 @@ async def list_queries(
     offset: int = 0,
 ) -> list[JudgedEntry]:
     """Newest first, each with its evaluation (None when not judged). Owners only."""
-    async with conn.cursor(row_factory=kwargs_row(_judged_entry)) as cur:
-        await cur.execute(
-            f"SELECT {_COLUMNS}, {_EVALUATION} FROM query_history h"
-            " LEFT JOIN rag_evaluations e ON e.query_id = h.id AND e.project_id = h.project_id"
-            " WHERE h.project_id = %(project_id)s"
-            " AND (%(since)s::timestamptz IS NULL OR h.created_at >= %(since)s)"
-            " AND (%(until)s::timestamptz IS NULL OR h.created_at < %(until)s)"
-            " AND (%(agent)s::text IS NULL OR h.agent = %(agent)s)"
-            f" AND {owner_of('h.project_id')}"
-            " ORDER BY h.created_at DESC, h.id LIMIT %(limit)s OFFSET %(offset)s",
-            {
-                "project_id": project_id,
-                "user_id": user_id,
-                "since": since,
-                "until": until,
-                "agent": agent,
-                "limit": limit,
-                "offset": offset,
-            },
-        )
-        return await cur.fetchall()
+    return await fetch_all(
+        conn,
+        kwargs_row(_judged_entry),
+        f"SELECT {_COLUMNS}, {_EVALUATION} FROM query_history h"
+        " LEFT JOIN rag_evaluations e ON e.query_id = h.id AND e.project_id = h.project_id"
+        " WHERE h.project_id = %(project_id)s"
+        " AND (%(since)s::timestamptz IS NULL OR h.created_at >= %(since)s)"
+        " AND (%(until)s::timestamptz IS NULL OR h.created_at < %(until)s)"
+        " AND (%(agent)s::text IS NULL OR h.agent = %(agent)s)"
+        f" AND {owner_of('h.project_id')}"
+        " ORDER BY h.created_at DESC, h.id LIMIT %(limit)s OFFSET %(offset)s",
+        scope(project_id, user_id, since=since, until=until, agent=agent, limit=limit, offset=offset),
+    )
 
 
 async def query_to_judge(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, query_id: UUID
 ) -> HistoryEntry | None:
     """The worker's read of a sampled answer: only while its asker is still a member of the project."""
-    async with conn.cursor(row_factory=class_row(HistoryEntry)) as cur:
-        await cur.execute(
-            f"SELECT {_COLUMNS} FROM query_history h"
-            " WHERE h.id = %(query_id)s AND h.project_id = %(project_id)s"
-            f" AND {member_of('h.project_id')}",
-            {"project_id": project_id, "user_id": user_id, "query_id": query_id},
-        )
-        return await cur.fetchone()
+    query = f"SELECT {_COLUMNS} FROM query_history h WHERE h.id = %(query_id)s AND {in_project('h')}"
+    return await fetch_one(
+        conn, class_row(HistoryEntry), query, scope(project_id, user_id, query_id=query_id)
+    )
 
 
 async def purge_expired(conn: AsyncConnection[object], *, retention_days: int) -> int:

@@ -10,6 +10,8 @@ from uuid import UUID
 from psycopg import AsyncConnection
 from psycopg.rows import scalar_row, tuple_row
 
+from core.store.rows import fetch_all
+
 
 @dataclass(frozen=True, slots=True)
 class SourceSnapshot:
@@ -29,15 +31,15 @@ async def snapshot_sources(
     conn: AsyncConnection[object], *, project_id: UUID, document_id: UUID
 ) -> SourceSnapshot:
     """Call before the old chunks are deleted."""
-    async with conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute(
-            "SELECT c.id, md5(c.text) AS text_md5 FROM chunks c"
-            " WHERE c.project_id = %(project_id)s AND c.document_id = %(document_id)s"
-            " AND c.id IN (SELECT s.id FROM questions q, unnest(q.source_chunk_ids) AS s(id)"
-            "              WHERE q.project_id = %(project_id)s)",
-            {"project_id": project_id, "document_id": document_id},
-        )
-        rows = await cur.fetchall()
+    rows = await fetch_all(
+        conn,
+        tuple_row,
+        "SELECT c.id, md5(c.text) AS text_md5 FROM chunks c"
+        " WHERE c.project_id = %(project_id)s AND c.document_id = %(document_id)s"
+        " AND c.id IN (SELECT s.id FROM questions q, unnest(q.source_chunk_ids) AS s(id)"
+        "              WHERE q.project_id = %(project_id)s)",
+        {"project_id": project_id, "document_id": document_id},
+    )
     return SourceSnapshot([chunk_id for chunk_id, _ in rows], [md5 for _, md5 in rows])
 
 
@@ -76,15 +78,15 @@ async def carry_sources(
     """Call after the new chunks are in, in the same transaction."""
     if not before.chunk_ids:
         return Carried(0, 0)
-    async with conn.cursor(row_factory=scalar_row) as cur:
-        await cur.execute(
-            _CARRY,
-            {
-                "project_id": project_id,
-                "document_id": document_id,
-                "ids": before.chunk_ids,
-                "md5s": before.text_md5,
-            },
-        )
-        changed = await cur.fetchall()
+    changed = await fetch_all(
+        conn,
+        scalar_row,
+        _CARRY,
+        {
+            "project_id": project_id,
+            "document_id": document_id,
+            "ids": before.chunk_ids,
+            "md5s": before.text_md5,
+        },
+    )
     return Carried(items=len(changed), flagged=sum(1 for flag in changed if flag))

@@ -7,7 +7,8 @@ from uuid import UUID
 
 from psycopg.rows import class_row, scalar_row
 
-from core.store.access import Connection, member_of
+from core.store.access import Connection, in_project, scope
+from core.store.rows import fetch_all, fetch_one
 
 _COLUMNS = (
     "j.id, j.project_id, j.document_id, j.document_version, j.kind, j.status, j.stage, j.done, j.total,"
@@ -66,32 +67,30 @@ def index_job_id(document_id: UUID, version: int) -> str:
 
 
 async def get_job(conn: Connection, *, project_id: UUID, user_id: UUID, job_id: str) -> Job | None:
-    cur = await conn.cursor(row_factory=class_row(Job)).execute(
-        f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s AND j.project_id = %(project_id)s"
-        f" AND {member_of('j.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "job_id": job_id},
-    )
-    return await cur.fetchone()
+    query = f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s AND {in_project('j')}"
+    return await fetch_one(conn, class_row(Job), query, scope(project_id, user_id, job_id=job_id))
 
 
 async def unfinished_jobs(conn: Connection, *, kind: str) -> list[UnfinishedJob]:
     """Jobs of one kind to re-enqueue when a worker starts (the queue may have lost them)."""
-    cur = await conn.cursor(row_factory=class_row(UnfinishedJob)).execute(
+    return await fetch_all(
+        conn,
+        class_row(UnfinishedJob),
         "SELECT id, kind, project_id, document_id, document_version, created_by, result FROM jobs"
         " WHERE kind = %(kind)s AND status IN ('queued', 'running') ORDER BY created_at",
         {"kind": kind},
     )
-    return await cur.fetchall()
 
 
 async def attempt_state(conn: Connection, *, project_id: UUID, job_id: str) -> AttemptState | None:
     """The job's status and deaths before an attempt starts: a job still `running` (its last worker
     died) or with deaths on record is suspect, and the worker runs it alone."""
-    cur = await conn.cursor(row_factory=class_row(AttemptState)).execute(
+    return await fetch_one(
+        conn,
+        class_row(AttemptState),
         "SELECT status, deaths FROM jobs WHERE id = %(job_id)s AND project_id = %(project_id)s",
         {"job_id": job_id, "project_id": project_id},
     )
-    return await cur.fetchone()
 
 
 async def begin_attempt(
@@ -101,7 +100,9 @@ async def begin_attempt(
     as one when it is still `running`: the worker holds arq's in-progress lease, so no live worker runs
     it, and a retry or a graceful stop sets the job back to `queued` first. None: no such job (or one
     that succeeded, when it must not run twice)."""
-    cur = await conn.cursor(row_factory=scalar_row).execute(
+    deaths: int | None = await fetch_one(
+        conn,
+        scalar_row,
         "WITH prev AS (SELECT id, status FROM jobs WHERE id = %(job_id)s AND project_id = %(project_id)s"
         " AND (%(rerun)s OR status <> 'succeeded') FOR UPDATE)"
         " UPDATE jobs j SET status = 'running', stage = %(stage)s, done = 0, total = 0,"
@@ -110,7 +111,6 @@ async def begin_attempt(
         " FROM prev WHERE j.id = prev.id RETURNING j.deaths",
         {"job_id": job_id, "project_id": project_id, "stage": stage, "rerun": rerun_succeeded},
     )
-    deaths: int | None = await cur.fetchone()
     return deaths
 
 

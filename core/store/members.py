@@ -11,7 +11,8 @@ from uuid import UUID
 
 from psycopg.rows import class_row, scalar_row
 
-from core.store.access import Connection, member_of, writer_of
+from core.store.access import Connection, member_of, scope, writer_of
+from core.store.rows import fetch_all, fetch_one, fetch_required
 
 Outcome = Literal["added", "changed", "unchanged", "removed", "not_found", "last_owner", "forbidden"]
 _ROLE_ORDER = "CASE pm.role WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END"
@@ -44,8 +45,10 @@ async def list_members(
     student) sees the owners and editors (the teaching staff) and themself, never other viewers, but
     the counts are the whole project's."""
     # The outer alias is `pm`: access.py's subquery calls its own row `m`, which would shadow ours.
-    params = {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset}
-    cur = await conn.cursor(row_factory=class_row(Member)).execute(
+    params = scope(project_id, user_id, limit=limit, offset=offset)
+    members = await fetch_all(
+        conn,
+        class_row(Member),
         "SELECT pm.user_id, u.email, pm.role, pm.created_at AS joined_at FROM project_members pm"
         " JOIN users u ON u.id = pm.user_id"
         f" WHERE pm.project_id = %(project_id)s AND {member_of('pm.project_id')}"
@@ -53,42 +56,46 @@ async def list_members(
         f" ORDER BY {_ROLE_ORDER}, u.email LIMIT %(limit)s OFFSET %(offset)s",
         params,
     )
-    members = await cur.fetchall()
-    counted = await conn.cursor(row_factory=class_row(_RoleCount)).execute(
+    counted = await fetch_all(
+        conn,
+        class_row(_RoleCount),
         "SELECT pm.role, count(*) AS n FROM project_members pm"
         f" WHERE pm.project_id = %(project_id)s AND {member_of('pm.project_id')} GROUP BY pm.role",
         params,
     )
-    counts = {"owner": 0, "editor": 0, "viewer": 0} | {row.role: row.n for row in await counted.fetchall()}
+    counts = {"owner": 0, "editor": 0, "viewer": 0} | {row.role: row.n for row in counted}
     return members, counts
 
 
 async def _lock_as(conn: Connection, project_id: UUID, actor_id: UUID) -> str | None:
     """Locks the project row; the actor's role in it (None: not a member, or no such project)."""
-    cur = await conn.cursor(row_factory=scalar_row).execute(
+    role: str | None = await fetch_one(
+        conn,
+        scalar_row,
         "SELECT m.role FROM projects p JOIN project_members m ON m.project_id = p.id"
         " AND m.user_id = %(actor_id)s WHERE p.id = %(project_id)s FOR NO KEY UPDATE OF p",
         {"project_id": project_id, "actor_id": actor_id},
     )
-    role: str | None = await cur.fetchone()
     return role
 
 
 async def _role_of(conn: Connection, project_id: UUID, member_id: UUID) -> str | None:
-    cur = await conn.cursor(row_factory=scalar_row).execute(
-        "SELECT role FROM project_members WHERE project_id = %s AND user_id = %s", (project_id, member_id)
+    role: str | None = await fetch_one(
+        conn,
+        scalar_row,
+        "SELECT role FROM project_members WHERE project_id = %s AND user_id = %s",
+        (project_id, member_id),
     )
-    role: str | None = await cur.fetchone()
     return role
 
 
 async def _owners(conn: Connection, project_id: UUID) -> int:
-    cur = await conn.cursor(row_factory=scalar_row).execute(
-        "SELECT count(*) AS n FROM project_members WHERE project_id = %s AND role = 'owner'", (project_id,)
+    return await fetch_required(
+        conn,
+        scalar_row,
+        "SELECT count(*) AS n FROM project_members WHERE project_id = %s AND role = 'owner'",
+        (project_id,),
     )
-    owners: int | None = await cur.fetchone()
-    assert owners is not None
-    return owners
 
 
 async def set_role(

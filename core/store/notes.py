@@ -11,8 +11,9 @@ from uuid import UUID, uuid4
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import Connection, member_of, writer_of
+from core.store.access import Connection, in_project, scope, writer_of
 from core.store.jobs import begin_attempt
+from core.store.rows import fetch_one
 
 KIND = "write_note"
 _COLUMNS = (
@@ -53,12 +54,7 @@ async def create_note_job(
         " SELECT %(job_id)s, p.id, 'write_note', %(result)s, %(user_id)s"
         f" FROM projects p WHERE p.id = %(project_id)s AND {writer_of('p.id')}"
         " RETURNING id",
-        {
-            "job_id": job_id,
-            "project_id": project_id,
-            "user_id": user_id,
-            "result": Jsonb({"request": request}),
-        },
+        scope(project_id, user_id, job_id=job_id, result=Jsonb({"request": request})),
     )
     if await cur.fetchone() is None:
         return None
@@ -66,12 +62,11 @@ async def create_note_job(
 
 
 async def get_note_job(conn: Connection, *, project_id: UUID, user_id: UUID, job_id: str) -> NoteJob | None:
-    cur = await conn.cursor(row_factory=class_row(NoteJob)).execute(
-        f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s AND j.project_id = %(project_id)s"
-        f" AND j.kind = 'write_note' AND {member_of('j.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "job_id": job_id},
+    query = (
+        f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s"
+        f" AND j.kind = 'write_note' AND {in_project('j')}"
     )
-    return await cur.fetchone()
+    return await fetch_one(conn, class_row(NoteJob), query, scope(project_id, user_id, job_id=job_id))
 
 
 async def start_note_job(conn: Connection, *, project_id: UUID, job_id: str, stage: str) -> int | None:
@@ -82,12 +77,13 @@ async def start_note_job(conn: Connection, *, project_id: UUID, job_id: str, sta
 
 async def finished_result(conn: Connection, *, project_id: UUID, job_id: str) -> dict[str, Any] | None:
     """The succeeded job's result (JSON), else None."""
-    cur = await conn.cursor(row_factory=scalar_row).execute(
+    result: dict[str, Any] | None = await fetch_one(
+        conn,
+        scalar_row,
         "SELECT result FROM jobs WHERE id = %(job_id)s AND project_id = %(project_id)s"
         " AND kind = 'write_note' AND status = 'succeeded'",
         {"job_id": job_id, "project_id": project_id},
     )
-    result: dict[str, Any] | None = await cur.fetchone()
     return result
 
 

@@ -10,7 +10,8 @@ from uuid import UUID
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import Connection, member_of, writer_of
+from core.store.access import Connection, in_project, member_of, scope, writer_of
+from core.store.rows import fetch_all, fetch_one
 
 _COLUMNS = "pl.id, pl.project_id, pl.topic, pl.outline, pl.created_by, pl.created_at"
 
@@ -41,35 +42,33 @@ async def create_plan(
     outline: dict[str, Any],
 ) -> Plan | None:
     """None when the caller may not write to the project."""
-    cur = await conn.cursor(row_factory=class_row(Plan)).execute(
+    return await fetch_one(
+        conn,
+        class_row(Plan),
         "INSERT INTO plans (project_id, topic, outline, created_by)"
         " SELECT p.id, %(topic)s, %(outline)s, %(user_id)s"
         f" FROM projects p WHERE p.id = %(project_id)s AND {writer_of('p.id')}"
         " RETURNING id, project_id, topic, outline, created_by, created_at",
-        {"project_id": project_id, "user_id": user_id, "topic": topic, "outline": Jsonb(outline)},
+        scope(project_id, user_id, topic=topic, outline=Jsonb(outline)),
     )
-    return await cur.fetchone()
 
 
 async def get_plan(conn: Connection, *, project_id: UUID, user_id: UUID, plan_id: UUID) -> Plan | None:
-    cur = await conn.cursor(row_factory=class_row(Plan)).execute(
-        f"SELECT {_COLUMNS} FROM plans pl WHERE pl.id = %(plan_id)s AND pl.project_id = %(project_id)s"
-        f" AND {member_of('pl.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "plan_id": plan_id},
-    )
-    return await cur.fetchone()
+    query = f"SELECT {_COLUMNS} FROM plans pl WHERE pl.id = %(plan_id)s AND {in_project('pl')}"
+    return await fetch_one(conn, class_row(Plan), query, scope(project_id, user_id, plan_id=plan_id))
 
 
 async def list_plans(
     conn: Connection, *, project_id: UUID, user_id: UUID, limit: int = 50, offset: int = 0
 ) -> list[Plan]:
-    cur = await conn.cursor(row_factory=class_row(Plan)).execute(
+    return await fetch_all(
+        conn,
+        class_row(Plan),
         f"SELECT {_COLUMNS} FROM plans pl WHERE pl.project_id = %(project_id)s"
         f" AND {member_of('pl.project_id')} ORDER BY pl.created_at DESC, pl.id"
         " LIMIT %(limit)s OFFSET %(offset)s",
-        {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset},
+        scope(project_id, user_id, limit=limit, offset=offset),
     )
-    return await cur.fetchall()
 
 
 async def project_headings(
@@ -77,17 +76,19 @@ async def project_headings(
 ) -> list[str]:
     """Titles of the uploaded documents and their top two heading levels, in reading order:
     the words a plan of the whole project should cover (generated notes are not material)."""
-    cur = await conn.cursor(row_factory=class_row(_Headings)).execute(
+    headings = await fetch_all(
+        conn,
+        class_row(_Headings),
         "SELECT d.title, c.section_path[1:2] AS path, min(c.ordinal) AS first"
         " FROM documents d JOIN chunks c ON c.document_id = d.id AND c.project_id = d.project_id"
         " WHERE d.project_id = %(project_id)s AND d.kind = 'uploaded'"
         f" AND {member_of('d.project_id')}"
         " GROUP BY d.id, d.title, d.created_at, c.section_path[1:2]"
         " ORDER BY d.created_at, d.id, first LIMIT %(limit)s",
-        {"project_id": project_id, "user_id": user_id, "limit": limit},
+        scope(project_id, user_id, limit=limit),
     )
     seen: dict[str, None] = {}
-    for row in await cur.fetchall():
+    for row in headings:
         for heading in (row.title, *row.path):
             seen.setdefault(" ".join(str(heading).split()), None)
     return [heading for heading in seen if heading]

@@ -10,7 +10,7 @@ from uuid import UUID
 
 from psycopg import AsyncConnection
 
-from core.store.access import member_of
+from core.store.access import member_of, scope
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,7 @@ async def delete_own_thread(
     cur = await conn.execute(
         "DELETE FROM qa_threads t WHERE t.id = %(thread_id)s AND t.project_id = %(project_id)s"
         f" AND t.user_id = %(user_id)s AND {member_of('t.project_id')}",
-        {"project_id": project_id, "user_id": user_id, "thread_id": thread_id},
+        scope(project_id, user_id, thread_id=thread_id),
     )
     return cur.rowcount == 1
 
@@ -42,7 +42,7 @@ async def delete_own_history(
 ) -> ErasedHistory:
     """The caller's query history in the project, and the text their evaluations copied from it (the
     scores stay, anonymised, in the project's aggregates). Counts of both."""
-    params = {"project_id": project_id, "user_id": user_id}
+    params = scope(project_id, user_id)
     async with conn.transaction():
         cur = await conn.execute(
             "UPDATE rag_evaluations e SET user_id = NULL, question = '', answer = '', claims = '[]'::jsonb"

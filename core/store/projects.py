@@ -7,7 +7,8 @@ from uuid import UUID
 
 from psycopg.rows import class_row, scalar_row
 
-from core.store.access import Connection, member_of, owner_of, writer_of
+from core.store.access import Connection, member_of, owner_of, scope, writer_of
+from core.store.rows import fetch_all, fetch_one, fetch_required
 
 _COLUMNS = (
     "p.id, p.name, p.description, p.language, p.groundedness_sample_rate, p.max_attempts_per_question,"
@@ -49,7 +50,9 @@ async def create_project(
     groundedness_sample_rate: float | None = None,
 ) -> Project:
     async with conn.transaction():
-        cur = await conn.cursor(row_factory=scalar_row).execute(
+        project_id: UUID = await fetch_required(
+            conn,
+            scalar_row,
             "INSERT INTO projects (name, description, language, groundedness_sample_rate, created_by)"
             " VALUES (%(name)s, %(description)s, %(language)s, %(rate)s, %(user_id)s) RETURNING id",
             {
@@ -60,8 +63,6 @@ async def create_project(
                 "user_id": user_id,
             },
         )
-        project_id: UUID | None = await cur.fetchone()
-        assert project_id is not None
         await conn.execute(
             "INSERT INTO project_members (project_id, user_id, role) VALUES (%s, %s, 'owner')",
             (project_id, user_id),
@@ -74,22 +75,24 @@ async def create_project(
 async def list_projects(
     conn: Connection, *, user_id: UUID, limit: int | None = None, offset: int = 0
 ) -> list[Project]:
-    cur = await conn.cursor(row_factory=class_row(Project)).execute(
+    return await fetch_all(
+        conn,
+        class_row(Project),
         f"SELECT {_COLUMNS}, {_ROLE} FROM projects p WHERE {member_of('p.id')} ORDER BY p.created_at, p.id"
         " LIMIT %(limit)s OFFSET %(offset)s",
         {"user_id": user_id, "limit": limit, "offset": offset},
     )
-    return await cur.fetchall()
 
 
 async def get_project(conn: Connection, *, project_id: UUID, user_id: UUID) -> Project | None:
-    cur = await conn.cursor(row_factory=class_row(Project)).execute(
+    return await fetch_one(
+        conn,
+        class_row(Project),
         f"SELECT {_COLUMNS}, m.role FROM projects p"
         " JOIN project_members m ON m.project_id = p.id AND m.user_id = %(user_id)s"
         " WHERE p.id = %(project_id)s",
-        {"project_id": project_id, "user_id": user_id},
+        scope(project_id, user_id),
     )
-    return await cur.fetchone()
 
 
 async def update_project(
@@ -112,6 +115,6 @@ async def update_project(
 async def delete_project(conn: Connection, *, project_id: UUID, user_id: UUID) -> bool:
     cur = await conn.execute(
         f"DELETE FROM projects p WHERE p.id = %(project_id)s AND {owner_of('p.id')}",
-        {"project_id": project_id, "user_id": user_id},
+        scope(project_id, user_id),
     )
     return cur.rowcount == 1

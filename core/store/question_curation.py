@@ -11,7 +11,7 @@ import numpy as np
 from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 
-from core.store.access import writer_of
+from core.store.access import scope, writer_of
 from core.store.questions import Question, get_question
 
 # Approving puts the item back in the bank (status 'active') and clears a 'source_changed' flag: the
@@ -72,7 +72,7 @@ async def edit_question(
 ) -> Question | None:
     """Sets the given columns (keys of _EDITABLE; the caller validated them against the item's type).
     The review state is left as it is: an edit is part of the teacher's curation."""
-    params: dict[str, Any] = {"project_id": project_id, "user_id": user_id, "question_id": question_id}
+    params: dict[str, Any] = scope(project_id, user_id, question_id=question_id)
     assignments = []
     for key, value in changes.items():
         cast = _EDITABLE[key]  # a KeyError is a bug in the caller, never user input

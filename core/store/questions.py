@@ -15,7 +15,9 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import member_of, writer_of
+from core.store.access import in_project, member_of, scope, writer_of
+from core.store.chunks import ChunkColumns
+from core.store.rows import fetch_all, fetch_one
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,21 +62,9 @@ class Question:
 
 
 @dataclass(frozen=True, slots=True)
-class SourceChunk:
+class SourceChunk(ChunkColumns):
     """A chunk with its document's columns, the same columns as the retriever's hydrated rows."""
 
-    id: int
-    document_id: UUID
-    document_version: int
-    ordinal: int
-    text: str
-    context_header: str
-    section_path: list[str]
-    page_start: int | None
-    page_end: int | None
-    char_start: int
-    char_end: int
-    content_hash: str
     document_title: str
     filename: str
     source_type: str
@@ -173,38 +163,41 @@ class NewQuestion:
 async def sample_source_chunks(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, limit: int, min_chars: int
 ) -> list[SourceChunk]:
-    async with conn.cursor(row_factory=class_row(SourceChunk)) as cur:
-        await cur.execute(
-            _SAMPLE, {"project_id": project_id, "user_id": user_id, "limit": limit, "min_chars": min_chars}
-        )
-        return await cur.fetchall()
+    return await fetch_all(
+        conn,
+        class_row(SourceChunk),
+        _SAMPLE,
+        scope(project_id, user_id, limit=limit, min_chars=min_chars),
+    )
 
 
 async def used_source_chunk_ids(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, chunk_ids: Sequence[int]
 ) -> set[int]:
     """Which of these chunks some question of the project was already generated from."""
-    async with conn.cursor(row_factory=scalar_row) as cur:
-        await cur.execute(
-            "SELECT DISTINCT s.id FROM questions q, unnest(q.source_chunk_ids) AS s(id)"
-            f" WHERE q.project_id = %(project_id)s AND s.id = ANY(%(ids)s) AND {member_of('q.project_id')}",
-            {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
-        )
-        return set(await cur.fetchall())
+    used = await fetch_all(
+        conn,
+        scalar_row,
+        "SELECT DISTINCT s.id FROM questions q, unnest(q.source_chunk_ids) AS s(id)"
+        f" WHERE q.project_id = %(project_id)s AND s.id = ANY(%(ids)s) AND {member_of('q.project_id')}",
+        scope(project_id, user_id, ids=list(chunk_ids)),
+    )
+    return set(used)
 
 
 async def source_chunks(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, chunk_ids: Sequence[int]
 ) -> list[SourceChunk]:
     """The chunks that still exist among these ids (a reindex replaces chunk ids), in the given order."""
-    async with conn.cursor(row_factory=class_row(SourceChunk)) as cur:
-        await cur.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c"
-            " JOIN documents d ON d.id = c.document_id AND d.project_id = c.project_id"
-            f" WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s) AND {member_of('c.project_id')}",
-            {"project_id": project_id, "user_id": user_id, "ids": list(chunk_ids)},
-        )
-        rows = {row.id: row for row in await cur.fetchall()}
+    found = await fetch_all(
+        conn,
+        class_row(SourceChunk),
+        f"SELECT {_CHUNK_COLUMNS} FROM chunks c"
+        " JOIN documents d ON d.id = c.document_id AND d.project_id = c.project_id"
+        f" WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s) AND {member_of('c.project_id')}",
+        scope(project_id, user_id, ids=list(chunk_ids)),
+    )
+    rows = {row.id: row for row in found}
     return [rows[i] for i in chunk_ids if i in rows]
 
 
@@ -212,14 +205,14 @@ async def nearest_question(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, embedding: np.ndarray
 ) -> NearestQuestion | None:
     """The project's most similar question (any status: an archived one was rejected on purpose)."""
-    async with conn.cursor(row_factory=class_row(NearestQuestion)) as cur:
-        await cur.execute(
-            "SELECT q.id, q.question, 1 - (q.embedding <=> %(embedding)s) AS similarity FROM questions q"
-            f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}"
-            " ORDER BY q.embedding <=> %(embedding)s LIMIT 1",
-            {"project_id": project_id, "user_id": user_id, "embedding": embedding},
-        )
-        return await cur.fetchone()
+    return await fetch_one(
+        conn,
+        class_row(NearestQuestion),
+        "SELECT q.id, q.question, 1 - (q.embedding <=> %(embedding)s) AS similarity FROM questions q"
+        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}"
+        " ORDER BY q.embedding <=> %(embedding)s LIMIT 1",
+        scope(project_id, user_id, embedding=embedding),
+    )
 
 
 async def insert_question(
@@ -241,13 +234,12 @@ async def insert_question(
         "user_id": user_id,
         "threshold": duplicate_similarity,
     }
-    async with conn.transaction(), conn.cursor(row_factory=scalar_row) as cur:
-        await cur.execute(
+    async with conn.transaction():
+        await conn.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended('questions:' || %(project_id)s::text, 0))",
             {"project_id": project_id},
         )
-        await cur.execute(_INSERT, params)
-        question_id: UUID | None = await cur.fetchone()
+        question_id: UUID | None = await fetch_one(conn, scalar_row, _INSERT, params)
     if question_id is None:
         return None
     return await get_question(conn, project_id=project_id, user_id=user_id, question_id=question_id)
@@ -270,31 +262,31 @@ async def list_questions(
 ) -> list[Question]:
     """`studying`: only what the caller may study (see studyable), as students see the bank."""
     visible = f" AND {studyable()}" if studying else ""
-    async with conn.cursor(row_factory=class_row(Question)) as cur:
-        await cur.execute(
-            f"SELECT {COLUMNS} FROM questions q"
-            f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}{visible}"
-            " AND q.status = ANY(%(statuses)s)"
-            " AND (%(type)s::text IS NULL OR q.type = %(type)s)"
-            " AND (%(document_id)s::uuid IS NULL OR q.document_id = %(document_id)s)"
-            " AND (%(difficulty)s::text IS NULL OR q.difficulty = %(difficulty)s)"
-            " AND (%(review_state)s::text IS NULL OR q.review_state = %(review_state)s)"
-            " AND (%(flagged)s::boolean IS NULL OR (q.flag IS NOT NULL) = %(flagged)s)"
-            " ORDER BY q.created_at, q.id LIMIT %(limit)s OFFSET %(offset)s",
-            {
-                "project_id": project_id,
-                "user_id": user_id,
-                "statuses": list(statuses),
-                "type": type,
-                "document_id": document_id,
-                "difficulty": difficulty,
-                "review_state": review_state,
-                "flagged": flagged,
-                "limit": limit,
-                "offset": offset,
-            },
-        )
-        return await cur.fetchall()
+    return await fetch_all(
+        conn,
+        class_row(Question),
+        f"SELECT {COLUMNS} FROM questions q"
+        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}{visible}"
+        " AND q.status = ANY(%(statuses)s)"
+        " AND (%(type)s::text IS NULL OR q.type = %(type)s)"
+        " AND (%(document_id)s::uuid IS NULL OR q.document_id = %(document_id)s)"
+        " AND (%(difficulty)s::text IS NULL OR q.difficulty = %(difficulty)s)"
+        " AND (%(review_state)s::text IS NULL OR q.review_state = %(review_state)s)"
+        " AND (%(flagged)s::boolean IS NULL OR (q.flag IS NOT NULL) = %(flagged)s)"
+        " ORDER BY q.created_at, q.id LIMIT %(limit)s OFFSET %(offset)s",
+        {
+            "project_id": project_id,
+            "user_id": user_id,
+            "statuses": list(statuses),
+            "type": type,
+            "document_id": document_id,
+            "difficulty": difficulty,
+            "review_state": review_state,
+            "flagged": flagged,
+            "limit": limit,
+            "offset": offset,
+        },
+    )
 
 
 async def get_question(
@@ -307,10 +299,7 @@ async def get_question(
 ) -> Question | None:
     """`studying`: None unless the caller may study the item (see studyable)."""
     visible = f" AND {studyable()}" if studying else ""
-    async with conn.cursor(row_factory=class_row(Question)) as cur:
-        await cur.execute(
-            f"SELECT {COLUMNS} FROM questions q WHERE q.id = %(question_id)s"
-            f" AND q.project_id = %(project_id)s AND {member_of('q.project_id')}{visible}",
-            {"project_id": project_id, "user_id": user_id, "question_id": question_id},
-        )
-        return await cur.fetchone()
+    query = f"SELECT {COLUMNS} FROM questions q WHERE q.id = %(question_id)s AND {in_project('q')}{visible}"
+    return await fetch_one(
+        conn, class_row(Question), query, scope(project_id, user_id, question_id=question_id)
+    )

@@ -4,13 +4,14 @@ and settings values, never key material, document text or a student's question."
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 from uuid import UUID
 
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import Connection, owner_of
+from core.store.access import Connection, owner_of, scope
+from core.store.rows import fetch_all
 
 ACTIONS = (
     "key.created",
@@ -49,32 +50,35 @@ class SecurityEvent:
     created_at: datetime
 
 
+class EventFields(TypedDict, total=False):
+    """An action's own account of itself: what, who did it, and in which project, to whom or what."""
+
+    action: Required[str]
+    actor_user_id: Required[UUID | None]
+    project_id: UUID | None
+    target_user_id: UUID | None
+    target_id: UUID | str | None
+    details: dict[str, Any] | None
+
+
 async def insert_event(
-    conn: Connection,
-    *,
-    action: str,
-    actor_user_id: UUID | None,
-    project_id: UUID | None = None,
-    target_user_id: UUID | None = None,
-    target_id: UUID | str | None = None,
-    details: dict[str, Any] | None = None,
-    request_id: str | None = None,
-    retention_days: int,
+    conn: Connection, *, request_id: str | None = None, retention_days: int, **event: Unpack[EventFields]
 ) -> None:
     """Writes one event, and drops the events older than `retention_days` (events are rare: this keeps
     the table bounded without a job of its own)."""
+    target_id = event.get("target_id")
     await conn.execute(
         "INSERT INTO security_events"
         " (project_id, actor_user_id, action, target_user_id, target_id, details, request_id)"
         " VALUES (%(project_id)s, %(actor)s, %(action)s, %(target_user)s, %(target_id)s, %(details)s,"
         " %(rid)s)",
         {
-            "project_id": project_id,
-            "actor": actor_user_id,
-            "action": action,
-            "target_user": target_user_id,
+            "project_id": event.get("project_id"),
+            "actor": event["actor_user_id"],
+            "action": event["action"],
+            "target_user": event.get("target_user_id"),
             "target_id": None if target_id is None else str(target_id),
-            "details": Jsonb(details or {}),
+            "details": Jsonb(event.get("details") or {}),
             "rid": request_id,
         },
     )
@@ -87,19 +91,21 @@ async def project_events(
     conn: Connection, *, project_id: UUID, user_id: UUID, limit: int, offset: int
 ) -> list[SecurityEvent]:
     """A project's events, newest first, for its owners only (the SQL checks the caller is one)."""
-    cur = await conn.cursor(row_factory=class_row(SecurityEvent)).execute(
+    return await fetch_all(
+        conn,
+        class_row(SecurityEvent),
         f"SELECT {_COLUMNS} {_FROM} WHERE e.project_id = %(project_id)s AND {owner_of('e.project_id')}"
         " ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
-        {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset},
+        scope(project_id, user_id, limit=limit, offset=offset),
     )
-    return await cur.fetchall()
 
 
 async def user_events(conn: Connection, *, user_id: UUID, limit: int, offset: int) -> list[SecurityEvent]:
     """A user's own account events (keys created and revoked, by them or by the operator), newest first."""
-    cur = await conn.cursor(row_factory=class_row(SecurityEvent)).execute(
+    return await fetch_all(
+        conn,
+        class_row(SecurityEvent),
         f"SELECT {_COLUMNS} {_FROM} WHERE e.project_id IS NULL AND e.target_user_id = %(user_id)s"
         " ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
         {"user_id": user_id, "limit": limit, "offset": offset},
     )
-    return await cur.fetchall()

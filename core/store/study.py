@@ -13,8 +13,9 @@ from uuid import UUID
 from psycopg import AsyncConnection
 from psycopg.rows import BaseRowFactory, class_row, kwargs_row, scalar_row
 
-from core.store.access import member_of, owner_of
+from core.store.access import member_of, owner_of, scope
 from core.store.questions import COLUMNS, Question, studyable
+from core.store.rows import fetch_all, fetch_one, fetch_required
 
 T = TypeVar("T")
 
@@ -118,41 +119,36 @@ def _with_card(record: Callable[..., T]) -> BaseRowFactory[T]:
     return kwargs_row(build)
 
 
-def _scope(project_id: UUID, user_id: UUID, **more: Any) -> dict[str, Any]:
-    return {"project_id": project_id, "user_id": user_id, **more}
-
-
 async def study_items(conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID) -> list[StudyItem]:
     """Every item the caller may study, with their card, in bank order, and the scores of their graded
     attempts at it, oldest first."""
-    async with conn.cursor(row_factory=_with_card(StudyItem)) as cur:
-        await cur.execute(
-            f"SELECT {COLUMNS}, {_CARD},"
-            " coalesce((SELECT array_agg(a.score ORDER BY a.created_at, a.id) FROM question_attempts a"
-            "  WHERE a.project_id = q.project_id AND a.question_id = q.id AND a.user_id = %(user_id)s),"
-            "  '{}') AS attempt_scores"
-            " FROM questions q"
-            " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
-            "  AND c.user_id = %(user_id)s"
-            f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')} AND {STUDIABLE}"
-            " ORDER BY q.created_at, q.id",
-            _scope(project_id, user_id),
-        )
-        return await cur.fetchall()
+    return await fetch_all(
+        conn,
+        _with_card(StudyItem),
+        f"SELECT {COLUMNS}, {_CARD},"
+        " coalesce((SELECT array_agg(a.score ORDER BY a.created_at, a.id) FROM question_attempts a"
+        "  WHERE a.project_id = q.project_id AND a.question_id = q.id AND a.user_id = %(user_id)s),"
+        "  '{}') AS attempt_scores"
+        " FROM questions q"
+        " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
+        "  AND c.user_id = %(user_id)s"
+        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')} AND {STUDIABLE}"
+        " ORDER BY q.created_at, q.id",
+        scope(project_id, user_id),
+    )
 
 
 async def new_cards_since(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, since: datetime
 ) -> int:
     """Items the caller studied for the first time at or after `since` (the day's new-item budget)."""
-    async with conn.cursor(row_factory=scalar_row) as cur:
-        await cur.execute(
-            "SELECT count(*) AS n FROM study_cards c WHERE c.project_id = %(project_id)s"
-            f" AND c.user_id = %(user_id)s AND c.created_at >= %(since)s AND {member_of('c.project_id')}",
-            _scope(project_id, user_id, since=since),
-        )
-        count = await cur.fetchone()
-    assert count is not None  # an aggregate
+    count = await fetch_required(
+        conn,
+        scalar_row,
+        "SELECT count(*) AS n FROM study_cards c WHERE c.project_id = %(project_id)s"
+        f" AND c.user_id = %(user_id)s AND c.created_at >= %(since)s AND {member_of('c.project_id')}",
+        scope(project_id, user_id, since=since),
+    )
     return int(count)
 
 
@@ -160,17 +156,17 @@ async def get_settings(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID
 ) -> StudySettings | None:
     """None when the caller is not a member."""
-    async with conn.cursor(row_factory=class_row(StudySettings)) as cur:
-        await cur.execute(
-            "SELECT p.exam_date AS project_exam_date, s.exam_date,"
-            " coalesce(s.new_per_day, 20) AS new_per_day,"
-            " coalesce(s.desired_retention, 0.9) AS desired_retention,"
-            " s.parameters, s.optimized_reviews, s.optimized_at"
-            " FROM projects p LEFT JOIN study_settings s ON s.project_id = p.id AND s.user_id = %(user_id)s"
-            f" WHERE p.id = %(project_id)s AND {member_of('p.id')}",
-            _scope(project_id, user_id),
-        )
-        return await cur.fetchone()
+    return await fetch_one(
+        conn,
+        class_row(StudySettings),
+        "SELECT p.exam_date AS project_exam_date, s.exam_date,"
+        " coalesce(s.new_per_day, 20) AS new_per_day,"
+        " coalesce(s.desired_retention, 0.9) AS desired_retention,"
+        " s.parameters, s.optimized_reviews, s.optimized_at"
+        " FROM projects p LEFT JOIN study_settings s ON s.project_id = p.id AND s.user_id = %(user_id)s"
+        f" WHERE p.id = %(project_id)s AND {member_of('p.id')}",
+        scope(project_id, user_id),
+    )
 
 
 _SETTABLE = ("exam_date", "new_per_day", "desired_retention")
@@ -193,7 +189,7 @@ async def put_settings(
         " coalesce(%(new_per_day)s::int, 20), coalesce(%(desired_retention)s::float8, 0.9)"
         f" FROM projects p WHERE p.id = %(project_id)s AND {member_of('p.id')}"
         f" ON CONFLICT (project_id, user_id) DO UPDATE SET {updates}, updated_at = now()",
-        _scope(project_id, user_id, **values),
+        scope(project_id, user_id, **values),
     )
     return cur.rowcount == 1
 
@@ -207,16 +203,16 @@ async def lock_item(
         "SELECT pg_advisory_xact_lock(hashtextextended('study:' || %s::text || ':' || %s::text, 0))",
         (user_id, question_id),
     )
-    async with conn.cursor(row_factory=_with_card(LockedItem)) as cur:
-        await cur.execute(
-            f"SELECT q.id, q.section_path, {_CARD} FROM questions q"
-            " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
-            "  AND c.user_id = %(user_id)s"
-            f" WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s"
-            f" AND {member_of('q.project_id')} AND {STUDIABLE}",
-            _scope(project_id, user_id, question_id=question_id),
-        )
-        return await cur.fetchone()
+    return await fetch_one(
+        conn,
+        _with_card(LockedItem),
+        f"SELECT q.id, q.section_path, {_CARD} FROM questions q"
+        " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
+        "  AND c.user_id = %(user_id)s"
+        f" WHERE q.id = %(question_id)s AND q.project_id = %(project_id)s"
+        f" AND {member_of('q.project_id')} AND {STUDIABLE}",
+        scope(project_id, user_id, question_id=question_id),
+    )
 
 
 async def save_review(
@@ -233,7 +229,7 @@ async def save_review(
     duration_ms: int | None = None,
 ) -> SavedReview | None:
     """Writes the card and logs the review; None when the caller is not a member."""
-    params = _scope(
+    params = scope(
         project_id,
         user_id,
         question_id=question_id,
@@ -259,23 +255,22 @@ async def save_review(
     )
     if cur.rowcount != 1:
         return None
-    async with conn.cursor(row_factory=scalar_row) as scalars:
-        await scalars.execute(
-            "INSERT INTO study_reviews (project_id, user_id, question_id, rating, source, state_before,"
-            " reviewed_at, duration_ms)"
-            " VALUES (%(project_id)s, %(user_id)s, %(question_id)s, %(rating)s, %(source)s, %(state_before)s,"
-            " %(reviewed_at)s, %(duration_ms)s) RETURNING id",
-            params,
-        )
-        review_id = await scalars.fetchone()
-        assert review_id is not None
-        await scalars.execute(
-            "SELECT count(*) AS n FROM study_reviews r"
-            " WHERE r.project_id = %(project_id)s AND r.user_id = %(user_id)s",
-            params,
-        )
-        count = await scalars.fetchone()
-    assert count is not None
+    review_id = await fetch_required(
+        conn,
+        scalar_row,
+        "INSERT INTO study_reviews (project_id, user_id, question_id, rating, source, state_before,"
+        " reviewed_at, duration_ms)"
+        " VALUES (%(project_id)s, %(user_id)s, %(question_id)s, %(rating)s, %(source)s, %(state_before)s,"
+        " %(reviewed_at)s, %(duration_ms)s) RETURNING id",
+        params,
+    )
+    count = await fetch_required(
+        conn,
+        scalar_row,
+        "SELECT count(*) AS n FROM study_reviews r"
+        " WHERE r.project_id = %(project_id)s AND r.user_id = %(user_id)s",
+        params,
+    )
     return SavedReview(review_id=review_id, reviews=int(count))
 
 
@@ -283,14 +278,14 @@ async def review_logs(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID
 ) -> list[LoggedReviewRow]:
     """The caller's review log in the project, oldest first (the optimizer's input)."""
-    async with conn.cursor(row_factory=class_row(LoggedReviewRow)) as cur:
-        await cur.execute(
-            "SELECT r.question_id, r.rating, r.reviewed_at, r.duration_ms FROM study_reviews r"
-            " WHERE r.project_id = %(project_id)s AND r.user_id = %(user_id)s"
-            f" AND {member_of('r.project_id')} ORDER BY r.reviewed_at, r.id",
-            _scope(project_id, user_id),
-        )
-        return await cur.fetchall()
+    return await fetch_all(
+        conn,
+        class_row(LoggedReviewRow),
+        "SELECT r.question_id, r.rating, r.reviewed_at, r.duration_ms FROM study_reviews r"
+        " WHERE r.project_id = %(project_id)s AND r.user_id = %(user_id)s"
+        f" AND {member_of('r.project_id')} ORDER BY r.reviewed_at, r.id",
+        scope(project_id, user_id),
+    )
 
 
 async def save_parameters(
@@ -310,7 +305,7 @@ async def save_parameters(
         " ON CONFLICT (project_id, user_id) DO UPDATE SET"
         " parameters = coalesce(EXCLUDED.parameters, study_settings.parameters),"
         " optimized_reviews = EXCLUDED.optimized_reviews, optimized_at = EXCLUDED.optimized_at",
-        _scope(
+        scope(
             project_id, user_id, parameters=list(parameters) if parameters else None, reviews=reviews, at=at
         ),
     )
@@ -320,39 +315,39 @@ async def save_parameters(
 async def class_cards(conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID) -> list[ClassCard]:
     """Owners only: every member's cards and attempt scores at the class's items, one row per (member,
     item) with any activity. `student` is an opaque per-call number, never the member's id."""
-    async with conn.cursor(row_factory=_with_card(ClassCard)) as cur:
-        await cur.execute(
-            f"SELECT dense_rank() OVER (ORDER BY s.user_id) AS student, s.question_id, {_CARD}, s.scores"
-            " FROM (SELECT coalesce(c2.user_id, a2.user_id) AS user_id,"
-            "        coalesce(c2.question_id, a2.question_id) AS question_id, a2.scores"
-            "       FROM (SELECT * FROM study_cards WHERE project_id = %(project_id)s) c2"
-            "       FULL JOIN (SELECT a.user_id, a.question_id,"
-            "                   array_agg(a.score ORDER BY a.created_at, a.id) AS scores"
-            "                  FROM question_attempts a WHERE a.project_id = %(project_id)s"
-            "                  GROUP BY a.user_id, a.question_id) a2"
-            "        ON a2.user_id = c2.user_id AND a2.question_id = c2.question_id) s"
-            " JOIN questions q ON q.id = s.question_id AND q.project_id = %(project_id)s"
-            " JOIN project_members pm ON pm.project_id = q.project_id AND pm.user_id = s.user_id"
-            " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
-            "  AND c.user_id = s.user_id"
-            f" WHERE {owner_of('q.project_id')} AND {CLASS_ITEMS}",
-            _scope(project_id, user_id),
-        )
-        return await cur.fetchall()
+    return await fetch_all(
+        conn,
+        _with_card(ClassCard),
+        f"SELECT dense_rank() OVER (ORDER BY s.user_id) AS student, s.question_id, {_CARD}, s.scores"
+        " FROM (SELECT coalesce(c2.user_id, a2.user_id) AS user_id,"
+        "        coalesce(c2.question_id, a2.question_id) AS question_id, a2.scores"
+        "       FROM (SELECT * FROM study_cards WHERE project_id = %(project_id)s) c2"
+        "       FULL JOIN (SELECT a.user_id, a.question_id,"
+        "                   array_agg(a.score ORDER BY a.created_at, a.id) AS scores"
+        "                  FROM question_attempts a WHERE a.project_id = %(project_id)s"
+        "                  GROUP BY a.user_id, a.question_id) a2"
+        "        ON a2.user_id = c2.user_id AND a2.question_id = c2.question_id) s"
+        " JOIN questions q ON q.id = s.question_id AND q.project_id = %(project_id)s"
+        " JOIN project_members pm ON pm.project_id = q.project_id AND pm.user_id = s.user_id"
+        " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
+        "  AND c.user_id = s.user_id"
+        f" WHERE {owner_of('q.project_id')} AND {CLASS_ITEMS}",
+        scope(project_id, user_id),
+    )
 
 
 async def class_items(conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID) -> list[ClassItem]:
     """Owners only: the class's items (id, section path, question text — never the answer) with their
     review counts over all members: `attempts` (reviews, graded attempts included) and `failures`
     (reviews rated Again)."""
-    async with conn.cursor(row_factory=class_row(ClassItem)) as cur:
-        await cur.execute(
-            "SELECT q.id, q.section_path, q.question, q.type,"
-            " count(r.id) AS attempts, count(r.id) FILTER (WHERE r.rating = 1) AS failures"
-            " FROM questions q"
-            " LEFT JOIN study_reviews r ON r.project_id = q.project_id AND r.question_id = q.id"
-            f" WHERE q.project_id = %(project_id)s AND {owner_of('q.project_id')} AND {CLASS_ITEMS}"
-            " GROUP BY q.id ORDER BY q.created_at, q.id",
-            _scope(project_id, user_id),
-        )
-        return await cur.fetchall()
+    return await fetch_all(
+        conn,
+        class_row(ClassItem),
+        "SELECT q.id, q.section_path, q.question, q.type,"
+        " count(r.id) AS attempts, count(r.id) FILTER (WHERE r.rating = 1) AS failures"
+        " FROM questions q"
+        " LEFT JOIN study_reviews r ON r.project_id = q.project_id AND r.question_id = q.id"
+        f" WHERE q.project_id = %(project_id)s AND {owner_of('q.project_id')} AND {CLASS_ITEMS}"
+        " GROUP BY q.id ORDER BY q.created_at, q.id",
+        scope(project_id, user_id),
+    )

@@ -13,7 +13,8 @@ from langchain_postgres import PostgresChatMessageHistory
 from psycopg import AsyncConnection
 from psycopg.rows import class_row, scalar_row
 
-from core.store.access import member_of
+from core.store.access import member_of, scope
+from core.store.rows import fetch_all, fetch_one
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,14 +35,14 @@ _OWN = f"t.project_id = %(project_id)s AND t.user_id = %(user_id)s AND {member_o
 async def create_thread(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, title: str
 ) -> Thread:
-    async with conn.cursor(row_factory=class_row(Thread)) as cur:
-        await cur.execute(
-            "INSERT INTO qa_threads (project_id, user_id, title)"
-            f" SELECT p.id, %(user_id)s, %(title)s FROM projects p WHERE p.id = %(project_id)s"
-            f" AND {member_of('p.id')} RETURNING id, project_id, user_id, title, created_at, updated_at",
-            {"project_id": project_id, "user_id": user_id, "title": title[:200]},
-        )
-        row = await cur.fetchone()
+    row = await fetch_one(
+        conn,
+        class_row(Thread),
+        "INSERT INTO qa_threads (project_id, user_id, title)"
+        f" SELECT p.id, %(user_id)s, %(title)s FROM projects p WHERE p.id = %(project_id)s"
+        f" AND {member_of('p.id')} RETURNING id, project_id, user_id, title, created_at, updated_at",
+        scope(project_id, user_id, title=title[:200]),
+    )
     if row is None:
         raise LookupError("not a member of this project")
     return row
@@ -50,24 +51,20 @@ async def create_thread(
 async def get_thread(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, thread_id: UUID
 ) -> Thread | None:
-    async with conn.cursor(row_factory=class_row(Thread)) as cur:
-        await cur.execute(
-            f"SELECT {_COLUMNS} FROM qa_threads t WHERE t.id = %(thread_id)s AND {_OWN}",
-            {"project_id": project_id, "user_id": user_id, "thread_id": thread_id},
-        )
-        return await cur.fetchone()
+    query = f"SELECT {_COLUMNS} FROM qa_threads t WHERE t.id = %(thread_id)s AND {_OWN}"
+    return await fetch_one(conn, class_row(Thread), query, scope(project_id, user_id, thread_id=thread_id))
 
 
 async def list_threads(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, limit: int = 50, offset: int = 0
 ) -> list[Thread]:
-    async with conn.cursor(row_factory=class_row(Thread)) as cur:
-        await cur.execute(
-            f"SELECT {_COLUMNS} FROM qa_threads t WHERE {_OWN} ORDER BY t.updated_at DESC, t.id"
-            " LIMIT %(limit)s OFFSET %(offset)s",
-            {"project_id": project_id, "user_id": user_id, "limit": limit, "offset": offset},
-        )
-        return await cur.fetchall()
+    return await fetch_all(
+        conn,
+        class_row(Thread),
+        f"SELECT {_COLUMNS} FROM qa_threads t WHERE {_OWN} ORDER BY t.updated_at DESC, t.id"
+        " LIMIT %(limit)s OFFSET %(offset)s",
+        scope(project_id, user_id, limit=limit, offset=offset),
+    )
 
 
 async def recent_messages(
@@ -79,15 +76,16 @@ async def recent_messages(
     limit: int | None = None,
 ) -> list[BaseMessage]:
     """The thread's last `limit` messages (all when None), oldest first."""
-    async with conn.cursor(row_factory=scalar_row) as cur:
-        await cur.execute(
-            "SELECT message FROM (SELECT m.id, m.message FROM qa_messages m"
-            " JOIN qa_threads t ON t.id = m.session_id AND t.project_id = m.project_id"
-            f" WHERE m.session_id = %(thread_id)s AND {_OWN}"
-            " ORDER BY m.id DESC LIMIT %(limit)s) recent ORDER BY id",
-            {"project_id": project_id, "user_id": user_id, "thread_id": thread_id, "limit": limit},
-        )
-        return messages_from_dict(await cur.fetchall())
+    messages = await fetch_all(
+        conn,
+        scalar_row,
+        "SELECT message FROM (SELECT m.id, m.message FROM qa_messages m"
+        " JOIN qa_threads t ON t.id = m.session_id AND t.project_id = m.project_id"
+        f" WHERE m.session_id = %(thread_id)s AND {_OWN}"
+        " ORDER BY m.id DESC LIMIT %(limit)s) recent ORDER BY id",
+        scope(project_id, user_id, thread_id=thread_id, limit=limit),
+    )
+    return messages_from_dict(messages)
 
 
 async def add_messages(
@@ -101,7 +99,7 @@ async def add_messages(
     """Appends to the caller's own thread; False (nothing written) when it is not theirs."""
     cur = await conn.execute(
         f"UPDATE qa_threads t SET updated_at = now() WHERE t.id = %(thread_id)s AND {_OWN}",
-        {"project_id": project_id, "user_id": user_id, "thread_id": thread_id},
+        scope(project_id, user_id, thread_id=thread_id),
     )
     if cur.rowcount != 1:
         return False

@@ -9,6 +9,7 @@ from uuid import UUID
 from psycopg.rows import class_row, scalar_row
 
 from core.store.access import Connection
+from core.store.rows import fetch_all, fetch_one, fetch_required
 
 KEY_PREFIX = "sk-studyai-"
 # Seconds between two writes of a key's last_used_at: a read-mostly check stays a read.
@@ -52,14 +53,13 @@ def hash_key(key: str) -> str:
 
 
 async def create_user(conn: Connection, *, email: str) -> User:
-    cur = await conn.cursor(row_factory=class_row(User)).execute(
+    return await fetch_required(
+        conn,
+        class_row(User),
         "INSERT INTO users (email) VALUES (%(email)s)"
         " ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email RETURNING id, email, created_at",
         {"email": email.strip().lower()},
     )
-    user = await cur.fetchone()
-    assert user is not None
-    return user
 
 
 async def create_api_key(
@@ -82,7 +82,9 @@ async def create_api_key_row(
 ) -> tuple[str, ApiKey]:
     """A new key and its stored record (no hash in it). The key itself exists only in the return value."""
     key = KEY_PREFIX + secrets.token_urlsafe(32)
-    cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
+    row = await fetch_required(
+        conn,
+        class_row(ApiKey),
         "INSERT INTO api_keys (user_id, key_hash, key_prefix, name, expires_at)"
         " VALUES (%(user_id)s, %(key_hash)s, %(prefix)s, %(name)s, %(expires_at)s)"
         f" RETURNING {_KEY_COLUMNS}",
@@ -94,8 +96,6 @@ async def create_api_key_row(
             "expires_at": expires_at,
         },
     )
-    row = await cur.fetchone()
-    assert row is not None
     return key, row
 
 
@@ -103,7 +103,9 @@ async def user_for_key(conn: Connection, key: str) -> KeyHolder | None:
     """The user of a live key (not revoked, not expired) with the key's id, else None. Checked in SQL on
     every request, so a revocation or an expiry takes effect on the next one. last_used_at is bumped in
     the same statement, at most once per LAST_USED_RESOLUTION_S."""
-    cur = await conn.cursor(row_factory=class_row(KeyHolder)).execute(
+    return await fetch_one(
+        conn,
+        class_row(KeyHolder),
         f"WITH k AS (SELECT k.id, k.user_id, k.last_used_at FROM api_keys k"
         f"  WHERE k.key_hash = %(key_hash)s AND {_LIVE}),"
         " touched AS (UPDATE api_keys a SET last_used_at = now() FROM k WHERE a.id = k.id"
@@ -111,38 +113,38 @@ async def user_for_key(conn: Connection, key: str) -> KeyHolder | None:
         " SELECT u.id, u.email, k.id AS key_id FROM k JOIN users u ON u.id = k.user_id",
         {"key_hash": hash_key(key), "resolution": LAST_USED_RESOLUTION_S},
     )
-    return await cur.fetchone()
 
 
 async def list_keys(conn: Connection, *, user_id: UUID) -> list[ApiKey]:
     """A user's keys, newest first, revoked and expired ones included; never the hash."""
-    cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
+    return await fetch_all(
+        conn,
+        class_row(ApiKey),
         f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE user_id = %(user_id)s ORDER BY created_at DESC, id",
         {"user_id": user_id},
     )
-    return await cur.fetchall()
 
 
 async def count_live_keys(conn: Connection, *, user_id: UUID) -> int:
-    cur = await conn.cursor(row_factory=scalar_row).execute(
+    return await fetch_required(
+        conn,
+        scalar_row,
         f"SELECT count(*) AS n FROM api_keys k WHERE k.user_id = %(user_id)s AND {_LIVE}",
         {"user_id": user_id},
     )
-    live: int | None = await cur.fetchone()
-    assert live is not None
-    return live
 
 
 async def revoke_key(conn: Connection, *, user_id: UUID, key_id: UUID) -> ApiKey | None:
     """Revokes one of the user's own live keys; the key, or None when the user has no such unrevoked key
     (another user's key id is indistinguishable from a missing one)."""
-    cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
+    return await fetch_one(
+        conn,
+        class_row(ApiKey),
         "UPDATE api_keys SET revoked_at = now()"
         " WHERE id = %(key_id)s AND user_id = %(user_id)s AND revoked_at IS NULL"
         f" RETURNING {_KEY_COLUMNS}",
         {"key_id": key_id, "user_id": user_id},
     )
-    return await cur.fetchone()
 
 
 async def has_key(conn: Connection, *, user_id: UUID, key_id: UUID) -> bool:
@@ -153,28 +155,32 @@ async def has_key(conn: Connection, *, user_id: UUID, key_id: UUID) -> bool:
 async def keys_matching(conn: Connection, *, id_or_prefix: str) -> list[ApiKey]:
     """Operator look-up (CLI): the key with this id, this whole key, or a stored prefix that starts with
     this (at least one character past "sk-studyai-")."""
-    cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
+    return await fetch_all(
+        conn,
+        class_row(ApiKey),
         f"SELECT {_KEY_COLUMNS} FROM api_keys"
         " WHERE id::text = %(value)s OR key_hash = %(hash)s"
         "  OR (length(%(value)s) > %(fixed)s AND left(key_prefix, length(%(value)s)) = %(value)s)"
         " ORDER BY created_at",
         {"value": id_or_prefix, "hash": hash_key(id_or_prefix), "fixed": len(KEY_PREFIX)},
     )
-    return await cur.fetchall()
 
 
 async def revoke_all_keys(conn: Connection, *, user_id: UUID) -> list[ApiKey]:
     """Revokes every live key of the user; the keys revoked now."""
-    cur = await conn.cursor(row_factory=class_row(ApiKey)).execute(
+    return await fetch_all(
+        conn,
+        class_row(ApiKey),
         f"UPDATE api_keys SET revoked_at = now() WHERE user_id = %(user_id)s AND revoked_at IS NULL"
         f" RETURNING {_KEY_COLUMNS}",
         {"user_id": user_id},
     )
-    return await cur.fetchall()
 
 
 async def user_by_email(conn: Connection, *, email: str) -> User | None:
-    cur = await conn.cursor(row_factory=class_row(User)).execute(
-        "SELECT id, email, created_at FROM users WHERE email = %(email)s", {"email": email.strip().lower()}
+    return await fetch_one(
+        conn,
+        class_row(User),
+        "SELECT id, email, created_at FROM users WHERE email = %(email)s",
+        {"email": email.strip().lower()},
     )
-    return await cur.fetchone()

@@ -1,0 +1,34 @@
+"""One statement's rows as typed records: the cursor each store read would otherwise open itself.
+
+The statement keeps all of its scoping (project, membership, role) in its own SQL; these only run it
+with the row factory that builds the records (class_row(Record), kwargs_row(build), scalar_row)."""
+
+from typing import TypeVar
+
+from psycopg.abc import Params
+from psycopg.abc import QueryNoTemplate as Query
+from psycopg.rows import AsyncRowFactory
+
+from core.store.access import Connection
+
+Row = TypeVar("Row")
+
+
+async def fetch_one(conn: Connection, rows: AsyncRowFactory[Row], query: Query, params: Params) -> Row | None:
+    """The first row, or None when the statement returns none."""
+    async with conn.cursor(row_factory=rows) as cur:
+        await cur.execute(query, params)
+        return await cur.fetchone()
+
+
+async def fetch_all(conn: Connection, rows: AsyncRowFactory[Row], query: Query, params: Params) -> list[Row]:
+    async with conn.cursor(row_factory=rows) as cur:
+        await cur.execute(query, params)
+        return await cur.fetchall()
+
+
+async def fetch_required(conn: Connection, rows: AsyncRowFactory[Row], query: Query, params: Params) -> Row:
+    """The row of a statement that always returns one (an aggregate, an upsert's RETURNING)."""
+    row = await fetch_one(conn, rows, query, params)
+    assert row is not None
+    return row
