@@ -30,5 +30,6 @@ async def fetch_all(conn: Connection, rows: AsyncRowFactory[Row], query: Query, 
 async def fetch_required(conn: Connection, rows: AsyncRowFactory[Row], query: Query, params: Params) -> Row:
     """The row of a statement that always returns one (an aggregate, an upsert's RETURNING)."""
     row = await fetch_one(conn, rows, query, params)
-    assert row is not None
+    if row is None:  # a broken invariant, not a missing row: such a statement always returns one
+        raise LookupError("the statement returned no row")
     return row
