@@ -188,8 +188,11 @@ class SectionSplitter:
                 self.packer.add(Unit(position, end, code=code))
                 return
             limit = position + room
-            cut = max(text.rfind(" ", position + 1, limit + 1), text.rfind("\t", position + 1, limit + 1),
-                      text.rfind("\n", position + 1, limit + 1))
+            cut = max(
+                text.rfind(" ", position + 1, limit + 1),
+                text.rfind("\t", position + 1, limit + 1),
+                text.rfind("\n", position + 1, limit + 1),
+            )
             if cut <= position:
                 cut = limit
             piece_start, piece_end = trim_span(text, position, cut)

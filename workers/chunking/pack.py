@@ -35,7 +35,7 @@ class Span:
     suffix: str = ""
 
     def render(self, text: str) -> str:
-        return f"{self.prefix}{text[self.start:self.end]}{self.suffix}"
+        return f"{self.prefix}{text[self.start : self.end]}{self.suffix}"
 
 
 class Packer:
@@ -79,7 +79,7 @@ class Packer:
     def _overlap_start(self, previous: Unit, start: int) -> int:
         overlap = self._tail_start(previous, start)
         # A list item or HTML comment can hold a fence; half of one would unbalance this chunk.
-        tail = self.text[overlap:previous.end]
+        tail = self.text[overlap : previous.end]
         return start if "```" in tail or "~~~" in tail else overlap
 
     def _tail_start(self, previous: Unit, start: int) -> int:

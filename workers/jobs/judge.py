@@ -10,9 +10,7 @@ from uuid import UUID
 
 from agents.common.context import AgentContext
 from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answer, judge_config
-from agents.runs.audit import JobCaller
 from agents.runs.errors import ModelUnreachable, UnusableReply
-from agents.runs.service import AgentRunner
 from agents.runs.specs import JUDGE
 from core.jobs.specs import JUDGE_ANSWER, PURGE_QUERY_HISTORY, JudgeAnswer, PurgeHistory
 from core.llm.structured import TokenUsage, model_name
@@ -21,6 +19,7 @@ from core.runtime import Runtime
 from core.store import evaluations, history, privacy
 from core.store.evaluations import Evaluation
 from core.store.history import HistoryEntry
+from workers.jobs.agent_runs import background_runner
 from workers.jobs.framework import FunctionJob, Result
 
 log = logging.getLogger(__name__)
@@ -56,21 +55,7 @@ async def _judge(runtime: Runtime, args: JudgeAnswer) -> Result:
         chunks = chunks_to_judge(row.cited_chunk_ids, row.retrieved_chunk_ids, texts)
     if not chunks:
         return _skipped(query_id, "its chunks no longer exist")
-    context = AgentContext(
-        project_id=args.project_id,
-        user_id=args.user_id,
-        retriever=runtime.retriever,
-        llm=llm,
-        structured_mode=runtime.chat.structured_mode,
-        thresholds=runtime.thresholds,
-    )
-    # A background run: each model call waits its turn, behind the API's interactive requests.
-    runner = AgentRunner(
-        caller=JobCaller.of(args.project_id, args.user_id),
-        context=context,
-        admission=runtime.admission,
-        priority="background",
-    )
+    runner = background_runner(runtime, llm, project_id=args.project_id, user_id=args.user_id)
 
     async def judge(admitted: AgentContext) -> Judgement:
         return await judge_answer(
@@ -105,7 +90,7 @@ async def _judge(runtime: Runtime, args: JudgeAnswer) -> Result:
         )
     if stored is None:  # judged already by an earlier try, or the query went meanwhile
         return _skipped(query_id, "already judged or gone")
-    _log_judgement(stored, judgement, context.usage)
+    _log_judgement(stored, judgement, runner.context.usage)
     await _feedback(runtime.tracing, row, judgement)
     return {"status": "judged", "evaluation_id": str(stored.id), "flagged": judgement.flagged}
 

@@ -16,9 +16,7 @@ from agents.planner.config import DEFAULT_SECTIONS
 from agents.planner.graph import graph as planner_graph
 from agents.planner.graph import planner_input
 from agents.planner.state import PlanGap, PlanSection, outline_document
-from agents.runs.audit import JobCaller
 from agents.runs.errors import ModelUnreachable, UnusableReply
-from agents.runs.service import AgentRunner
 from agents.runs.specs import WRITER
 from agents.writer.graph import graph as writer_graph
 from agents.writer.kinds import SPECS
@@ -30,6 +28,7 @@ from core.store import documents, jobs, notes, plans, projects
 from core.store.documents import Document
 from core.store.plans import Plan
 from core.store.projects import Project
+from workers.jobs.agent_runs import background_runner
 from workers.jobs.framework import Failure, JobAbandoned, Result, TrackedJob
 
 log = logging.getLogger(__name__)
@@ -70,21 +69,8 @@ class WriteNoteJob(TrackedJob[WriteNote]):
                 " (which starts the local one)."
             )
         project, plan = await _load(runtime.pool, args)
-        agent = AgentContext(
-            project_id=args.project_id,
-            user_id=args.user_id,
-            retriever=runtime.retriever,
-            llm=runtime.llm,
-            structured_mode=runtime.chat.structured_mode,
-            language=project.language,
-            thresholds=runtime.thresholds,
-        )
-        # A background run: each model call waits its turn, behind the API's interactive requests.
-        runner = AgentRunner(
-            caller=JobCaller.of(args.project_id, args.user_id),
-            context=agent,
-            admission=runtime.admission,
-            priority="background",
+        runner = background_runner(
+            runtime, runtime.llm, project_id=args.project_id, user_id=args.user_id, language=project.language
         )
         return await runner.call(
             WRITER, lambda admitted: _write(runtime, admitted, args, project, plan), question=args.topic or ""
