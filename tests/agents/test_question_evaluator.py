@@ -31,6 +31,7 @@ from core.store import questions
 from core.store.pool import open_pool
 from tests.agents.test_groundedness_contrast import scored
 from tests.agents.test_question_generator import Project, ScriptedChat, course_project
+from tests.bank import draft
 from tests.conftest import UserFactory
 
 
@@ -65,26 +66,19 @@ async def store(
     sources = [
         i for i, row in project.chunks.items() if row["document_id"] == project.documents["ownership.md"]
     ]
-    draft = questions.NewQuestion(
+    item = draft(
+        question,
+        answer,
+        np.asarray(retriever.embeddings.embed_query(question), dtype=np.float32),
         document_id=document_id,
-        section_path=[],
         type="multiple_choice" if distractors else "short_answer",
-        question=question,
-        answer=answer,
         distractors=list(distractors),
-        explanation="The source says so.",
-        difficulty="easy",
-        confidence=0.9,
-        model_confidence=0.9,
-        support=1.0,
-        status="active",
         source_chunk_ids=sources[:1],
-        embedding=np.asarray(retriever.embeddings.embed_query(question), dtype=np.float32),
     )
     async with retriever.pool.connection() as conn:
         await conn.execute("DELETE FROM questions WHERE project_id = %s", (project.id,))
         row = await questions.insert_question(
-            conn, project_id=project.id, user_id=project.user_id, question=draft, duplicate_similarity=0.92
+            conn, project_id=project.id, user_id=project.user_id, question=item, duplicate_similarity=0.92
         )
     assert row is not None
     return asdict(row)  # the evaluator reads a question row

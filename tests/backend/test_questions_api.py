@@ -21,6 +21,7 @@ from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import questions
 from tests.agents.test_question_generator import OWNERSHIP, STRUCTS, ScriptedChat
+from tests.bank import draft
 from tests.conftest import (
     SHARED_DATA,
     Caller,
@@ -443,21 +444,15 @@ async def test_real_model_grades_a_real_quiz_answer_above_a_wrong_one(
             project_id=course.id,
             user_id=owner_id,
             duplicate_similarity=0.92,
-            question=questions.NewQuestion(
+            question=draft(
+                text,
+                answer,
+                np.asarray(embeddings.embed_query(text), dtype=np.float32),
                 document_id=document,
-                section_path=[],
-                type="short_answer",
-                question=text,
-                answer=answer,
-                distractors=[],
                 explanation=item["context"].strip(),
-                difficulty="easy",
                 confidence=1.0,
                 model_confidence=1.0,
-                support=1.0,
-                status="active",
                 source_chunk_ids=[chunks[0]["id"]],
-                embedding=np.asarray(embeddings.embed_query(text), dtype=np.float32),
             ),
         )
     assert stored is not None
