@@ -120,14 +120,13 @@ async def course_project(
     ids = await index_documents(
         client, headers, project_id, {"ownership.md": OWNERSHIP, "structs.md": STRUCTS}
     )
-    user = await (await db.execute("SELECT id FROM users WHERE email = %s", (headers.email,))).fetchone()
     rows = await (
         await db.execute(
             "SELECT id, document_id, section_path, text FROM chunks WHERE project_id = %s", (project_id,)
         )
     ).fetchall()
     documents = {name: UUID(document_id) for name, document_id in ids.items()}
-    return Project(UUID(project_id), user["id"], documents, {row["id"]: row for row in rows})  # type: ignore[index]
+    return Project(UUID(project_id), headers.id, documents, {row["id"]: row for row in rows})
 
 
 @pytest.fixture(scope="module")

@@ -159,10 +159,7 @@ async def test_members_export_and_strangers_see_nothing(
 async def test_finished_note_as_markdown(
     api: Api, course: Class, db: psycopg.AsyncConnection[dict[str, Any]]
 ) -> None:
-    owner = await (
-        await db.execute("SELECT id FROM users WHERE email = %s", (course.owner.email,))
-    ).fetchone()
-    scope = {"project_id": course.id, "user_id": owner["id"]}  # type: ignore[index]
+    scope = {"project_id": course.id, "user_id": course.owner.id}
     job_id = notes.new_note_job_id()
     assert await notes.create_note_job(db, **scope, job_id=job_id, request={"topic": "moves", "kind": "faq"})
     path = f"/projects/{course.id}/notes/{job_id}/markdown"

@@ -434,15 +434,10 @@ async def test_real_model_grades_a_real_quiz_answer_above_a_wrong_one(
     text, answer = item["prompt"]["prompt"], item["answer"]["answer"]
     embeddings = api.app.state.runtime.retriever.embeddings
     async with api.app.state.runtime.pool.connection() as conn:
-        owner_id = (
-            await (
-                await conn.execute("SELECT id FROM users WHERE email = %s", (course.owner.email,))
-            ).fetchone()
-        )["id"]
         stored = await questions.insert_question(
             conn,
             project_id=course.id,
-            user_id=owner_id,
+            user_id=course.owner.id,
             duplicate_similarity=0.92,
             question=draft(
                 text,

@@ -21,11 +21,12 @@ from langchain_core.language_models import FakeMessagesListChatModel
 
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import chunks, documents, questions
+from core.store import chunks, questions
 from core.study.exam import exam_plan
 from core.study.scheduler import LEARNING_STEPS
 from tests.bank import draft, unit_vector
 from tests.conftest import Caller, UserFactory, change_runtime, class_project, own_app
+from tests.stored import uploaded_document
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -127,18 +128,9 @@ async def add_item(
 async def add_chunk(course: Course, text: str) -> int:
     """A passage of the course's material, stored directly (no worker runs in this module)."""
     async with course.app.state.runtime.pool.connection() as conn:
-        document = await documents.create_document(
-            conn,
-            project_id=course.project_id,
-            user_id=course.ids["owner"],
-            title="Lifetimes notes",
-            filename="lifetimes.md",
-            source_type="markdown",
-            kind="uploaded",
-            content=text.encode(),
-            content_hash=hashlib.sha256(text.encode()).hexdigest(),
+        document = await uploaded_document(
+            conn, course.project_id, course.owner.id, "lifetimes.md", text.encode(), title="Lifetimes notes"
         )
-        assert document is not None
         row = chunks.ChunkRow(
             ordinal=0, text=text, context_header="Lifetimes", section_path=("Book", "Lifetimes"),
             page_start=None, page_end=None, char_start=0, char_end=len(text),
