@@ -1,12 +1,10 @@
 """The Question Evaluator graph with a scripted fake chat model, on a real project (Postgres, chunks
 indexed by the real worker, real retrieval): every branch."""
 
-import asyncio
 import json
 import re
 import subprocess
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import asdict
 from typing import Any
 
@@ -21,16 +19,11 @@ from agents.common.injection import screen_answer
 from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.graph import graph
 from agents.question_evaluator.prompts import Grade
-from core.embeddings.models import make_embeddings
 from core.llm.structured import StructuredOutputError
-from core.retrieval import RetrievalConfig, Retriever
-from core.retrieval.rerankers.factory import make_reranker
-from core.runtime.services import ServiceUrls
-from core.settings import Settings
+from core.retrieval import Retriever
 from core.store import questions
-from core.store.pool import open_pool
+from tests.agents.helpers import Project, ScriptedChat, context, course_project
 from tests.agents.test_groundedness_contrast import scored
-from tests.agents.test_question_generator import Project, ScriptedChat, course_project
 from tests.bank import draft
 from tests.conftest import UserFactory
 
@@ -43,14 +36,6 @@ async def project(
     db: psycopg.AsyncConnection[dict[str, Any]],
 ) -> Project:
     return await course_project(client, make_user, db, "evaluator")
-
-
-@pytest.fixture(scope="module")
-async def retriever(settings: Settings, services: ServiceUrls) -> AsyncIterator[Retriever]:
-    pool = await open_pool(services.database_url, max_size=4)
-    embeddings = await asyncio.to_thread(make_embeddings, settings)
-    yield Retriever(pool, embeddings, make_reranker(settings), RetrievalConfig.from_settings(settings))
-    await pool.close()
 
 
 async def store(
@@ -84,17 +69,6 @@ async def store(
     return asdict(row)  # the evaluator reads a question row
 
 
-def context(project: Project, retriever: Retriever, llm: BaseChatModel, language: str = "en") -> AgentContext:
-    return AgentContext(
-        project_id=project.id,
-        retriever=retriever,
-        llm=llm,
-        structured_mode="llama-grammar",
-        language=language,
-        user_id=project.user_id,
-    )
-
-
 def excerpt_ids(prompt: str) -> list[int]:
     return [int(i) for i in re.findall(r"^\[(\d+)\] ", prompt, re.MULTILINE)]
 
@@ -117,6 +91,11 @@ def grade(score: float, verdict: str = "correct", used: list[int] | None = None,
 
 MOVE_QUESTION = "What happens to the first variable after a String is assigned to another variable?"
 MOVE_ANSWER = "The value is moved, so the first variable can no longer be used."
+MOVE_CHOICE: dict[str, Any] = {
+    "question": "What happens to a String assigned to another variable?",
+    "answer": "It is moved",
+    "distractors": ("It is copied", "It is cloned", "It is borrowed"),
+}
 
 
 async def test_model_grades_against_chunks_of_the_questions_own_document(
@@ -177,13 +156,7 @@ async def test_score_is_clamped_and_the_verdict_follows_it(
 async def test_multiple_choice_option_is_graded_exactly_without_the_model(
     project: Project, retriever: Retriever
 ) -> None:
-    question = await store(
-        retriever,
-        project,
-        question="What happens to a String assigned to another variable?",
-        answer="It is moved",
-        distractors=("It is copied", "It is cloned", "It is borrowed"),
-    )
+    question = await store(retriever, project, **MOVE_CHOICE)
     llm = ScriptedChat(script=[])  # any model call fails the test
     right = await graph.ainvoke(
         {"question": question, "answer": "  it is MOVED. "}, context=context(project, retriever, llm)
@@ -201,13 +174,7 @@ async def test_multiple_choice_option_is_graded_exactly_without_the_model(
 async def test_multiple_choice_free_text_is_graded_by_the_model(
     project: Project, retriever: Retriever
 ) -> None:
-    question = await store(
-        retriever,
-        project,
-        question="What happens to a String assigned to another variable?",
-        answer="It is moved",
-        distractors=("It is copied", "It is cloned", "It is borrowed"),
-    )
+    question = await store(retriever, project, **MOVE_CHOICE)
     llm = ScriptedChat(script=[grade(0.8)])
     out = await graph.ainvoke(
         {"question": question, "answer": "it gets moved to the new variable"},

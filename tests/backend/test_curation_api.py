@@ -12,7 +12,7 @@ import pytest
 
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from tests.agents.test_question_generator import OWNERSHIP, ScriptedChat
+from tests.agents.helpers import OWNERSHIP, ScriptedChat
 from tests.backend.test_questions_api import Api, index, question_reply
 from tests.conftest import Caller, UserFactory, create_project, own_app, wait_for_job
 

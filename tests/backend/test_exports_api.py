@@ -20,7 +20,7 @@ from core.exports.anki import stable_id
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import documents, notes
-from tests.agents.test_question_generator import ScriptedChat
+from tests.agents.helpers import ScriptedChat
 from tests.backend.test_curation_api import Class, generate, new_class, review
 from tests.backend.test_questions_api import Api, question_reply
 from tests.conftest import UserFactory, own_app

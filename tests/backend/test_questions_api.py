@@ -20,7 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import questions
-from tests.agents.test_question_generator import OWNERSHIP, STRUCTS, ScriptedChat
+from tests.agents.helpers import OWNERSHIP, STRUCTS, ScriptedChat
 from tests.bank import draft
 from tests.conftest import (
     SHARED_DATA,
