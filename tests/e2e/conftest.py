@@ -8,7 +8,7 @@ test's temporary folder."""
 
 import os
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -128,6 +128,33 @@ async def sign_in(page: Page, base: str, caller: Caller) -> None:
     await page.get_by_label("API key").fill(caller["Authorization"].removeprefix("Bearer "))
     await page.get_by_role("button", name="Sign in").click()
     await expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+
+
+OpenPage = Callable[..., Awaitable[tuple[Page, PageProblems]]]
+
+
+@pytest.fixture
+async def open_page(browser: Browser, web_stack: WebStack) -> AsyncIterator[OpenPage]:
+    """`page, problems = await open_page(caller, screen)`: a page of a new browser context, signed in as
+    `caller` and on `screen` (the app's route after `#`) if one is given, with the problems it has
+    seen. The test's contexts are closed after it."""
+    contexts: list[BrowserContext] = []
+
+    async def open_(
+        caller: Caller, screen: str | None = None, *, phone: bool = False
+    ) -> tuple[Page, PageProblems]:
+        context = await new_context(browser, phone=phone)
+        contexts.append(context)
+        page = await context.new_page()
+        problems = PageProblems(page)
+        await sign_in(page, web_stack.base, caller)
+        if screen is not None:
+            await page.goto(f"{web_stack.base}/app/#{screen}")
+        return page, problems
+
+    yield open_
+    for context in contexts:
+        await context.close()
 
 
 async def check(page: Page, shots: Path, name: str) -> None:
