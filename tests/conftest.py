@@ -2,7 +2,9 @@
 and the API driven in-process through httpx."""
 
 import asyncio
+import os
 import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -29,6 +31,20 @@ from evals.harness.worker import start_worker, stop_worker
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+def studyai(
+    *args: str, data_dir: Path | None = None, database_url: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The `studyai` command line (`python -m backend.cli.app ARGS`), run from the repository with this
+    data folder and database when given."""
+    env = dict(os.environ)
+    if data_dir is not None:
+        env["STUDYAI_DATA_DIR"] = str(data_dir)
+    if database_url is not None:
+        env["DATABASE_URL"] = database_url
+    command = [sys.executable, "-m", "backend.cli.app", *args]
+    return subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,7 @@
 """API keys (list, create, revoke, expiry, the CLI), members (list, role, remove, leave, the last owner)
 and the security log, through the API and `studyai users` on the real database."""
 
-import os
 import subprocess
-import sys
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,7 +12,7 @@ import psycopg
 
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from tests.conftest import REPO_ROOT, Caller, UserFactory, add_member, create_project, own_app
+from tests.conftest import Caller, UserFactory, add_member, create_project, own_app, studyai
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -175,14 +173,7 @@ async def test_key_events_are_logged_for_their_owner(
 
 
 def studyai_users(services: ServiceUrls, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "backend.cli.app", "users", *args],
-        env={**os.environ, "STUDYAI_DATA_DIR": str(data_dir), "DATABASE_URL": services.database_url},
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return studyai("users", *args, data_dir=data_dir, database_url=services.database_url)
 
 
 async def test_the_users_cli_refuses_existing_emails_and_revokes(
