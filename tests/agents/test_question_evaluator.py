@@ -3,14 +3,11 @@ indexed by the real worker, real retrieval): every branch."""
 
 import json
 import re
-import subprocess
 import uuid
 from dataclasses import asdict
 from typing import Any
 
-import httpx
 import numpy as np
-import psycopg
 import pytest
 from langchain_core.language_models import BaseChatModel
 
@@ -22,20 +19,9 @@ from agents.question_evaluator.prompts import Grade
 from core.llm.structured import StructuredOutputError
 from core.retrieval import Retriever
 from core.store import questions
-from tests.agents.helpers import Project, ScriptedChat, context, course_project
+from tests.agents.helpers import Project, ScriptedChat, context
 from tests.agents.test_groundedness_contrast import scored
 from tests.bank import draft
-from tests.conftest import UserFactory
-
-
-@pytest.fixture(scope="module")
-async def project(
-    client: httpx.AsyncClient,
-    make_user: UserFactory,
-    worker: subprocess.Popen[bytes],
-    db: psycopg.AsyncConnection[dict[str, Any]],
-) -> Project:
-    return await course_project(client, make_user, db, "evaluator")
 
 
 async def store(

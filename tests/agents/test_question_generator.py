@@ -3,12 +3,10 @@ indexed by the real worker, real embeddings): every branch of selection, checkin
 
 import json
 import re
-import subprocess
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-import httpx
 import numpy as np
 import psycopg
 import pytest
@@ -19,21 +17,8 @@ from agents.question_generator.config import GeneratorConfig
 from agents.question_generator.graph import graph
 from core.retrieval import Retriever
 from core.store import questions
-from tests.agents.helpers import Project, ScriptedChat, context, course_project
+from tests.agents.helpers import Project, ScriptedChat, context
 from tests.bank import draft
-from tests.conftest import UserFactory
-
-
-@pytest.fixture(scope="module")
-async def project(
-    client: httpx.AsyncClient,
-    make_user: UserFactory,
-    worker: subprocess.Popen[bytes],
-    db: psycopg.AsyncConnection[dict[str, Any]],
-) -> Project:
-    made = await course_project(client, make_user, db, "generator")
-    assert len(made.chunks) >= 12
-    return made
 
 
 @pytest.fixture(autouse=True)

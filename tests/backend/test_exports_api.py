@@ -9,7 +9,6 @@ import sqlite3
 import subprocess
 import uuid
 import zipfile
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +16,12 @@ import psycopg
 import pytest
 
 from core.exports.anki import stable_id
-from core.runtime.services import ServiceUrls
-from core.settings import Settings
 from core.store import documents, notes
 from tests.agents.helpers import ScriptedChat
+from tests.backend.conftest import Api
 from tests.backend.test_curation_api import Class, generate, new_class, review
-from tests.backend.test_questions_api import Api, question_reply
-from tests.conftest import UserFactory, own_app
-
-
-@pytest.fixture(scope="module")
-async def api(settings: Settings, services: ServiceUrls) -> AsyncIterator[Api]:
-    async with own_app(settings, services) as (app, http):
-        yield Api(app, http)
+from tests.backend.test_questions_api import question_reply
+from tests.conftest import UserFactory
 
 
 @pytest.fixture(scope="module")
