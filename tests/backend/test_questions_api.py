@@ -325,6 +325,11 @@ async def rust_course(api: Api, make_user: UserFactory, worker: subprocess.Popen
     return Course(project_id, owner, owner, owner, documents)
 
 
+async def document_chunks(api: Api, course: Course, document: str) -> list[dict[str, Any]]:
+    response = await api.http.get(f"/projects/{course.id}/documents/{document}/chunks", headers=course.owner)
+    return response.json()
+
+
 async def timed_grades(
     api: Api, course: Course, question_id: str, llm: BaseChatModel, answers: dict[str, str]
 ) -> dict[str, Any]:
@@ -347,9 +352,7 @@ async def test_real_model_generates_valid_grounded_questions_and_grades_them(
     api: Api, rust_course: Course, local_llm: BaseChatModel
 ) -> None:
     course, document = rust_course, rust_course.documents["ch04-01-what-is-ownership.md"]
-    chunks = (
-        await api.http.get(f"/projects/{course.id}/documents/{document}/chunks", headers=course.owner)
-    ).json()
+    chunks = await document_chunks(api, course, document)
     chunk_ids = {c["id"] for c in chunks}
     with api.model(local_llm):
         started = time.perf_counter()
@@ -410,9 +413,7 @@ async def test_real_model_grades_a_real_quiz_answer_above_a_wrong_one(
     )
     item = next(q for q in quiz["questions"] if q["type"] == "ShortAnswer")
     course, document = rust_course, rust_course.documents["ch03-01-variables-and-mutability.md"]
-    chunks = (
-        await api.http.get(f"/projects/{course.id}/documents/{document}/chunks", headers=course.owner)
-    ).json()
+    chunks = await document_chunks(api, course, document)
     text, answer = item["prompt"]["prompt"], item["answer"]["answer"]
     embeddings = api.app.state.runtime.retriever.embeddings
     async with api.app.state.runtime.pool.connection() as conn:
@@ -442,9 +443,7 @@ async def test_real_model_writes_grounded_flashcards(
     api: Api, rust_course: Course, local_llm: BaseChatModel
 ) -> None:
     course, document = rust_course, rust_course.documents["ch04-01-what-is-ownership.md"]
-    chunks = (
-        await api.http.get(f"/projects/{course.id}/documents/{document}/chunks", headers=course.owner)
-    ).json()
+    chunks = await document_chunks(api, course, document)
     with api.model(local_llm):
         started = time.perf_counter()
         response = await api.http.post(
