@@ -17,7 +17,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from benchmarks.fake_model import PLAIN_REPLY, SchemaChatServer, _chunk, _completion, instance
+from benchmarks.fake_model import PLAIN_REPLY, SchemaChatServer, completion, instance, sse_chunk
 
 ANSWER = (
     "Each value in Rust has an **owner**, and there can only be one owner at a time. "
@@ -81,15 +81,15 @@ class CitingChatServer(SchemaChatServer):
             if "feedback" not in properties:  # the question generator's item, not a grade
                 reply["question"] = QUESTIONS[self.generated % len(QUESTIONS)]
                 self.generated += 1
-            return JSONResponse(_completion(json.dumps(reply)))
+            return JSONResponse(completion(json.dumps(reply)))
         if "has_answer" not in properties:
             if body.get("stream") or not properties:
                 return await super()._complete(request)
-            return JSONResponse(_completion(json.dumps(_plausible(instance(schema, schema, prompt)))))
+            return JSONResponse(completion(json.dumps(_plausible(instance(schema, schema, prompt)))))
         self.requests += 1
         content = json.dumps({"has_answer": True, "answer": self.answer, "used_chunk_ids": cited})
         if not body.get("stream"):
-            return JSONResponse(_completion(content))
+            return JSONResponse(completion(content))
         return StreamingResponse(self._pieces(content), media_type="text/event-stream")
 
     async def _pieces(self, content: str) -> AsyncIterator[str]:
@@ -100,8 +100,8 @@ class CitingChatServer(SchemaChatServer):
             if not noted and i + self.piece_chars > text_starts:
                 self.first_text_at.append(time.time())
                 noted = True
-            yield _chunk({"role": "assistant", "content": content[i : i + self.piece_chars]}, None)
-        yield _chunk({}, "stop")
+            yield sse_chunk({"role": "assistant", "content": content[i : i + self.piece_chars]}, None)
+        yield sse_chunk({}, "stop")
         usage: dict[str, Any] = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
-        yield _chunk({}, None, usage=usage)
+        yield sse_chunk({}, None, usage=usage)
         yield "data: [DONE]\n\n"

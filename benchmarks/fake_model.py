@@ -14,15 +14,17 @@ import socket
 import threading
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Self
 
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 PLAIN_REPLY = "A short answer from the fake model."
+USAGE = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
 _EXCERPT_ID = re.compile(r"\[(\d+)\]")
 
 
@@ -30,6 +32,33 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+class ThreadedServer:
+    """An ASGI app under uvicorn in a daemon thread (its own event loop) on a free local port: `with`
+    starts it and waits until it listens, and stops it on the way out."""
+
+    def __init__(
+        self, app: ASGIApp, *, start_timeout_s: float = 10, name: str = "the fake chat server"
+    ) -> None:
+        self.port = free_port()
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._start_timeout_s, self._name = start_timeout_s, name
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        deadline = time.monotonic() + self._start_timeout_s
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"{self._name} did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(30)
 
 
 def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
@@ -107,17 +136,17 @@ def reply_for(body: dict[str, Any]) -> str:
     return json.dumps(instance(schema, schema, prompt))
 
 
-def _completion(content: str) -> dict[str, Any]:
+def completion(content: str) -> dict[str, Any]:
     return {
         "id": "fake", "object": "chat.completion", "created": 0, "model": "fake",
         "choices": [
             {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
         ],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+        "usage": USAGE,
     }  # fmt: skip
 
 
-def _chunk(delta: dict[str, Any], finish: str | None, **extra: Any) -> str:
+def sse_chunk(delta: dict[str, Any], finish: str | None, **extra: Any) -> str:
     head = {"id": "fake", "object": "chat.completion.chunk", "created": 0, "model": "fake"}
     choices = [{"index": 0, "delta": delta, "finish_reason": finish}] if delta or finish else []
     return f"data: {json.dumps({**head, 'choices': choices, **extra})}\n\n"
@@ -125,13 +154,13 @@ def _chunk(delta: dict[str, Any], finish: str | None, **extra: Any) -> str:
 
 async def _stream(content: str) -> AsyncIterator[str]:
     for i in range(0, len(content), 16):
-        yield _chunk({"role": "assistant", "content": content[i : i + 16]}, None)
-    yield _chunk({}, "stop")
-    yield _chunk({}, None, usage={"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20})
+        yield sse_chunk({"role": "assistant", "content": content[i : i + 16]}, None)
+    yield sse_chunk({}, "stop")
+    yield sse_chunk({}, None, usage=USAGE)
     yield "data: [DONE]\n\n"
 
 
-class SchemaChatServer:
+class SchemaChatServer(ThreadedServer):
     """`with SchemaChatServer() as server:` serves `server.url` (an OpenAI base URL) from a thread."""
 
     def __init__(self) -> None:
@@ -142,23 +171,8 @@ class SchemaChatServer:
                 Route("/v1/models", self._models, methods=["GET"]),  # GET /health/ready probes it
             ]
         )
-        port = free_port()
-        self.url = f"http://127.0.0.1:{port}/v1"
-        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-
-    def __enter__(self) -> "SchemaChatServer":
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the fake chat server did not start")
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(10)
+        super().__init__(app)
+        self.url = f"http://127.0.0.1:{self.port}/v1"
 
     async def _models(self, request: Request) -> Response:
         return JSONResponse(
@@ -171,4 +185,4 @@ class SchemaChatServer:
         content = reply_for(body)
         if body.get("stream"):
             return StreamingResponse(_stream(content), media_type="text/event-stream")
-        return JSONResponse(_completion(content))
+        return JSONResponse(completion(content))

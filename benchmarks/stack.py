@@ -6,7 +6,6 @@ environment points elsewhere); the benchmark talks to it over HTTP only, like a 
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from benchmarks.fake_model import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA = REPO_ROOT.parent / "shared" / "data"
@@ -42,12 +43,6 @@ async def main(url):
 with EmbeddedServices(Settings(), redis=False, stop_on_exit=False) as urls:
     asyncio.run(main(urls.database_url))
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -194,6 +189,24 @@ async def upload(
     )
     response.raise_for_status()
     return response.json()
+
+
+async def indexed_project(
+    base: str, headers: dict[str, str], name: str, filename: str, text: str
+) -> tuple[str, str]:
+    """A new English project with one Markdown document uploaded and indexed, made over the API as any
+    client would: (project id, document id)."""
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120) as http:
+        project = (await http.post("/projects", json={"name": name, "language": "en"})).json()["id"]
+        files = {"file": (filename, text.encode(), "text/markdown")}
+        accepted = (await http.post(f"/projects/{project}/documents", files=files)).json()
+        for _ in range(600):
+            job = (await http.get(f"/projects/{project}/jobs/{accepted['job_id']}")).json()
+            if job["status"] in ("succeeded", "failed"):
+                break
+            await asyncio.sleep(0.2)
+        assert job["status"] == "succeeded", job
+    return project, accepted["document_id"]
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -25,13 +25,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 from playwright.async_api import Browser, Page, async_playwright, expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `python benchmarks/web_budget.py`
 
 from benchmarks.fake_answers import CitingChatServer
-from benchmarks.stack import studyai_up
+from benchmarks.stack import indexed_project, studyai_up
 
 REPORT = Path(__file__).resolve().parent / "reports" / "web_budget.md"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update"]
@@ -135,20 +134,6 @@ async def measure(base: str, fake: CitingChatServer, key: str, project: str, run
     return {"sign_in": sign_in, "projects": projects, "answers": answers}
 
 
-async def prepare(base: str, headers: dict[str, str]) -> str:
-    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120) as http:
-        project = (await http.post("/projects", json={"name": "Budget", "language": "en"})).json()["id"]
-        files = {"file": ("ownership.md", COURSE.encode(), "text/markdown")}
-        job = (await http.post(f"/projects/{project}/documents", files=files)).json()["job_id"]
-        for _ in range(600):
-            state = (await http.get(f"/projects/{project}/jobs/{job}")).json()
-            if state["status"] in ("succeeded", "failed"):
-                break
-            await asyncio.sleep(0.3)
-        assert state["status"] == "succeeded", state
-    return project
-
-
 def worst(rows: list[dict[str, float]], key: str) -> float:
     return max(row[key] for row in rows)
 
@@ -218,7 +203,7 @@ def main() -> None:
         env = {"LLM_BASE_URL": fake.url, "LLM_MODEL": "fake", "LLM_STRUCTURED_OUTPUT": "llama-grammar"}
         with studyai_up(Path(folder) / "data", model="qwen2.5-coder-0.5b-instruct", extra_env=env) as stack:
             headers = stack.new_user("budget@example.org")
-            project = asyncio.run(prepare(stack.base, headers))
+            project, _ = asyncio.run(indexed_project(stack.base, headers, "Budget", "ownership.md", COURSE))
             key = headers["Authorization"].removeprefix("Bearer ")
             before = os.getloadavg()[0]
             results = asyncio.run(measure(stack.base, fake, key, project, args.runs))

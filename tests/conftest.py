@@ -2,13 +2,16 @@
 and the API driven in-process through httpx."""
 
 import asyncio
+import os
 import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import httpx
 import psycopg
@@ -28,6 +31,20 @@ from evals.harness.worker import start_worker, stop_worker
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+def studyai(
+    *args: str, data_dir: Path | None = None, database_url: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The `studyai` command line (`python -m backend.cli.app ARGS`), run from the repository with this
+    data folder and database when given."""
+    env = dict(os.environ)
+    if data_dir is not None:
+        env["STUDYAI_DATA_DIR"] = str(data_dir)
+    if database_url is not None:
+        env["DATABASE_URL"] = database_url
+    command = [sys.executable, "-m", "backend.cli.app", *args]
+    return subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture(scope="session")
@@ -95,11 +112,12 @@ async def db(services: ServiceUrls) -> AsyncIterator[psycopg.AsyncConnection[dic
 
 
 class Caller(dict[str, str]):
-    """Request headers for one user, with the user's email at hand."""
+    """Request headers for one user, with the user's email and id at hand."""
 
-    def __init__(self, key: str, email: str) -> None:
+    def __init__(self, key: str, email: str, id: UUID) -> None:
         super().__init__({"Authorization": f"Bearer {key}"})
         self.email = email
+        self.id = id
 
 
 class UserFactory:
@@ -110,7 +128,7 @@ class UserFactory:
     async def __call__(self, name: str = "user") -> Caller:
         self._count += 1
         user = await users.create_user(self._conn, email=f"{name}-{self._count}-{time.time_ns()}@example.org")
-        return Caller(await users.create_api_key(self._conn, user_id=user.id), user.email)
+        return Caller(await users.create_api_key(self._conn, user_id=user.id), user.email, user.id)
 
 
 @pytest.fixture(scope="session")
@@ -136,6 +154,27 @@ async def create_project(http: httpx.AsyncClient, headers: dict[str, str], **fie
     response = await http.post("/projects", json={"name": "course", **fields}, headers=headers)
     assert response.status_code == 201, response.text
     return response.json()["id"]
+
+
+async def add_member(
+    http: httpx.AsyncClient, owner: dict[str, str], project_id: str, member: Caller, role: str
+) -> None:
+    response = await http.post(
+        f"/projects/{project_id}/members", json={"email": member.email, "role": role}, headers=owner
+    )
+    assert response.status_code == 201, response.text
+
+
+async def class_project(
+    http: httpx.AsyncClient, make_user: UserFactory, name: str
+) -> tuple[str, Caller, Caller, Caller, Caller]:
+    """A project of a teacher with an assistant (editor) and two students, alice and bob (viewers):
+    (project id, teacher, assistant, alice, bob)."""
+    owner, editor, alice, bob = [await make_user(n) for n in ("teacher", "assistant", "alice", "bob")]
+    project_id = await create_project(http, owner, name=name, language="en")
+    for member, role in ((editor, "editor"), (alice, "viewer"), (bob, "viewer")):
+        await add_member(http, owner, project_id, member, role)
+    return project_id, owner, editor, alice, bob
 
 
 async def upload(
@@ -184,3 +223,14 @@ async def own_app(
 def change_runtime(app: FastAPI, **changes: Any) -> None:
     """Swaps resources of the app's runtime (a test's own chat model, settings, queue or admission)."""
     app.state.runtime = replace(app.state.runtime, **changes)
+
+
+@contextmanager
+def changed_settings(app: FastAPI, **changes: Any) -> Iterator[None]:
+    """The app's settings changed for one block (the routes read them per request)."""
+    previous = app.state.runtime.settings
+    change_runtime(app, settings=previous.with_values(changes))
+    try:
+        yield
+    finally:
+        change_runtime(app, settings=previous)

@@ -10,7 +10,6 @@ import importlib.util
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from arq.constants import health_check_key_suffix
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from benchmarks.fake_model import free_port
 from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE
 from core.llm.local import LOCAL_MODELS
 from core.runtime.child_env import settings_env_names
@@ -332,12 +332,6 @@ def test_each_image_installs_the_extras_its_command_imports() -> None:
 # --- the same split without Docker ------------------------------------------------------------------------
 
 MACHINE_REDIS = "redis://127.0.0.1:6379/7"  # a database of its own on the machine's Redis
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture

@@ -27,7 +27,8 @@ from core.retrieval.types import RetrievalResult, StageTimings
 from core.runtime import Runtime
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import documents, notes, plans, projects, users
+from core.store import documents, notes, plans
+from tests.stored import owned_project, uploaded_document
 from tests.workers.runtime import job_runtime
 from workers.jobs.index import index_document
 from workers.jobs.notes import write_note
@@ -280,20 +281,10 @@ def queued(runtime: Runtime) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 @pytest.fixture(scope="module")
 async def indexed_project(runtime: Runtime, db: psycopg.AsyncConnection) -> dict[str, Any]:
-    user = await users.create_user(db, email=f"writer-{uuid.uuid4()}@example.org")
-    project = await projects.create_project(db, user_id=user.id, name="Rust", description="", language="en")
-    document = await documents.create_document(
-        db,
-        project_id=project.id,
-        user_id=user.id,
-        title="Variables",
-        filename="variables.md",
-        source_type="markdown",
-        kind="uploaded",
-        content=NOTE_SOURCE.encode(),
-        content_hash="variables",
+    user, project = await owned_project(db, "writer", name="Rust")
+    document = await uploaded_document(
+        db, project.id, user.id, "variables.md", NOTE_SOURCE.encode(), title="Variables"
     )
-    assert document is not None
     indexed = await index_document(runtime, IndexDocument(project.id, document.id, 1))
     assert indexed["status"] == "succeeded", indexed
     return {"user_id": user.id, "project_id": project.id}

@@ -7,7 +7,6 @@ import asyncio
 import hashlib
 import json
 import re
-import socket
 import subprocess
 import threading
 import time
@@ -18,13 +17,13 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from benchmarks.fake_model import USAGE, ThreadedServer, completion, free_port, sse_chunk
 from core.llm.admission import LlmAdmission
 from core.llm.chat import make_chat_model
 from core.runtime.services import ServiceUrls
@@ -46,32 +45,15 @@ QUESTIONS = [
 ]
 
 
-class FakeChatServer:
+class FakeChatServer(ThreadedServer):
     """An OpenAI-compatible chat endpoint that answers slowly and deterministically (from the prompt's
     hash), citing the first excerpt it was shown, and counts how many requests overlap."""
 
     def __init__(self) -> None:
         self.in_flight = self.max_in_flight = self.requests = 0
         self._lock = threading.Lock()
-        app = Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"])])
-        self.port = free_port()
+        super().__init__(Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"])]))
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        self._server = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
-        )
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-
-    def __enter__(self) -> "FakeChatServer":
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            assert time.monotonic() < deadline, "the fake chat server did not start"
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(10)
 
     def _enter(self, delta: int) -> None:
         with self._lock:
@@ -108,36 +90,10 @@ class FakeChatServer:
                 await asyncio.sleep(0.04)
                 yield sse_chunk({"role": "assistant", "content": content[i : i + 8]}, None)
             yield sse_chunk({}, "stop")
-            usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
-            yield f"data: {json.dumps({**chunk_head(), 'choices': [], 'usage': usage})}\n\n"
+            yield sse_chunk({}, None, usage=USAGE)
             yield "data: [DONE]\n\n"
         finally:
             self._enter(-1)
-
-
-def chunk_head() -> dict[str, Any]:
-    return {"id": "fake", "object": "chat.completion.chunk", "created": 0, "model": "fake"}
-
-
-def sse_chunk(delta: dict[str, Any], finish: str | None) -> str:
-    choice = {"index": 0, "delta": delta, "finish_reason": finish}
-    return f"data: {json.dumps({**chunk_head(), 'choices': [choice]})}\n\n"
-
-
-def completion(content: str) -> dict[str, Any]:
-    return {
-        "id": "fake", "object": "chat.completion", "created": 0, "model": "fake",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-        ],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
-    }  # fmt: skip
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @dataclass

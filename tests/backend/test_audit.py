@@ -6,8 +6,7 @@ import json
 import logging
 import subprocess
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,7 +23,17 @@ from core.runtime import Runtime
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import history
-from tests.conftest import Caller, UserFactory, change_runtime, create_project, own_app, upload, wait_for_job
+from tests.conftest import (
+    Caller,
+    UserFactory,
+    add_member,
+    change_runtime,
+    changed_settings,
+    create_project,
+    own_app,
+    upload,
+    wait_for_job,
+)
 from tests.workers.runtime import job_runtime
 from workers.jobs.judge import judge_answer_job, purge_query_history
 
@@ -58,25 +67,20 @@ async def course(
     settings: Settings,
     services: ServiceUrls,
     make_user: UserFactory,
-    db: Conn,
     worker: subprocess.Popen[bytes],
 ) -> AsyncIterator[Course]:
     # The judge is tested on answers that the QA's own support check would withhold: off here.
     async with own_app(settings.with_values({"QA_SUPPORT_MIN": 0.0}), services) as (app, http):
         owner, editor = await make_user("audit-owner"), await make_user("audit-editor")
         project_id = await create_project(http, owner, name="Rust constants", language="en")
-        added = await http.post(
-            f"/projects/{project_id}/members", json={"email": editor.email, "role": "editor"}, headers=owner
-        )
-        assert added.status_code == 201, added.text
+        await add_member(http, owner, project_id, editor, "editor")
         response = await upload(http, owner, project_id, "constants.md", SOURCE.encode())
         assert response.status_code == 202, response.text
         job = await wait_for_job(http, owner, project_id, response.json()["job_id"])
         assert job["status"] == "succeeded", job
         url = f"/projects/{project_id}/documents/{response.json()['document_id']}/chunks"
         (chunk,) = (await http.get(url, headers=owner)).json()
-        owner_id = await user_id(db, owner)
-        yield Course(app, http, owner, owner_id, editor, project_id, chunk["id"])
+        yield Course(app, http, owner, owner.id, editor, project_id, chunk["id"])
 
 
 @pytest.fixture(scope="module")
@@ -86,25 +90,8 @@ async def runtime(settings: Settings, services: ServiceUrls) -> AsyncIterator[Ru
         yield opened
 
 
-async def user_id(db: Conn, caller: Caller) -> uuid.UUID:
-    row = await (await db.execute("SELECT id FROM users WHERE email = %s", (caller.email,))).fetchone()
-    assert row is not None
-    return row["id"]
-
-
 def reply(**fields: Any) -> AIMessage:
     return AIMessage(content=json.dumps(fields))
-
-
-@contextmanager
-def configured(course: Course, **changes: Any) -> Iterator[None]:
-    """The app's settings changed for one test (the audit reads them per request)."""
-    previous = course.app.state.runtime.settings
-    change_runtime(course.app, settings=previous.with_values(changes))
-    try:
-        yield
-    finally:
-        change_runtime(course.app, settings=previous)
 
 
 async def ask(course: Course, answer: str, **headers: str) -> httpx.Response:
@@ -149,7 +136,7 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
         "Constants are declared with the const keyword. They also run on the GPU at night."
         " The GPU evaluates them. The GPU stores them in a cache."
     )
-    with configured(course, groundedness_sample_rate=1.0), caplog.at_level(logging.INFO):
+    with changed_settings(course.app, groundedness_sample_rate=1.0), caplog.at_level(logging.INFO):
         response = await ask(course, answer, **{"X-Request-ID": "audit-qa-1"})
     assert response.status_code == 200, response.text
     assert response.headers["X-Request-ID"] == "audit-qa-1" == response.json()["request_id"]
@@ -191,7 +178,7 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
 
 
 async def test_a_supported_answer_is_not_flagged(runtime: Runtime, course: Course) -> None:
-    with configured(course, groundedness_sample_rate=1.0):
+    with changed_settings(course.app, groundedness_sample_rate=1.0):
         response = await ask(course, "With the const keyword.", **{"X-Request-ID": "audit-qa-2"})
     query = await query_for(course, response.headers["X-Request-ID"])
     outcome = await run_judge(runtime, course, query["id"], ["yes"])
@@ -200,7 +187,7 @@ async def test_a_supported_answer_is_not_flagged(runtime: Runtime, course: Cours
 
 async def test_rate_zero_and_the_project_override_are_honoured(course: Course) -> None:
     project_url = f"/projects/{course.project_id}"
-    with configured(course, groundedness_sample_rate=0.0):
+    with changed_settings(course.app, groundedness_sample_rate=0.0):
         none = await ask(course, "With the const keyword.")
         assert await judge_job(course, (await query_for(course, none.headers["X-Request-ID"]))["id"]) is None
         # The project's own rate wins over the setting, and null goes back to the setting.
@@ -244,7 +231,7 @@ async def test_a_note_request_leaves_a_writer_row_and_a_log_line(
 
 
 async def test_retention_zero_writes_no_history(course: Course, db: Conn) -> None:
-    with configured(course, query_history_retention_days=0, groundedness_sample_rate=1.0):
+    with changed_settings(course.app, query_history_retention_days=0, groundedness_sample_rate=1.0):
         response = await ask(course, "With the const keyword.")
     assert response.status_code == 200
     cur = await db.execute(

@@ -1,9 +1,6 @@
 """`studyai users create` prints a key that the API accepts; the key itself is never stored."""
 
 import importlib
-import os
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,7 +9,7 @@ import httpx
 import psycopg
 
 from core.runtime.services import ServiceUrls
-from tests.conftest import REPO_ROOT
+from tests.conftest import studyai
 
 
 async def test_users_create_prints_a_working_key(
@@ -21,13 +18,8 @@ async def test_users_create_prints_a_working_key(
     data_dir: Path,
     db: psycopg.AsyncConnection[dict[str, Any]],
 ) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "backend.cli.app", "users", "create", "Ana@Example.org"],
-        env={**os.environ, "STUDYAI_DATA_DIR": str(data_dir), "DATABASE_URL": services.database_url},
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    result = studyai(
+        "users", "create", "Ana@Example.org", data_dir=data_dir, database_url=services.database_url
     )
     assert result.returncode == 0, result.stderr
     key = result.stdout.strip().splitlines()[-1]
@@ -43,20 +35,15 @@ async def test_users_create_prints_a_working_key(
 
 
 def test_eval_passes_the_suite_its_own_options() -> None:
-    def studyai(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "backend.cli.app", "eval", *args]
-        return subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-
-    shown = studyai("qa", "--help")
+    shown = studyai("eval", "qa", "--help")
     assert shown.returncode == 0, shown.stderr
     assert "--groundedness" in shown.stdout and "--chapters" in shown.stdout
-    unknown = studyai("nonsense")
+    unknown = studyai("eval", "nonsense")
     assert unknown.returncode != 0 and "unknown suite" in unknown.stderr
 
 
 def test_eval_help_lists_the_suites() -> None:
-    command = [sys.executable, "-m", "backend.cli.app", "eval", "--help"]
-    shown = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    shown = studyai("eval", "--help")
     assert shown.returncode == 0, shown.stderr
     text = " ".join(shown.stdout.split())
     assert "Suites: qa, retrieval, groundedness-judge" in text

@@ -25,17 +25,11 @@ from core.runtime.services import DATABASE_NAME, ServiceUrls, ensure_database
 from core.settings import Settings
 from core.store import users
 from core.store.migrations import apply_migrations
+from tests.backend.test_search import DOCUMENTS
 from tests.conftest import Caller, UserFactory, change_runtime, create_project, index_documents, own_app
 
 POOL_SIZE = 2
-OWNERSHIP = (
-    "# Ownership\n\n## Moves\n\nWhen a String is assigned to another variable the value is moved, and the"
-    " first variable can no longer be used. This is how Rust frees heap memory without a garbage"
-    " collector: exactly one owner drops the value when it goes out of scope, so nothing is freed"
-    " twice.\n\n## Borrowing\n\nA reference borrows a value without taking ownership. Mutable references"
-    " are exclusive: only one may exist at a time, and no shared reference may exist alongside it. The"
-    " borrow checker enforces these rules when the program is compiled.\n"
-)
+OWNERSHIP = DOCUMENTS["ownership.md"]
 QUESTION = "What happens when a String is assigned to another variable?"
 
 

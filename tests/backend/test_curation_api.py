@@ -4,23 +4,15 @@ review, members may study their own items where the project allows, and a reinde
 whose source text changed while a deleted document archives its items."""
 
 import subprocess
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from core.runtime.services import ServiceUrls
-from core.settings import Settings
-from tests.agents.test_question_generator import OWNERSHIP, ScriptedChat
-from tests.backend.test_questions_api import Api, index, question_reply
-from tests.conftest import Caller, UserFactory, create_project, own_app, wait_for_job
-
-
-@pytest.fixture(scope="module")
-async def api(settings: Settings, services: ServiceUrls) -> AsyncIterator[Api]:
-    async with own_app(settings, services) as (app, http):
-        yield Api(app, http)
+from tests.agents.helpers import OWNERSHIP, ScriptedChat
+from tests.backend.conftest import Api
+from tests.backend.test_questions_api import index, question_reply
+from tests.conftest import Caller, UserFactory, create_project, wait_for_job
 
 
 @dataclass

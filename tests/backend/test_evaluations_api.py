@@ -14,16 +14,10 @@ from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import evaluations, history
-from tests.conftest import Caller, UserFactory, create_project
+from tests.conftest import UserFactory, add_member, create_project
 from workers.main import build_worker
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
-
-
-async def user_id(db: Conn, caller: Caller) -> Any:
-    row = await (await db.execute("SELECT id FROM users WHERE email = %s", (caller.email,))).fetchone()
-    assert row is not None
-    return row["id"]
 
 
 async def test_evaluations_summary_over_a_window(
@@ -32,11 +26,8 @@ async def test_evaluations_summary_over_a_window(
     """Three judged queries in a fresh project, one of them two days old."""
     owner, viewer, outsider = await make_user("eval-owner"), await make_user("eval-viewer"), await make_user()
     project_id = await create_project(client, owner, name="evaluated")
-    added = await client.post(
-        f"/projects/{project_id}/members", json={"email": viewer.email, "role": "viewer"}, headers=owner
-    )
-    assert added.status_code == 201
-    owner_id = await user_id(db, owner)
+    await add_member(client, owner, project_id, viewer, "viewer")
+    owner_id = owner.id
     scores = [(0.9, False), (0.2, True), (0.5, False)]
     for groundedness, flagged in scores:
         query_id = await history.insert_query(

@@ -9,7 +9,6 @@ import sqlite3
 import subprocess
 import uuid
 import zipfile
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +16,12 @@ import psycopg
 import pytest
 
 from core.exports.anki import stable_id
-from core.runtime.services import ServiceUrls
-from core.settings import Settings
 from core.store import documents, notes
-from tests.agents.test_question_generator import ScriptedChat
+from tests.agents.helpers import ScriptedChat
+from tests.backend.conftest import Api
 from tests.backend.test_curation_api import Class, generate, new_class, review
-from tests.backend.test_questions_api import Api, question_reply
-from tests.conftest import UserFactory, own_app
-
-
-@pytest.fixture(scope="module")
-async def api(settings: Settings, services: ServiceUrls) -> AsyncIterator[Api]:
-    async with own_app(settings, services) as (app, http):
-        yield Api(app, http)
+from tests.backend.test_questions_api import question_reply
+from tests.conftest import UserFactory
 
 
 @pytest.fixture(scope="module")
@@ -159,10 +151,7 @@ async def test_members_export_and_strangers_see_nothing(
 async def test_finished_note_as_markdown(
     api: Api, course: Class, db: psycopg.AsyncConnection[dict[str, Any]]
 ) -> None:
-    owner = await (
-        await db.execute("SELECT id FROM users WHERE email = %s", (course.owner.email,))
-    ).fetchone()
-    scope = {"project_id": course.id, "user_id": owner["id"]}  # type: ignore[index]
+    scope = {"project_id": course.id, "user_id": course.owner.id}
     job_id = notes.new_note_job_id()
     assert await notes.create_note_job(db, **scope, job_id=job_id, request={"topic": "moves", "kind": "faq"})
     path = f"/projects/{course.id}/notes/{job_id}/markdown"

@@ -1,9 +1,7 @@
 """API keys (list, create, revoke, expiry, the CLI), members (list, role, remove, leave, the last owner)
 and the security log, through the API and `studyai users` on the real database."""
 
-import os
 import subprocess
-import sys
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,19 +12,13 @@ import psycopg
 
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from tests.conftest import REPO_ROOT, Caller, UserFactory, create_project, own_app
+from tests.conftest import Caller, UserFactory, add_member, create_project, own_app, studyai
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
 
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
-
-
-async def user_id(db: Conn, caller: Caller) -> str:
-    row = await (await db.execute("SELECT id FROM users WHERE email = %s", (caller.email,))).fetchone()
-    assert row is not None
-    return str(row["id"])
 
 
 async def works(client: httpx.AsyncClient, headers: dict[str, str], project_id: str) -> list[int]:
@@ -126,7 +118,7 @@ async def test_last_used_is_written_at_most_once_a_minute(
 ) -> None:
     user = await make_user("last-used")
     await client.get("/projects", headers=user)
-    uid = await user_id(db, user)
+    uid = user.id
 
     async def last_used() -> datetime:
         row = await (
@@ -181,14 +173,7 @@ async def test_key_events_are_logged_for_their_owner(
 
 
 def studyai_users(services: ServiceUrls, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "backend.cli.app", "users", *args],
-        env={**os.environ, "STUDYAI_DATA_DIR": str(data_dir), "DATABASE_URL": services.database_url},
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return studyai("users", *args, data_dir=data_dir, database_url=services.database_url)
 
 
 async def test_the_users_cli_refuses_existing_emails_and_revokes(
@@ -238,13 +223,6 @@ async def test_the_users_cli_refuses_existing_emails_and_revokes(
     assert all(e["actor_user_id"] is None and e["details"]["via"] == "cli" for e in events)
 
 
-async def add(client: httpx.AsyncClient, owner: Caller, project_id: str, member: Caller, role: str) -> None:
-    response = await client.post(
-        f"/projects/{project_id}/members", json={"email": member.email, "role": role}, headers=owner
-    )
-    assert response.status_code == 201, response.text
-
-
 async def test_members_are_listed_by_role(client: httpx.AsyncClient, make_user: UserFactory) -> None:
     owner, editor = await make_user("list-owner"), await make_user("list-editor")
     student, classmate, outsider = (
@@ -253,9 +231,9 @@ async def test_members_are_listed_by_role(client: httpx.AsyncClient, make_user: 
         await make_user("out"),
     )
     project_id = await create_project(client, owner)
-    await add(client, owner, project_id, editor, "editor")
+    await add_member(client, owner, project_id, editor, "editor")
     for viewer in (student, classmate):
-        await add(client, owner, project_id, viewer, "viewer")
+        await add_member(client, owner, project_id, viewer, "viewer")
     url = f"/projects/{project_id}/members"
 
     for staff in (owner, editor):
@@ -279,7 +257,7 @@ async def test_members_are_listed_by_role(client: httpx.AsyncClient, make_user: 
 
 
 async def test_roles_change_and_the_last_owner_stays(
-    client: httpx.AsyncClient, make_user: UserFactory, db: Conn
+    client: httpx.AsyncClient, make_user: UserFactory
 ) -> None:
     owner, helper, student = (
         await make_user("role-owner"),
@@ -287,9 +265,9 @@ async def test_roles_change_and_the_last_owner_stays(
         await make_user("role-s"),
     )
     project_id = await create_project(client, owner)
-    await add(client, owner, project_id, helper, "viewer")
-    await add(client, owner, project_id, student, "viewer")
-    helper_id, student_id, owner_id = [await user_id(db, c) for c in (helper, student, owner)]
+    await add_member(client, owner, project_id, helper, "viewer")
+    await add_member(client, owner, project_id, student, "viewer")
+    helper_id, student_id, owner_id = [str(c.id) for c in (helper, student, owner)]
     url = f"/projects/{project_id}/members"
 
     promoted = await client.patch(f"{url}/{helper_id}", json={"role": "editor"}, headers=owner)
@@ -326,7 +304,7 @@ async def test_roles_change_and_the_last_owner_stays(
 
 
 async def test_removed_and_leaving_members_lose_the_project_at_once(
-    client: httpx.AsyncClient, make_user: UserFactory, db: Conn
+    client: httpx.AsyncClient, make_user: UserFactory
 ) -> None:
     owner, editor, student = (
         await make_user("rm-owner"),
@@ -334,9 +312,9 @@ async def test_removed_and_leaving_members_lose_the_project_at_once(
         await make_user("rm-s"),
     )
     project_id = await create_project(client, owner)
-    await add(client, owner, project_id, editor, "editor")
-    await add(client, owner, project_id, student, "viewer")
-    editor_id, student_id, owner_id = [await user_id(db, c) for c in (editor, student, owner)]
+    await add_member(client, owner, project_id, editor, "editor")
+    await add_member(client, owner, project_id, student, "viewer")
+    editor_id, student_id, owner_id = [str(c.id) for c in (editor, student, owner)]
     url = f"/projects/{project_id}/members"
 
     assert (await client.delete(f"{url}/{student_id}", headers=editor)).status_code == 403
@@ -370,7 +348,7 @@ async def test_security_actions_are_logged_for_owners(
     )
     outsider = await make_user("log-outsider")
     project_id = await create_project(client, owner)
-    editor_id, student_id, owner_id = [await user_id(db, c) for c in (editor, student, owner)]
+    editor_id, student_id, owner_id = [str(c.id) for c in (editor, student, owner)]
     url = f"/projects/{project_id}"
 
     def as_(caller: Caller, rid: str) -> dict[str, str]:

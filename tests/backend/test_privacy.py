@@ -7,14 +7,12 @@ so no chat model answers here; the fakes that stand in for it are never called u
 import json
 import random
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-import numpy as np
 import psycopg
 import pytest
 from fastapi import FastAPI
@@ -29,7 +27,8 @@ from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import evaluations, history, privacy, questions, threads
 from core.store.projects import Project
-from tests.conftest import Caller, UserFactory, change_runtime, create_project, own_app
+from tests.bank import draft, unit_vector
+from tests.conftest import Caller, UserFactory, change_runtime, changed_settings, class_project, own_app
 from tests.workers.runtime import job_runtime
 from workers.jobs.judge import judge_answer_job, purge_query_history
 
@@ -52,12 +51,6 @@ class Class:
         return f"/projects/{self.project_id}{path}"
 
 
-async def user_id(db: Conn, caller: Caller) -> uuid.UUID:
-    row = await (await db.execute("SELECT id FROM users WHERE email = %s", (caller.email,))).fetchone()
-    assert row is not None
-    return row["id"]
-
-
 @pytest.fixture(scope="module")
 async def app_http(
     settings: Settings, services: ServiceUrls
@@ -68,17 +61,11 @@ async def app_http(
         yield app, http
 
 
-async def new_class(app_http: tuple[FastAPI, httpx.AsyncClient], db: Conn, make_user: UserFactory) -> Class:
+async def new_class(app_http: tuple[FastAPI, httpx.AsyncClient], make_user: UserFactory) -> Class:
     app, http = app_http
-    owner, editor, alice, bob = [await make_user(n) for n in ("teacher", "assistant", "alice", "bob")]
-    project_id = await create_project(http, owner, name="privacy", language="en")
-    for member, role in ((editor, "editor"), (alice, "viewer"), (bob, "viewer")):
-        added = await http.post(
-            f"/projects/{project_id}/members", json={"email": member.email, "role": role}, headers=owner
-        )
-        assert added.status_code == 201, added.text
+    project_id, owner, editor, alice, bob = await class_project(http, make_user, "privacy")
     names = {"owner": owner, "editor": editor, "alice": alice, "bob": bob}
-    ids = {name: await user_id(db, caller) for name, caller in names.items()}
+    ids = {name: caller.id for name, caller in names.items()}
     return Class(app, http, project_id, owner, editor, alice, bob, ids)
 
 
@@ -90,44 +77,32 @@ async def runtime(settings: Settings, services: ServiceUrls) -> AsyncIterator[Ru
 
 
 @pytest.fixture
-async def course(app_http: tuple[FastAPI, httpx.AsyncClient], db: Conn, make_user: UserFactory) -> Class:
-    return await new_class(app_http, db, make_user)
+async def course(app_http: tuple[FastAPI, httpx.AsyncClient], make_user: UserFactory) -> Class:
+    return await new_class(app_http, make_user)
 
 
 async def add_question(
     course: Class, db: Conn, text: str = "What happens to a String assigned to another?"
 ) -> str:
-    vector = np.asarray(np.random.default_rng(random.randrange(1 << 30)).normal(size=384), dtype=np.float32)
+    item = draft(
+        text,
+        RIGHT,
+        unit_vector(),
+        type="multiple_choice",
+        distractors=[WRONG, "It is cloned", "It is borrowed"],
+        explanation="Assignment moves a String.",
+        review_state="approved",  # students study approved items only
+    )
     async with course.app.state.runtime.pool.connection() as conn:  # its connections know the vector type
-        row = await _insert(conn, course, text, vector)
+        row = await questions.insert_question(
+            conn,
+            project_id=course.project_id,
+            user_id=course.ids["owner"],
+            duplicate_similarity=0.92,
+            question=item,
+        )
     assert row is not None
     return str(row.id)
-
-
-async def _insert(conn: Any, course: Class, text: str, vector: np.ndarray) -> questions.Question | None:
-    return await questions.insert_question(
-        conn,
-        project_id=course.project_id,
-        user_id=course.ids["owner"],
-        duplicate_similarity=0.92,
-        question=questions.NewQuestion(
-            document_id=None,
-            section_path=[],
-            type="multiple_choice",
-            question=text,
-            answer=RIGHT,
-            distractors=[WRONG, "It is cloned", "It is borrowed"],
-            explanation="Assignment moves a String.",
-            difficulty="easy",
-            confidence=0.9,
-            model_confidence=0.9,
-            support=1.0,
-            status="active",
-            review_state="approved",  # students study approved items only
-            source_chunk_ids=[1],
-            embedding=vector / np.linalg.norm(vector),
-        ),
-    )
 
 
 async def attempt(course: Class, who: Caller, question: str, answer: str) -> httpx.Response:
@@ -429,23 +404,13 @@ async def test_each_table_is_purged_by_its_own_retention(runtime: Runtime, cours
     assert await count(db, "query_history WHERE id = ANY(%s)", [old_query, new_query]) == 2
 
 
-@contextmanager
-def configured(course: Class, **changes: Any) -> Iterator[None]:
-    previous = course.app.state.runtime.settings
-    change_runtime(course.app, settings=previous.with_values(changes))
-    try:
-        yield
-    finally:
-        change_runtime(course.app, settings=previous)
-
-
 async def test_retention_zero_writes_nothing(runtime: Runtime, course: Class, db: Conn) -> None:
     question = await add_question(course, db)
     zero = {"qa_thread_retention_days": 0, "attempt_retention_days": 0, "evaluation_retention_days": 0}
     planner = json.dumps(
         {"question": "", "terms": [], "document": "", "ambiguous": False, "clarification": ""}
     )
-    with configured(course, **zero):
+    with changed_settings(course.app, **zero):
         # QA answers (here: nothing indexed, so "not found" after the planner) and keeps no thread.
         change_runtime(course.app, llm=FakeMessagesListChatModel(responses=[AIMessage(content=planner)]))
         asked = await course.http.post(

@@ -6,55 +6,27 @@ import re
 import subprocess
 import time
 import tomllib
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import numpy as np
 import pytest
-from fastapi import FastAPI
 from langchain_core.language_models import BaseChatModel
 
-from core.runtime.services import ServiceUrls
-from core.settings import Settings
 from core.store import questions
-from tests.agents.test_question_generator import OWNERSHIP, STRUCTS, ScriptedChat
+from tests.agents.helpers import OWNERSHIP, STRUCTS, ScriptedChat
+from tests.backend.conftest import Api
+from tests.bank import draft
 from tests.conftest import (
     SHARED_DATA,
     Caller,
     UserFactory,
-    change_runtime,
     create_project,
-    own_app,
     upload,
     wait_for_job,
 )
 
 RUST_BOOK = SHARED_DATA / "rust-book"
-
-
-@dataclass
-class Api:
-    app: FastAPI
-    http: httpx.AsyncClient
-
-    @contextmanager
-    def model(self, llm: BaseChatModel | None) -> Iterator[None]:
-        """The chat model the agent routes use, for the duration of a block."""
-        before = self.app.state.runtime.llm
-        change_runtime(self.app, llm=llm)
-        try:
-            yield
-        finally:
-            change_runtime(self.app, llm=before)
-
-
-@pytest.fixture(scope="module")
-async def api(settings: Settings, services: ServiceUrls) -> AsyncIterator[Api]:
-    async with own_app(settings, services) as (app, http):
-        yield Api(app, http)
 
 
 @dataclass
@@ -353,13 +325,34 @@ async def rust_course(api: Api, make_user: UserFactory, worker: subprocess.Popen
     return Course(project_id, owner, owner, owner, documents)
 
 
+async def document_chunks(api: Api, course: Course, document: str) -> list[dict[str, Any]]:
+    response = await api.http.get(f"/projects/{course.id}/documents/{document}/chunks", headers=course.owner)
+    return response.json()
+
+
+async def timed_grades(
+    api: Api, course: Course, question_id: str, llm: BaseChatModel, answers: dict[str, str]
+) -> dict[str, Any]:
+    """Each answer graded by `llm` through POST .../attempts as the owner, timed and printed: label ->
+    the attempt's JSON."""
+    grades = {}
+    with api.model(llm):
+        for label, answer in answers.items():
+            started = time.perf_counter()
+            response = await api.http.post(
+                url(course, f"/{question_id}/attempts"), json={"answer": answer}, headers=course.owner
+            )
+            assert response.status_code == 201, response.text
+            grades[label] = response.json()
+            print(f"\n{label}: {time.perf_counter() - started:.1f} s {brief(grades[label])}")
+    return grades
+
+
 async def test_real_model_generates_valid_grounded_questions_and_grades_them(
     api: Api, rust_course: Course, local_llm: BaseChatModel
 ) -> None:
     course, document = rust_course, rust_course.documents["ch04-01-what-is-ownership.md"]
-    chunks = (
-        await api.http.get(f"/projects/{course.id}/documents/{document}/chunks", headers=course.owner)
-    ).json()
+    chunks = await document_chunks(api, course, document)
     chunk_ids = {c["id"] for c in chunks}
     with api.model(local_llm):
         started = time.perf_counter()
@@ -404,16 +397,9 @@ async def test_real_model_generates_valid_grounded_questions_and_grades_them(
     open_questions = [q for q in made if q["type"] != "multiple_choice"] or made
     target = open_questions[0]
     wrong = next(q["answer"] for q in made if q["id"] != target["id"])
-    scores = {}
-    with api.model(local_llm):
-        for label, answer in (("reference", target["answer"]), ("wrong", wrong)):
-            started = time.perf_counter()
-            response = await api.http.post(
-                url(course, f"/{target['id']}/attempts"), json={"answer": answer}, headers=course.owner
-            )
-            assert response.status_code == 201, response.text
-            scores[label] = response.json()
-            print(f"{label}: {time.perf_counter() - started:.1f} s {brief(response.json())}")
+    scores = await timed_grades(
+        api, course, target["id"], local_llm, {"reference": target["answer"], "wrong": wrong}
+    )
     assert scores["reference"]["score"] > scores["wrong"]["score"]
     assert scores["reference"]["verdict"] != "incorrect"
 
@@ -427,50 +413,28 @@ async def test_real_model_grades_a_real_quiz_answer_above_a_wrong_one(
     )
     item = next(q for q in quiz["questions"] if q["type"] == "ShortAnswer")
     course, document = rust_course, rust_course.documents["ch03-01-variables-and-mutability.md"]
-    chunks = (
-        await api.http.get(f"/projects/{course.id}/documents/{document}/chunks", headers=course.owner)
-    ).json()
+    chunks = await document_chunks(api, course, document)
     text, answer = item["prompt"]["prompt"], item["answer"]["answer"]
     embeddings = api.app.state.runtime.retriever.embeddings
     async with api.app.state.runtime.pool.connection() as conn:
-        owner_id = (
-            await (
-                await conn.execute("SELECT id FROM users WHERE email = %s", (course.owner.email,))
-            ).fetchone()
-        )["id"]
         stored = await questions.insert_question(
             conn,
             project_id=course.id,
-            user_id=owner_id,
+            user_id=course.owner.id,
             duplicate_similarity=0.92,
-            question=questions.NewQuestion(
+            question=draft(
+                text,
+                answer,
+                np.asarray(embeddings.embed_query(text), dtype=np.float32),
                 document_id=document,
-                section_path=[],
-                type="short_answer",
-                question=text,
-                answer=answer,
-                distractors=[],
                 explanation=item["context"].strip(),
-                difficulty="easy",
                 confidence=1.0,
                 model_confidence=1.0,
-                support=1.0,
-                status="active",
                 source_chunk_ids=[chunks[0]["id"]],
-                embedding=np.asarray(embeddings.embed_query(text), dtype=np.float32),
             ),
         )
     assert stored is not None
-    grades = {}
-    with api.model(local_llm):
-        for label, reply in (("right", "mut"), ("wrong", "const")):
-            started = time.perf_counter()
-            response = await api.http.post(
-                url(course, f"/{stored.id}/attempts"), json={"answer": reply}, headers=course.owner
-            )
-            assert response.status_code == 201, response.text
-            grades[label] = response.json()
-            print(f"\n{label}: {time.perf_counter() - started:.1f} s {brief(response.json())}")
+    grades = await timed_grades(api, course, str(stored.id), local_llm, {"right": "mut", "wrong": "const"})
     assert grades["right"]["score"] > grades["wrong"]["score"]
     assert grades["right"]["verdict"] == "correct" and grades["wrong"]["verdict"] == "incorrect"
 
@@ -479,9 +443,7 @@ async def test_real_model_writes_grounded_flashcards(
     api: Api, rust_course: Course, local_llm: BaseChatModel
 ) -> None:
     course, document = rust_course, rust_course.documents["ch04-01-what-is-ownership.md"]
-    chunks = (
-        await api.http.get(f"/projects/{course.id}/documents/{document}/chunks", headers=course.owner)
-    ).json()
+    chunks = await document_chunks(api, course, document)
     with api.model(local_llm):
         started = time.perf_counter()
         response = await api.http.post(

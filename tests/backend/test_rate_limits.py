@@ -63,6 +63,19 @@ def fresh_address() -> str:
     return f"198.51.{random.randrange(256)}.{random.randrange(1, 255)}"
 
 
+@asynccontextmanager
+async def attacker_and_neighbour(
+    settings: Settings, services: ServiceUrls
+) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+    """Clients of one app from two fresh addresses: the one that spends its budget, and another."""
+    async with (
+        running(settings, services) as app,
+        http(app, fresh_address()) as one,
+        http(app, fresh_address()) as other,
+    ):
+        yield one, other
+
+
 def assert_limited(response: httpx.Response, limit: int) -> None:
     assert response.status_code == 429, response.text
     assert 1 <= int(response.headers["Retry-After"]) <= 60
@@ -136,13 +149,8 @@ async def test_the_address_budget_refuses_unauthenticated_floods(
     settings: Settings, services: ServiceUrls, make_user: UserFactory
 ) -> None:
     user = await make_user("flooded")
-    flooder, neighbour = fresh_address(), fresh_address()
     config = limited(settings, rate_limit_per_address="3/minute")
-    async with (
-        running(config, services) as app,
-        http(app, flooder) as attacker,
-        http(app, neighbour) as other,
-    ):
+    async with attacker_and_neighbour(config, services) as (attacker, other):
         for _ in range(3):
             assert (await attacker.get("/projects")).status_code == 401
         # Refused before authentication and before the body is read: even a valid key, even a POST.
@@ -158,13 +166,8 @@ async def test_failed_authentications_are_limited_per_address(
     settings: Settings, services: ServiceUrls, make_user: UserFactory
 ) -> None:
     user = await make_user("guessed")
-    guesser, neighbour = fresh_address(), fresh_address()
     config = limited(settings, rate_limit_auth_failures="3/minute")
-    async with (
-        running(config, services) as app,
-        http(app, guesser) as attacker,
-        http(app, neighbour) as other,
-    ):
+    async with attacker_and_neighbour(config, services) as (attacker, other):
         for attempt in range(3):
             bad = {"Authorization": f"Bearer sk-studyai-guess-{attempt}"}
             assert (await attacker.get("/projects", headers=bad)).status_code == 401

@@ -1,7 +1,6 @@
 """POST /projects/{id}/documents/{doc}/reindex: an editor retries a failed document (the real worker
 indexes it), reindexes a ready one, and viewers and outsiders cannot."""
 
-import hashlib
 import subprocess
 from typing import Any
 
@@ -13,6 +12,7 @@ from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import documents
 from tests.conftest import SHARED_DATA, Caller, UserFactory, create_project, wait_for_job
+from tests.stored import uploaded_document
 from tests.workers.runtime import job_runtime
 from tests.workers.test_index_job import UnreachableEmbeddings
 from workers.jobs.index import index_document
@@ -33,20 +33,9 @@ async def failed_document(
 ) -> documents.Document:
     """A document whose indexing failed for good because the embedding service stayed down: the
     job run in-process, on its last try, with embeddings that cannot be reached."""
-    user = await (await db.execute("SELECT id FROM users WHERE email = %s", (owner.email,))).fetchone()
-    content = CHAPTER.read_bytes()
-    document = await documents.create_document(
-        db,
-        project_id=project_id,
-        user_id=user["id"],
-        title="Structs",
-        filename=CHAPTER.name,
-        source_type="markdown",
-        kind="uploaded",
-        content=content,
-        content_hash=hashlib.sha256(content).hexdigest(),
+    document = await uploaded_document(
+        db, project_id, owner.id, CHAPTER.name, CHAPTER.read_bytes(), title="Structs"
     )
-    assert document is not None
     async with job_runtime(settings, services, embeddings=UnreachableEmbeddings()) as runtime:
         args = IndexDocument(document.project_id, document.id, 1)
         result = await index_document(runtime, args, job_try=settings.workers.job_max_tries)

@@ -1,9 +1,7 @@
 """POST /projects/{id}/search on a small real project: hybrid results, debug lists, filters,
 profiles, and that edited or deleted text is never returned."""
 
-import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,11 +12,11 @@ import pytest
 
 from core.runtime.services import ServiceUrls
 from tests.conftest import (
-    REPO_ROOT,
     Caller,
     UserFactory,
     create_project,
     index_documents,
+    studyai,
     upload,
     wait_for_job,
 )
@@ -212,22 +210,15 @@ async def test_search_is_scoped_to_members(
 
 
 async def test_command_line_search(project: SearchProject, services: ServiceUrls, data_dir: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "backend.cli.app",
-            "search",
-            "--project",
-            project.project_id,
-            "--debug",
-            "como trocar os valores de duas variáveis?",
-        ],
-        env={**os.environ, "STUDYAI_DATA_DIR": str(data_dir), "DATABASE_URL": services.database_url},
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    question = "como trocar os valores de duas variáveis?"
+    result = studyai(
+        "search",
+        "--project",
+        project.project_id,
+        "--debug",
+        question,
+        data_dir=data_dir,
+        database_url=services.database_url,
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()

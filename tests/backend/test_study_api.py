@@ -5,7 +5,6 @@ attempts are graded exactly, so no chat model answers here."""
 
 import hashlib
 import json
-import random
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
@@ -22,10 +21,12 @@ from langchain_core.language_models import FakeMessagesListChatModel
 
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import chunks, documents, questions
+from core.store import chunks, questions
 from core.study.exam import exam_plan
 from core.study.scheduler import LEARNING_STEPS
-from tests.conftest import Caller, UserFactory, change_runtime, create_project, own_app
+from tests.bank import draft, unit_vector
+from tests.conftest import Caller, UserFactory, change_runtime, class_project, own_app
+from tests.stored import uploaded_document
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -77,27 +78,14 @@ async def app_http(
         yield app, http
 
 
-async def _user_id(db: Conn, caller: Caller) -> uuid.UUID:
-    row = await (await db.execute("SELECT id FROM users WHERE email = %s", (caller.email,))).fetchone()
-    assert row is not None
-    return row["id"]
-
-
 @pytest.fixture
-async def course(app_http: tuple[FastAPI, httpx.AsyncClient], db: Conn, make_user: UserFactory) -> Course:
+async def course(app_http: tuple[FastAPI, httpx.AsyncClient], make_user: UserFactory) -> Course:
     app, http = app_http
     clock = Clock()
     app.state.api_resources = replace(app.state.api_resources, clock=clock)
-    owner, editor, alice, bob = [await make_user(n) for n in ("teacher", "assistant", "alice", "bob")]
-    project_id = await create_project(http, owner, name="study", language="en")
-    for member, role in ((editor, "editor"), (alice, "viewer"), (bob, "viewer")):
-        added = await http.post(
-            f"/projects/{project_id}/members", json={"email": member.email, "role": role}, headers=owner
-        )
-        assert added.status_code == 201, added.text
-    course = Course(app, http, clock, project_id, owner, editor, alice, bob)
+    course = Course(app, http, clock, *await class_project(http, make_user, "study"))
     for name in ("owner", "editor", "alice", "bob"):
-        course.ids[name] = await _user_id(db, getattr(course, name))
+        course.ids[name] = getattr(course, name).id
     return course
 
 
@@ -111,29 +99,23 @@ async def add_item(
     type: str = "multiple_choice",
     source_chunk_ids: tuple[int, ...] = (1,),
 ) -> str:
-    vector = np.asarray(np.random.default_rng(random.randrange(1 << 30)).normal(size=384), dtype=np.float32)
+    item = draft(
+        text,
+        RIGHT,
+        unit_vector(),
+        section_path=list(section),
+        type=type,
+        distractors=[WRONG, "It is cloned", "It is borrowed"] if type == "multiple_choice" else [],
+        explanation="Assignment moves a String.",
+        source_chunk_ids=list(source_chunk_ids),
+    )
     async with course.app.state.runtime.pool.connection() as conn:
         row = await questions.insert_question(
             conn,
             project_id=course.project_id,
             user_id=course.ids["owner"],
             duplicate_similarity=0.99,
-            question=questions.NewQuestion(
-                document_id=None,
-                section_path=list(section),
-                type=type,
-                question=text,
-                answer=RIGHT,
-                distractors=[WRONG, "It is cloned", "It is borrowed"] if type == "multiple_choice" else [],
-                explanation="Assignment moves a String.",
-                difficulty="easy",
-                confidence=0.9,
-                model_confidence=0.9,
-                support=1.0,
-                status="active",
-                source_chunk_ids=list(source_chunk_ids),
-                embedding=vector / np.linalg.norm(vector),
-            ),
+            question=item,
         )
         assert row is not None
         # The teacher's curation (the items routes) is not under test here: set its outcome directly.
@@ -146,18 +128,9 @@ async def add_item(
 async def add_chunk(course: Course, text: str) -> int:
     """A passage of the course's material, stored directly (no worker runs in this module)."""
     async with course.app.state.runtime.pool.connection() as conn:
-        document = await documents.create_document(
-            conn,
-            project_id=course.project_id,
-            user_id=course.ids["owner"],
-            title="Lifetimes notes",
-            filename="lifetimes.md",
-            source_type="markdown",
-            kind="uploaded",
-            content=text.encode(),
-            content_hash=hashlib.sha256(text.encode()).hexdigest(),
+        document = await uploaded_document(
+            conn, course.project_id, course.owner.id, "lifetimes.md", text.encode(), title="Lifetimes notes"
         )
-        assert document is not None
         row = chunks.ChunkRow(
             ordinal=0, text=text, context_header="Lifetimes", section_path=("Book", "Lifetimes"),
             page_start=None, page_end=None, char_start=0, char_end=len(text),

@@ -2,7 +2,6 @@
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -11,13 +10,9 @@ from typing import Any
 
 import httpx
 
-from tests.conftest import REPO_ROOT
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from benchmarks.fake_model import free_port
+from tests.conftest import REPO_ROOT, studyai
+from tests.processes import alive
 
 
 def start_up(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
@@ -62,14 +57,6 @@ def wait_ready(base: str, timeout: float = 180) -> dict[str, Any]:
         time.sleep(0.5)
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def stop(process: subprocess.Popen[bytes]) -> int:
     process.send_signal(signal.SIGTERM)
     return process.wait(timeout=60)
@@ -82,14 +69,7 @@ def test_up_serves_indexes_and_keeps_data_across_restarts(tmp_path: Path) -> Non
     process = start_up(data_dir, port)
     try:
         wait_healthy(base, process)
-        created = subprocess.run(
-            [sys.executable, "-m", "backend.cli.app", "users", "create", "up@example.org"],
-            env={**os.environ, "STUDYAI_DATA_DIR": str(data_dir)},
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        created = studyai("users", "create", "up@example.org", data_dir=data_dir)
         assert created.returncode == 0, created.stderr
         headers = {"Authorization": f"Bearer {created.stdout.strip().splitlines()[-1]}"}
         project = httpx.post(f"{base}/projects", json={"name": "kept"}, headers=headers).json()["id"]

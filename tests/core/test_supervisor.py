@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -17,10 +16,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from benchmarks.fake_model import free_port
 from core.llm.local import LOCAL_MODELS, LlamaServer, assemble
 from core.runtime.child_env import child_environment, settings_env_names
 from core.runtime.supervisor import ChildSpec, ChildStartError, RestartPolicy, Supervisor
 from tests.conftest import REPO_ROOT
+from tests.processes import alive
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 FAST = RestartPolicy(backoff_initial_s=0.05, backoff_max_s=0.2, crash_loop_deaths=3, stop_timeout_s=10)
@@ -35,23 +36,9 @@ def wait_until(condition: Callable[[], bool], timeout: float = 30) -> None:
     raise AssertionError(f"condition not met within {timeout} s")
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def environ_of(pid: int) -> dict[str, str]:
     raw = Path(f"/proc/{pid}/environ").read_bytes()
     return dict(entry.split("=", 1) for entry in raw.decode().split("\0") if "=" in entry)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_child_environment_is_an_allowlist(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,24 +6,20 @@ streams cited answers (benchmarks/fake_answers.py). The embedding model is the r
 Screenshots go to $STUDYAI_SCREENSHOTS (docs/screenshots to refresh the committed ones), else to the
 test's temporary folder."""
 
-import asyncio
 import os
 import subprocess
-import threading
-import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-import uvicorn
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 from backend.main import create_app
 from benchmarks.fake_answers import CitingChatServer
-from benchmarks.fake_model import free_port
+from benchmarks.fake_model import ThreadedServer
+from benchmarks.stack import indexed_project
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from tests.conftest import Caller, UserFactory
@@ -39,29 +35,12 @@ class WebStack:
     fake: CitingChatServer
 
 
-class ApiServer:
+class ApiServer(ThreadedServer):
     """The app under uvicorn in a thread (its own event loop), as `studyai up` serves it."""
 
     def __init__(self, settings: Settings, urls: ServiceUrls) -> None:
-        self.port = free_port()
-        config = uvicorn.Config(
-            create_app(settings, urls), host="127.0.0.1", port=self.port, log_level="warning"
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-
-    def __enter__(self) -> "ApiServer":
-        self._thread.start()
-        deadline = time.monotonic() + 180  # the lifespan loads the embedding model
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the API server did not start")
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(30)
+        # 180 s: the lifespan loads the embedding model.
+        super().__init__(create_app(settings, urls), start_timeout_s=180, name="the API server")
 
 
 @pytest.fixture(scope="session")
@@ -151,6 +130,33 @@ async def sign_in(page: Page, base: str, caller: Caller) -> None:
     await expect(page.get_by_role("heading", name="Projects")).to_be_visible()
 
 
+OpenPage = Callable[..., Awaitable[tuple[Page, PageProblems]]]
+
+
+@pytest.fixture
+async def open_page(browser: Browser, web_stack: WebStack) -> AsyncIterator[OpenPage]:
+    """`page, problems = await open_page(caller, screen)`: a page of a new browser context, signed in as
+    `caller` and on `screen` (the app's route after `#`) if one is given, with the problems it has
+    seen. The test's contexts are closed after it."""
+    contexts: list[BrowserContext] = []
+
+    async def open_(
+        caller: Caller, screen: str | None = None, *, phone: bool = False
+    ) -> tuple[Page, PageProblems]:
+        context = await new_context(browser, phone=phone)
+        contexts.append(context)
+        page = await context.new_page()
+        problems = PageProblems(page)
+        await sign_in(page, web_stack.base, caller)
+        if screen is not None:
+            await page.goto(f"{web_stack.base}/app/#{screen}")
+        return page, problems
+
+    yield open_
+    for context in contexts:
+        await context.close()
+
+
 async def check(page: Page, shots: Path, name: str) -> None:
     """No serious or critical accessibility violation on the screen as it is; and its screenshot."""
     await page.wait_for_load_state("networkidle")
@@ -163,14 +169,4 @@ async def check(page: Page, shots: Path, name: str) -> None:
 async def course(web_stack: WebStack, make_user: UserFactory) -> AsyncIterator[Course]:
     """A project with the course indexed, made over the API as any client would."""
     owner = await make_user("teacher")
-    async with httpx.AsyncClient(base_url=web_stack.base, headers=owner, timeout=120) as http:
-        project = (await http.post("/projects", json={"name": "Rust 101", "language": "en"})).json()
-        files = {"file": ("ownership.md", COURSE.encode(), "text/markdown")}
-        accepted = (await http.post(f"/projects/{project['id']}/documents", files=files)).json()
-        for _ in range(600):
-            job = (await http.get(f"/projects/{project['id']}/jobs/{accepted['job_id']}")).json()
-            if job["status"] in ("succeeded", "failed"):
-                break
-            await asyncio.sleep(0.2)
-        assert job["status"] == "succeeded", job
-    yield Course(owner, project["id"], accepted["document_id"])
+    yield Course(owner, *await indexed_project(web_stack.base, owner, "Rust 101", "ownership.md", COURSE))

@@ -14,10 +14,10 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.async_api import Browser, expect
+from playwright.async_api import expect
 
 from tests.conftest import Caller, UserFactory
-from tests.e2e.conftest import Course, PageProblems, WebStack, check, new_context, sign_in
+from tests.e2e.conftest import Course, OpenPage, WebStack, check
 
 EDITED = "Who owns a value in Rust, and for how long?"
 
@@ -54,14 +54,10 @@ async def bank(web_stack: WebStack, course: Course, make_user: UserFactory) -> A
 
 
 async def test_teacher_edits_rejects_and_approves_in_the_review_queue(
-    web_stack: WebStack, browser: Browser, bank: Bank, shots: Path
+    web_stack: WebStack, open_page: OpenPage, bank: Bank, shots: Path
 ) -> None:
     edited, rejected, approved = bank.items
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
-    await sign_in(page, web_stack.base, bank.course.owner)
-    await page.goto(f"{web_stack.base}/app/#/p/{bank.course.project_id}/teacher")
+    page, problems = await open_page(bank.course.owner, f"/p/{bank.course.project_id}/teacher")
     queue = page.locator(".review-item")
     await expect(queue).to_have_count(3)
 
@@ -88,17 +84,12 @@ async def test_teacher_edits_rejects_and_approves_in_the_review_queue(
         listed = (await api.get("/questions", params={"review_state": "approved"})).json()
         assert {q["id"] for q in listed} == {edited["id"], approved["id"]}
     assert problems.errors == []
-    await context.close()
 
 
 async def test_student_flips_and_rates_flashcards(
-    web_stack: WebStack, browser: Browser, bank: Bank, shots: Path
+    web_stack: WebStack, open_page: OpenPage, bank: Bank, shots: Path
 ) -> None:
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
-    await sign_in(page, web_stack.base, bank.student)
-    await page.goto(f"{web_stack.base}/app/#/p/{bank.course.project_id}/study")
+    page, problems = await open_page(bank.student, f"/p/{bank.course.project_id}/study")
     await expect(page.get_by_role("button", name="Today")).to_have_attribute("aria-pressed", "true")
     await expect(page.get_by_text("0 due, 2 new")).to_be_visible()
 
@@ -134,20 +125,15 @@ async def test_student_flips_and_rates_flashcards(
         topics = (await api.get("/mastery")).json()["topics"]
         assert sum(t["studied"] for t in topics) == 2
     assert problems.errors == []
-    await context.close()
 
 
 async def test_exam_dates_predicted_recall_and_class_mastery(
-    web_stack: WebStack, browser: Browser, bank: Bank, shots: Path
+    web_stack: WebStack, open_page: OpenPage, bank: Bank, shots: Path
 ) -> None:
     course_exam = (date.today() + timedelta(days=30)).isoformat()
     own_exam = (date.today() + timedelta(days=10)).isoformat()
     # The owner: the course's exam date in the project's settings, then the class's mastery.
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
-    await sign_in(page, web_stack.base, bank.course.owner)
-    await page.goto(f"{web_stack.base}/app/#/p/{bank.course.project_id}/members")
+    page, problems = await open_page(bank.course.owner, f"/p/{bank.course.project_id}/members")
     await page.get_by_label("Exam date (whole class)").fill(course_exam)
     await page.get_by_role("button", name="Save").click()
     await expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
@@ -163,14 +149,9 @@ async def test_exam_dates_predicted_recall_and_class_mastery(
     await expect(chart).to_contain_text("studied by 1 · students per band 0–20 … 80–100%:")
     await check(page, shots, "15-class-mastery")
     assert problems.errors == []
-    await context.close()
 
     # The student: the course's date, then their own, each with the predicted recall on exam day.
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
-    await sign_in(page, web_stack.base, bank.student)
-    await page.goto(f"{web_stack.base}/app/#/p/{bank.course.project_id}/study")
+    page, problems = await open_page(bank.student, f"/p/{bank.course.project_id}/study")
     forecast = page.locator(".exam-forecast")
     recall = re.compile(r"Predicted recall on exam day: \d+%")
     await expect(forecast).to_contain_text(f"Exam on {course_exam} (the course’s date)")
@@ -188,4 +169,3 @@ async def test_exam_dates_predicted_recall_and_class_mastery(
         assert exam["date"] == own_exam and exam["source"] == "student"
         assert 0 < exam["predicted_retention"] <= 1  # two studied items, remembered in part on the day
     assert problems.errors == []
-    await context.close()

@@ -9,7 +9,17 @@ from pathlib import Path
 from playwright.async_api import Browser, expect
 
 from tests.conftest import UserFactory
-from tests.e2e.conftest import COURSE, QUESTION, Course, PageProblems, WebStack, check, new_context, sign_in
+from tests.e2e.conftest import (
+    COURSE,
+    QUESTION,
+    Course,
+    OpenPage,
+    PageProblems,
+    WebStack,
+    check,
+    new_context,
+    sign_in,
+)
 
 
 async def test_sign_in_create_project_and_upload(
@@ -63,13 +73,9 @@ async def test_sign_in_create_project_and_upload(
 
 
 async def test_ask_streams_and_cites(
-    web_stack: WebStack, browser: Browser, course: Course, shots: Path
+    web_stack: WebStack, open_page: OpenPage, course: Course, shots: Path
 ) -> None:
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
-    await sign_in(page, web_stack.base, course.owner)
-    await page.goto(f"{web_stack.base}/app/#/p/{course.project_id}/ask")
+    page, problems = await open_page(course.owner, f"/p/{course.project_id}/ask")
     await page.get_by_label("Your question").fill(QUESTION)
     await page.get_by_role("button", name="Ask", exact=True).click()
     # The answer is shown while it is written: partial text in the streaming element, then the whole.
@@ -101,26 +107,16 @@ async def test_ask_streams_and_cites(
     await expect(page.locator(".msg.assistant .chip")).to_have_count(1)
 
     # On a phone-width screen the same answer and its passage.
-    phone = await new_context(browser, phone=True)
-    small = await phone.new_page()
-    await sign_in(small, web_stack.base, course.owner)
+    small, _ = await open_page(course.owner, phone=True)
     await small.goto(page.url)
     await small.locator(".msg.assistant .chip").first.click()
     await expect(small.get_by_role("complementary")).to_be_visible()
     await check(small, shots, "06-ask-phone")
     assert problems.errors == []
-    await phone.close()
-    await context.close()
 
 
-async def test_quiz_generate_and_answer(
-    web_stack: WebStack, browser: Browser, course: Course, shots: Path
-) -> None:
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
-    await sign_in(page, web_stack.base, course.owner)
-    await page.goto(f"{web_stack.base}/app/#/p/{course.project_id}/study")
+async def test_quiz_generate_and_answer(open_page: OpenPage, course: Course, shots: Path) -> None:
+    page, problems = await open_page(course.owner, f"/p/{course.project_id}/study")
     await page.get_by_role("button", name="Quiz").click()
     await page.get_by_text("Generate questions").click()
     await page.get_by_label("How many").fill("1")
@@ -158,29 +154,21 @@ async def test_quiz_generate_and_answer(
     await expect(page.locator("figure.chart")).to_contain_text("Ownership › The rules")
     await check(page, shots, "12-mastery")
     assert problems.errors == []
-    await context.close()
 
 
 async def test_viewer_is_offered_no_upload(
-    web_stack: WebStack, browser: Browser, course: Course, make_user: UserFactory, shots: Path
+    open_page: OpenPage, course: Course, make_user: UserFactory, shots: Path
 ) -> None:
     viewer = await make_user("viewer")
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
     # The owner adds the viewer in the Members screen.
-    await sign_in(page, web_stack.base, course.owner)
-    await page.goto(f"{web_stack.base}/app/#/p/{course.project_id}/members")
+    page, problems = await open_page(course.owner, f"/p/{course.project_id}/members")
     await page.get_by_label("Email").fill(viewer.email)
     await page.get_by_label("Role", exact=True).select_option("viewer")
     await page.get_by_role("button", name="Add", exact=True).click()
     await expect(page.locator(".members")).to_contain_text(viewer.email)
     await check(page, shots, "10-members")
-    await context.close()
 
-    context = await new_context(browser)
-    page = await context.new_page()
-    await sign_in(page, web_stack.base, viewer)
+    page, _ = await open_page(viewer)
     await page.get_by_role("link", name="Rust 101").click()
     await expect(page.locator(".badge").first).to_have_text("Viewer")
     await expect(page.locator("tr[data-document=ownership]")).to_be_visible()
@@ -189,21 +177,15 @@ async def test_viewer_is_offered_no_upload(
     await expect(page.get_by_role("button", name="Delete: ownership")).to_have_count(0)
     await expect(page.get_by_role("link", name="Teacher")).to_have_count(0)
     assert problems.errors == []
-    await context.close()
 
 
-async def test_plan(web_stack: WebStack, browser: Browser, course: Course, shots: Path) -> None:
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
-    await sign_in(page, web_stack.base, course.owner)
-    await page.goto(f"{web_stack.base}/app/#/p/{course.project_id}/plans")
+async def test_plan(open_page: OpenPage, course: Course, shots: Path) -> None:
+    page, problems = await open_page(course.owner, f"/p/{course.project_id}/plans")
     await page.get_by_label("Topic").fill("ownership")
     await page.get_by_role("button", name="Make a plan").click()
     await expect(page.get_by_text("Coverage").first).to_be_visible(timeout=60_000)
     await check(page, shots, "07-plan")
     assert problems.errors == []
-    await context.close()
 
 
 NOTE = """## Ownership

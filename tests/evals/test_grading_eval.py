@@ -29,7 +29,7 @@ from evals.grading.dataset import (
 )
 from evals.grading.report import figures, render
 from evals.grading.run import Graded
-from tests.agents.test_question_generator import ScriptedChat
+from tests.agents.helpers import ScriptedChat
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 

@@ -10,7 +10,8 @@ from psycopg.rows import dict_row
 from core.jobs.specs import IndexDocument
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import documents, projects, users
+from core.store import documents
+from tests.stored import owned_project, uploaded_document
 from tests.workers.runtime import job_runtime
 from workers.jobs.index import index_document
 
@@ -30,22 +31,10 @@ async def queued_document(services: ServiceUrls) -> documents.Document:
     async with await psycopg.AsyncConnection.connect(
         services.database_url, autocommit=True, row_factory=dict_row
     ) as conn:
-        user = await users.create_user(conn, email=f"job-{id(conn)}@example.org")
-        project = await projects.create_project(
-            conn, user_id=user.id, name="p", description="", language="en"
+        user, project = await owned_project(conn, "job")
+        document = await uploaded_document(
+            conn, project.id, user.id, "notes.md", b"# Notes\n\nSome text to embed.\n"
         )
-        document = await documents.create_document(
-            conn,
-            project_id=project.id,
-            user_id=user.id,
-            title="notes",
-            filename="notes.md",
-            source_type="markdown",
-            kind="uploaded",
-            content=b"# Notes\n\nSome text to embed.\n",
-            content_hash="h",
-        )
-        assert document is not None
         return document
 
 

@@ -6,7 +6,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import numpy as np
 import psycopg
 
 from core.jobs.specs import OptimizeStudy
@@ -14,6 +13,7 @@ from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import projects, questions, study, users
 from core.study.optimize import MIN_REVIEWS
+from tests.bank import draft, unit_vector
 from tests.workers.runtime import job_runtime
 from workers.jobs.study import optimize_study_parameters
 
@@ -29,28 +29,8 @@ async def test_fit_after_enough_reviews(settings: Settings, services: ServiceUrl
         async with pool.connection() as conn:
             ids = []
             for i in range(60):
-                vector = np.random.default_rng(i).normal(size=384).astype(np.float32)
-                row = await questions.insert_question(
-                    conn,
-                    **scope,
-                    duplicate_similarity=1.01,
-                    question=questions.NewQuestion(
-                        document_id=None,
-                        section_path=[],
-                        type="short_answer",
-                        question=f"Question {i}?",
-                        answer="An answer",
-                        distractors=[],
-                        explanation="",
-                        difficulty="easy",
-                        confidence=0.9,
-                        model_confidence=0.9,
-                        support=1.0,
-                        status="active",
-                        source_chunk_ids=[1],
-                        embedding=vector / np.linalg.norm(vector),
-                    ),
-                )
+                item = draft(f"Question {i}?", "An answer", unit_vector(seed=i), explanation="")
+                row = await questions.insert_question(conn, **scope, duplicate_similarity=1.01, question=item)
                 assert row is not None
                 ids.append(row.id)
             await conn.execute(

@@ -5,7 +5,6 @@ their own, so the session's worker never takes these jobs."""
 
 import asyncio
 import dataclasses
-import hashlib
 import signal
 import time
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from arq.jobs import Job
 from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE, IndexDocument
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import documents, notes, projects, users
+from core.store import documents, notes
 from core.store.jobs import WORKER_DIED, index_job_id
 from evals.harness.worker import start_worker, stop_worker
 from tests.conftest import (
@@ -31,6 +30,7 @@ from tests.conftest import (
     upload,
     wait_for_job,
 )
+from tests.stored import owned_project, uploaded_document
 from tests.workers.poison_worker import POISON_MARKER
 from tests.workers.runtime import job_runtime
 from workers.chunking.sections import ChunkingConfig, chunk_document
@@ -49,6 +49,12 @@ Conn = psycopg.AsyncConnection[dict[str, Any]]
 @pytest.fixture(scope="module")
 def own_urls(services: ServiceUrls) -> ServiceUrls:
     return dataclasses.replace(services, redis_url=f"{services.redis_url}?db={REDIS_DB}")
+
+
+async def book(db: Conn, who: str) -> documents.Document:
+    """CHAPTER as an uploaded document of a new user's project, not yet indexed."""
+    user, project = await owned_project(db, who)
+    return await uploaded_document(db, project.id, user.id, "book.md", CHAPTER.read_bytes())
 
 
 async def job_row(db: Conn, job_id: str) -> dict[str, Any]:
@@ -189,24 +195,10 @@ async def test_an_index_job_past_its_time_limit_ends_failed_with_the_reason(
 ) -> None:
     """INDEX_JOB_TIMEOUT_S stops the job (here mid-embedding, with the real model) and says so, instead
     of leaving it `running` as arq's own timeout did."""
-    user = await users.create_user(db, email=f"timeout-{time.time_ns()}@example.org")
-    project = await projects.create_project(db, user_id=user.id, name="p", description="", language="en")
-    content = CHAPTER.read_bytes()
-    document = await documents.create_document(
-        db,
-        project_id=project.id,
-        user_id=user.id,
-        title="book",
-        filename="book.md",
-        source_type="markdown",
-        kind="uploaded",
-        content=content,
-        content_hash=hashlib.sha256(content).hexdigest(),
-    )
-    assert document is not None
+    document = await book(db, "timeout")
     limited = settings.with_values({"INDEX_JOB_TIMEOUT_S": 0.5})
     async with job_runtime(settings, services, settings=limited) as runtime:
-        result = await index_document(runtime, IndexDocument(project.id, document.id, 1), job_try=1)
+        result = await index_document(runtime, IndexDocument(document.project_id, document.id, 1), job_try=1)
     job = await job_row(db, index_job_id(document.id, 1))
     assert result["status"] == "failed" and job["status"] == "failed", job
     assert job["error"] == "indexing took longer than 0.5 s and was stopped"
@@ -222,20 +214,8 @@ async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_q
     settings: Settings, services: ServiceUrls, db: Conn
 ) -> None:
     urls = dataclasses.replace(services, redis_url=f"{services.redis_url}?db={REDIS_DB + 1}")  # empty
-    user = await users.create_user(db, email=f"requeue-{time.time_ns()}@example.org")
-    project = await projects.create_project(db, user_id=user.id, name="p", description="", language="en")
-    document = await documents.create_document(
-        db,
-        project_id=project.id,
-        user_id=user.id,
-        title="notes",
-        filename="notes.md",
-        source_type="markdown",
-        kind="uploaded",
-        content=b"# Notes\n\nSome text.\n",
-        content_hash="h",
-    )
-    assert document is not None
+    user, project = await owned_project(db, "requeue")
+    document = await uploaded_document(db, project.id, user.id, "notes.md", b"# Notes\n\nSome text.\n")
     note_id = notes.new_note_job_id()
     request = {"plan_id": None, "topic": "ownership", "max_sections": 2}
     assert await notes.create_note_job(
@@ -268,22 +248,8 @@ async def test_a_graceful_stop_mid_job_puts_it_back_in_the_queue_without_a_death
 ) -> None:
     """SIGTERM makes arq cancel running jobs and run them again later: the row goes back to `queued`,
     so the next start is not mistaken for a death."""
-    user = await users.create_user(db, email=f"stop-{time.time_ns()}@example.org")
-    project = await projects.create_project(db, user_id=user.id, name="p", description="", language="en")
-    content = CHAPTER.read_bytes()
-    document = await documents.create_document(
-        db,
-        project_id=project.id,
-        user_id=user.id,
-        title="book",
-        filename="book.md",
-        source_type="markdown",
-        kind="uploaded",
-        content=content,
-        content_hash=hashlib.sha256(content).hexdigest(),
-    )
-    assert document is not None
-    job_id, args = index_job_id(document.id, 1), IndexDocument(project.id, document.id, 1)
+    document = await book(db, "stop")
+    job_id, args = index_job_id(document.id, 1), IndexDocument(document.project_id, document.id, 1)
     async with job_runtime(settings, services) as runtime:
         running = asyncio.create_task(index_document(runtime, args, job_try=1))
         await wait_for_row(db, job_id, lambda r: r["stage"] == "embedding", timeout=120)

@@ -1,0 +1,34 @@
+"""Question-bank items for tests that store them straight into the database, without the generator."""
+
+import random
+from typing import Any
+
+import numpy as np
+
+from core.store import questions
+
+
+def unit_vector(seed: int | None = None) -> np.ndarray:
+    """A random 384-dimension embedding of length 1 (a fresh seed each call unless one is given)."""
+    rng = np.random.default_rng(random.randrange(1 << 30) if seed is None else seed)
+    vector = np.asarray(rng.normal(size=384), dtype=np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def draft(question: str, answer: str, embedding: np.ndarray, **fields: Any) -> questions.NewQuestion:
+    """An item as the generator would store it: an active, confident, fully supported short answer
+    without a document, citing chunk 1; `fields` change any of that."""
+    item: dict[str, Any] = {
+        "document_id": None,
+        "section_path": [],
+        "type": "short_answer",
+        "distractors": [],
+        "explanation": "The source says so.",
+        "difficulty": "easy",
+        "confidence": 0.9,
+        "model_confidence": 0.9,
+        "support": 1.0,
+        "status": "active",
+        "source_chunk_ids": [1],
+    }
+    return questions.NewQuestion(question=question, answer=answer, embedding=embedding, **{**item, **fields})
