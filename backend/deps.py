@@ -138,6 +138,11 @@ class ProjectAccess:
     def role(self) -> str:
         return self.project.role
 
+    @property
+    def scope(self) -> dict[str, UUID]:
+        """The store's keys for a project-scoped call: the project and the caller, checked in its SQL."""
+        return {"project_id": self.id, "user_id": self.user.id}
+
 
 def project_not_found() -> HTTPException:
     # Same answer whether the project does not exist or the caller is not a member: no probing.
