@@ -73,10 +73,12 @@ async def list_attempts(
     if user_id is not None and user_id != access.user.id and access.role != "owner":
         raise HTTPException(status.HTTP_403_FORBIDDEN, "Only the project's owner can read others' attempts.")
     await visible_question(db, access, question_id)
-    scope = {**access.scope, "question_id": question_id}
+    member_id = user_id or access.user.id
     async with db.connection() as conn:
-        rows = await attempts.list_attempts(conn, **scope, member_id=user_id or access.user.id, **page.args)
-        mine = await attempts.attempt_stats(conn, **scope)
+        rows = await attempts.list_attempts(
+            conn, **access.scope, question_id=question_id, member_id=member_id, **page
+        )
+        mine = await attempts.attempt_stats(conn, **access.scope, question_id=question_id)
     # Owners see the bank's answers anyway; anyone else only where they are done with the question.
     shown = access.role == "owner" or attempter(access).done(attempts=mine.count, correct=mine.correct)
     return _attempts_out(rows, with_reference=shown)
@@ -93,6 +95,6 @@ async def list_class_attempts(
     """Owners (the teacher): every member's attempts in the project, newest first, optionally of one
     question and/or one member."""
     rows = await in_project(
-        db, access, attempts.list_attempts, question_id=question_id, member_id=user_id, **page.args
+        db, access, attempts.list_attempts, question_id=question_id, member_id=user_id, **page
     )
     return _attempts_out(rows, with_reference=True)

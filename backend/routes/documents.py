@@ -62,7 +62,7 @@ async def upload_document(
 @router.get("")
 async def list_documents(access: ProjectDep, db: DbDep, page: DocumentPage) -> list[DocumentOut]:
     """The project's documents, oldest first, a page at a time."""
-    rows = await in_project(db, access, documents.list_documents, **page.args)
+    rows = await in_project(db, access, documents.list_documents, **page)
     return [DocumentOut.model_validate(row) for row in rows]
 
 
@@ -191,9 +191,8 @@ async def reindex_document(
 
 @router.get("/{document_id}/chunks")
 async def list_chunks(document_id: UUID, access: ProjectDep, db: DbDep, page: DocumentPage) -> list[ChunkOut]:
-    scope = {**access.scope, "document_id": document_id}
     async with db.connection() as conn:
-        if await documents.get_document(conn, **scope) is None:
+        if await documents.get_document(conn, **access.scope, document_id=document_id) is None:
             raise _not_found()
-        rows = await chunks.list_chunks(conn, **scope, **page.args)
+        rows = await chunks.list_chunks(conn, **access.scope, document_id=document_id, **page)
     return [ChunkOut.model_validate(row) for row in rows]

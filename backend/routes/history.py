@@ -41,9 +41,7 @@ async def list_queries(
     _check_window(since, until)
     if agent is not None and agent not in AGENTS:
         raise HTTPException(422, f"`agent` must be one of {', '.join(AGENTS)}.")
-    rows = await in_project(
-        db, access, history.list_queries, since=since, until=until, agent=agent, **page.args
-    )
+    rows = await in_project(db, access, history.list_queries, since=since, until=until, agent=agent, **page)
     return [QueryOut.model_validate(row) for row in rows]
 
 
@@ -61,10 +59,11 @@ async def list_evaluations(
     Owners get every member's items (`scope: project`); any other member only their own (`scope: own`):
     another student's question and answer is never shown to them."""
     _check_window(since, until)
-    scope = {**access.scope, "since": since, "until": until}
     async with db.connection() as conn:
-        rows = await evaluations.list_evaluations(conn, **scope, flagged=flagged, **page.args)
-        summary = await evaluations.summarize(conn, **scope)
+        rows = await evaluations.list_evaluations(
+            conn, **access.scope, since=since, until=until, flagged=flagged, **page
+        )
+        summary = await evaluations.summarize(conn, **access.scope, since=since, until=until)
     return EvaluationsOut(
         since=since,
         until=until,

@@ -79,5 +79,5 @@ async def _log_key(
 async def my_events(db: DbDep, user: UserDep, page: EventPageDep) -> list[SecurityEventOut]:
     """The caller's account events (keys created and revoked, by them or by the operator), newest first."""
     async with db.connection() as conn:
-        rows = await security_events.user_events(conn, user_id=user.id, **page.args)
+        rows = await security_events.user_events(conn, user_id=user.id, **page)
     return [SecurityEventOut.model_validate(row) for row in rows]

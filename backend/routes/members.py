@@ -72,12 +72,12 @@ async def list_members(access: ProjectDep, db: DbDep, page: MemberPage) -> Membe
     """Owners and editors see every member with their email. A viewer (a student) sees only the owners
     and editors (the course staff) and themself, never other students; the counts are the whole
     project's for everyone."""
-    rows, counts = await in_project(db, access, members.list_members, **page.args)
+    rows, counts = await in_project(db, access, members.list_members, **page)
     return MemberList(
         members=[MemberRow.model_validate(member) for member in rows],
         counts=counts,
         total=sum(counts.values()),
-        **page.args,
+        **page,
     )
 
 

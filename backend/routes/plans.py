@@ -36,7 +36,7 @@ async def create_plan(body: PlanRequest, access: ProjectWriterDep, runner: Runne
 @router.get("/plans")
 async def list_plans(access: ProjectDep, db: DbDep, page: PageDep) -> list[PlanOut]:
     """The project's plans, newest first, a page at a time."""
-    rows = await in_project(db, access, plans.list_plans, **page.args)
+    rows = await in_project(db, access, plans.list_plans, **page)
     return [PlanOut.from_plan(row) for row in rows]
 
 

@@ -14,5 +14,5 @@ router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])
 @router.get("/audit")
 async def project_events(access: ProjectOwnerDep, db: DbDep, page: EventPageDep) -> list[SecurityEventOut]:
     """Who changed members, documents and settings, newest first (owners only: editors 403, others 404)."""
-    rows = await in_project(db, access, security_events.project_events, **page.args)
+    rows = await in_project(db, access, security_events.project_events, **page)
     return [SecurityEventOut.model_validate(row) for row in rows]

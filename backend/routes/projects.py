@@ -69,7 +69,7 @@ async def list_projects(
 ) -> list[ProjectOut]:
     """The caller's projects, oldest first, a page at a time."""
     async with db.connection() as conn:
-        rows = await projects.list_projects(conn, user_id=user.id, **page.args)
+        rows = await projects.list_projects(conn, user_id=user.id, **page)
     return [ProjectOut.model_validate(row) for row in rows]
 
 

@@ -68,18 +68,17 @@ async def ask(
 @router.get("/qa/threads")
 async def list_threads(access: ProjectDep, db: DbDep, page: PageDep) -> list[ThreadOut]:
     """The caller's own QA threads in this project, most recent first, a page at a time."""
-    rows = await in_project(db, access, threads.list_threads, **page.args)
+    rows = await in_project(db, access, threads.list_threads, **page)
     return [ThreadOut.model_validate(row) for row in rows]
 
 
 @router.get("/qa/threads/{thread_id}")
 async def get_thread(thread_id: UUID, access: ProjectDep, db: DbDep) -> ThreadDetail:
-    scope = {**access.scope, "thread_id": thread_id}
     async with db.connection() as conn:
-        row = await threads.get_thread(conn, **scope)
+        row = await threads.get_thread(conn, **access.scope, thread_id=thread_id)
         if row is None:
             raise _thread_not_found()
-        messages = await threads.recent_messages(conn, **scope)
+        messages = await threads.recent_messages(conn, **access.scope, thread_id=thread_id)
     return ThreadDetail(**asdict(row), messages=[thread_message(m) for m in messages])
 
 

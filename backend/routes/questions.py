@@ -88,7 +88,7 @@ async def list_questions(
         difficulty=difficulty,
         review_state=review_state,
         flagged=flagged,
-        **page.args,
+        **page,
     )
     return [QuestionOut.from_question(row, with_answers=editor) for row in rows]
 

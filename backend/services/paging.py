@@ -3,21 +3,16 @@
 No `from __future__ import annotations` here: FastAPI reads the closure's bounds from its signature."""
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, TypedDict
 
 from fastapi import Depends, Query
 
 
-@dataclass(frozen=True)
-class Page:
+class Page(TypedDict):
+    """A page as the store's list functions take it: `**page` passes `limit=` and `offset=`."""
+
     limit: int
     offset: int
-
-    @property
-    def args(self) -> dict[str, int]:
-        """As the store's list functions take it: `limit=`, `offset=`."""
-        return {"limit": self.limit, "offset": self.offset}
 
 
 def paging(*, default: int, most: int, offset_most: int | None = None) -> Callable[[int, int], Page]:
