@@ -3,7 +3,7 @@ and the class's for owners). Every member studies; each reads and writes only th
 reviews and settings (the SQL says so: core/store/study.py). Times come from the request's clock."""
 
 from datetime import UTC
-from typing import Annotated, Any
+from typing import Annotated, TypedDict
 
 from fastapi import APIRouter, HTTPException, Query, status
 from fsrs import Rating
@@ -35,12 +35,17 @@ def _not_studiable() -> HTTPException:
     return HTTPException(status.HTTP_404_NOT_FOUND, "Question not found, or not in your study queue.")
 
 
-def _exam_pace(settings: Settings) -> dict[str, Any]:
+class ExamPace(TypedDict):
+    term_retention: float
+    daily_max: int | None
+
+
+def _exam_pace(settings: Settings) -> ExamPace:
     """The server's pacing towards an exam date, which the queue and each review schedule by alike."""
-    return {
-        "term_retention": settings.study.exam_term_retention,
-        "daily_max": settings.study.exam_daily_review_max or None,
-    }
+    return ExamPace(
+        term_retention=settings.study.exam_term_retention,
+        daily_max=settings.study.exam_daily_review_max or None,
+    )
 
 
 @router.get("/study/queue")
