@@ -1,7 +1,7 @@
 """Request dependencies as Annotated aliases: routes declare what they need, never build it."""
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, TypedDict
 from uuid import UUID
 
 from arq.connections import ArqRedis
@@ -125,6 +125,13 @@ async def _failed(limiter: RateLimiter | None, request: Request) -> None:
 UserDep = Annotated[CurrentUser, Depends(get_current_user)]
 
 
+class ProjectScope(TypedDict):
+    """The store's keys for a project-scoped call: the project and the caller, checked in its SQL."""
+
+    project_id: UUID
+    user_id: UUID
+
+
 @dataclass(frozen=True)
 class ProjectAccess:
     project: Project
@@ -137,6 +144,10 @@ class ProjectAccess:
     @property
     def role(self) -> str:
         return self.project.role
+
+    @property
+    def scope(self) -> ProjectScope:
+        return ProjectScope(project_id=self.id, user_id=self.user.id)
 
 
 def project_not_found() -> HTTPException:

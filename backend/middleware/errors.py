@@ -7,8 +7,6 @@ failed because its connection broke or could not be made (Postgres restarting). 
 so the client is told when to try again. These are exception handlers, so the answer is an ordinary
 response and passes through the request middleware (request id header, access log line)."""
 
-import logging
-
 import psycopg
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -24,7 +22,7 @@ from agents.runs.errors import (
     UnusableReply,
 )
 from backend.deps import runtime_of
-from backend.middleware.request_context import log_json, request_id
+from backend.middleware.request_context import log_handled_error
 
 # Seconds a client should wait before retrying: a busy pool frees up within a request's time; a
 # restarting database takes a few seconds to come back.
@@ -33,18 +31,10 @@ DOWN_RETRY_AFTER_S = 5
 
 
 def _unavailable(request: Request, error: Exception, detail: str, retry_after: int) -> JSONResponse:
-    rid = request_id(request)
+    # The pool's state tells an operator whether it was full (pool_available 0 at pool_max) or could
+    # not connect.
     pool = runtime_of(request.app).pool
-    # The type only (a driver's message can quote SQL parameters), and the pool's state, which tells
-    # an operator whether it was full (pool_available 0 at pool_max) or could not connect.
-    log_json(
-        logging.WARNING,
-        "database_unavailable",
-        request_id=rid,
-        error_type=type(error).__name__,
-        path=request.url.path,
-        pool=pool.get_stats(),
-    )
+    rid = log_handled_error(request, "database_unavailable", error, pool=pool.get_stats())
     return JSONResponse(
         {"detail": detail, "request_id": rid}, status_code=503, headers={"Retry-After": str(retry_after)}
     )

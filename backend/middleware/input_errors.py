@@ -17,7 +17,6 @@ the error type and the path (never the message, which can quote the value), so a
 on the server's own data is still visible."""
 
 import json
-import logging
 import math
 from typing import Any
 
@@ -29,7 +28,7 @@ from fastapi.utils import is_body_allowed_for_status_code
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 
-from backend.middleware.request_context import log_json, request_id
+from backend.middleware.request_context import log_handled_error
 
 
 class SafeJSONResponse(JSONResponse):
@@ -72,14 +71,7 @@ async def http_error(request: Request, error: Exception) -> Response:
 
 
 def _unprocessable(request: Request, error: Exception, detail: str) -> Response:
-    rid = request_id(request)
-    log_json(
-        logging.WARNING,
-        "invalid_input",
-        request_id=rid,
-        error_type=type(error).__name__,
-        path=request.url.path,
-    )
+    rid = log_handled_error(request, "invalid_input", error)
     return SafeJSONResponse({"detail": detail, "request_id": rid}, status_code=422)
 
 

@@ -2,7 +2,6 @@
 a ticket from, the answers for a full queue (429) and an unreachable model (503), both with
 Retry-After. A waiting stream's events: backend/services/streaming.py."""
 
-import logging
 from typing import Annotated
 
 import httpx
@@ -14,7 +13,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agents.runs.service import MODEL_DOWN_RETRY_AFTER_S
 from backend.deps import RuntimeDep
-from backend.middleware.request_context import log_json, request_id
+from backend.middleware.request_context import log_handled_error
 from core.llm.admission import AdmissionRejected, LlmAdmission
 
 QUEUE_DOWN_RETRY_AFTER_S = 5
@@ -37,8 +36,7 @@ def model_error_detail(error: BaseException) -> str:
 def _answer(
     request: Request, status: int, detail: str, retry_after: int, event: str, error: Exception
 ) -> JSONResponse:
-    rid = request_id(request)
-    log_json(logging.WARNING, event, request_id=rid, error_type=type(error).__name__, path=request.url.path)
+    rid = log_handled_error(request, event, error)
     return JSONResponse(
         {"detail": detail, "request_id": rid}, status_code=status, headers={"Retry-After": str(retry_after)}
     )

@@ -7,6 +7,7 @@ import json
 import logging
 import re
 import uuid
+from typing import Any
 
 from fastapi import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -31,6 +32,15 @@ def request_id(request: Request) -> str:
     """The id the middleware gave this request (a fresh one when the app runs without it)."""
     state = request.scope.setdefault("state", {})
     return state.setdefault("request_id", uuid.uuid4().hex)
+
+
+def log_handled_error(request: Request, event: str, error: BaseException, **fields: Any) -> str:
+    """The WARNING line of an error a handler answers: its type, never its message (which can quote
+    the request's values or SQL parameters), and the path. Returns the request's id for the answer."""
+    rid = request_id(request)
+    error_type = type(error).__name__
+    log_json(logging.WARNING, event, request_id=rid, error_type=error_type, path=request.url.path, **fields)
+    return rid
 
 
 class RequestContextMiddleware:

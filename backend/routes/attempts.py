@@ -9,13 +9,15 @@ the answers and are not limited."""
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import APIRouter, Depends, HTTPException, Query, status
 
 from agents.runs.attempts import attempt
 from backend.deps import DbDep, ProjectDep, ProjectOwnerDep, QueueDep, SettingsDep
 from backend.schemas.questions import AttemptCreate, AttemptOut, AttemptResult
 from backend.services.agent_runs import RunnerDep
 from backend.services.clock import ClockDep
+from backend.services.paging import Page, PageDep, paging
+from backend.services.project_store import in_project
 from backend.services.question_access import attempter, visible_question
 from core.store import attempts
 from core.store.attempts import ListedAttempt
@@ -63,21 +65,20 @@ async def list_attempts(
     question_id: UUID,
     access: ProjectDep,
     db: DbDep,
+    page: PageDep,
     user_id: Annotated[UUID | None, Query(description="owners: this member's attempts")] = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
 ) -> list[AttemptOut]:
     """The caller's own attempts, newest first, with the reference answer once the question is done for
     them; an owner may name a member with `user_id` (others: 403)."""
     if user_id is not None and user_id != access.user.id and access.role != "owner":
         raise HTTPException(status.HTTP_403_FORBIDDEN, "Only the project's owner can read others' attempts.")
     await visible_question(db, access, question_id)
-    scope = {"project_id": access.id, "user_id": access.user.id, "question_id": question_id}
+    member_id = user_id or access.user.id
     async with db.connection() as conn:
         rows = await attempts.list_attempts(
-            conn, **scope, member_id=user_id or access.user.id, limit=limit, offset=offset
+            conn, **access.scope, question_id=question_id, member_id=member_id, **page
         )
-        mine = await attempts.attempt_stats(conn, **scope)
+        mine = await attempts.attempt_stats(conn, **access.scope, question_id=question_id)
     # Owners see the bank's answers anyway; anyone else only where they are done with the question.
     shown = access.role == "owner" or attempter(access).done(attempts=mine.count, correct=mine.correct)
     return _attempts_out(rows, with_reference=shown)
@@ -87,21 +88,13 @@ async def list_attempts(
 async def list_class_attempts(
     access: ProjectOwnerDep,
     db: DbDep,
+    page: Annotated[Page, Depends(paging(default=100, most=500))],
     question_id: UUID | None = None,
     user_id: UUID | None = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
 ) -> list[AttemptOut]:
     """Owners (the teacher): every member's attempts in the project, newest first, optionally of one
     question and/or one member."""
-    async with db.connection() as conn:
-        rows = await attempts.list_attempts(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            question_id=question_id,
-            member_id=user_id,
-            limit=limit,
-            offset=offset,
-        )
+    rows = await in_project(
+        db, access, attempts.list_attempts, question_id=question_id, member_id=user_id, **page
+    )
     return _attempts_out(rows, with_reference=True)

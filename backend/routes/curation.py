@@ -11,6 +11,7 @@ from fastapi import APIRouter, HTTPException, status
 from agents.question_generator.checks import fold
 from backend.deps import DbDep, ProjectAccess, ProjectWriterDep, RetrieverDep
 from backend.schemas.questions import QuestionOut, QuestionUpdate, ReviewRequest
+from backend.services.project_store import in_project
 from core.store import question_curation, questions
 from core.store.questions import Question
 
@@ -27,15 +28,14 @@ async def review_question(
 ) -> QuestionOut:
     """approve: students may study it (status `active`, a `source_changed` flag cleared); reject: it
     leaves the bank (status `archived`). The reviewer, time and note are kept; review again at will."""
-    async with db.connection() as conn:
-        row = await question_curation.review_question(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            question_id=question_id,
-            approve=body.action == "approve",
-            note=body.note,
-        )
+    row = await in_project(
+        db,
+        access,
+        question_curation.review_question,
+        question_id=question_id,
+        approve=body.action == "approve",
+        note=body.note,
+    )
     if row is None:
         raise _not_found()
     return QuestionOut.from_question(row, with_answers=True)
@@ -65,10 +65,7 @@ def _checked_changes(row: Question, body: QuestionUpdate) -> dict[str, Any]:
 
 
 async def _owned_row(db: DbDep, access: ProjectAccess, question_id: UUID) -> Question:
-    async with db.connection() as conn:
-        row = await questions.get_question(
-            conn, project_id=access.id, user_id=access.user.id, question_id=question_id
-        )
+    row = await in_project(db, access, questions.get_question, question_id=question_id)
     if row is None:
         raise _not_found()
     return row
@@ -85,10 +82,9 @@ async def update_question(
     if "question" in changes:  # the near-duplicate check compares question texts' embeddings
         vector = await asyncio.to_thread(retriever.embeddings.embed_query, changes["question"])
         changes["embedding"] = np.asarray(vector, dtype=np.float32)
-    async with db.connection() as conn:
-        row = await question_curation.edit_question(
-            conn, project_id=access.id, user_id=access.user.id, question_id=question_id, changes=changes
-        )
+    row = await in_project(
+        db, access, question_curation.edit_question, question_id=question_id, changes=changes
+    )
     if row is None:
         raise _not_found()
     return QuestionOut.from_question(row, with_answers=True)

@@ -5,7 +5,7 @@ from typing import Annotated
 from uuid import UUID
 
 from arq.constants import result_key_prefix
-from fastapi import APIRouter, Form, HTTPException, Query, Request, Response, UploadFile, status
+from fastapi import APIRouter, Depends, Form, HTTPException, Request, Response, UploadFile, status
 from psycopg_pool import AsyncConnectionPool
 from pydantic import ValidationError
 from redis.exceptions import RedisError
@@ -13,13 +13,18 @@ from starlette.datastructures import UploadFile as StarletteUploadFile
 
 from backend.deps import DbDep, ProjectDep, ProjectWriterDep, QueueDep, SettingsDep
 from backend.schemas.projects import ChunkOut, DocumentAccepted, DocumentOut, DocumentTextUpdate
-from backend.services import security_log
 from backend.services.enqueue import enqueue_index
+from backend.services.paging import Page, paging
+from backend.services.project_log import record_project_event
+from backend.services.project_store import in_project
 from backend.services.uploads import CheckedUpload, check_content, read_upload
 from core.store import chunks, documents
 from core.store.jobs import index_job_id
 
 router = APIRouter(prefix="/projects/{project_id}/documents", tags=["documents"])
+
+# Documents and their chunks are listed in long pages: a course has hundreds of either.
+DocumentPage = Annotated[Page, Depends(paging(default=100, most=1000))]
 
 
 def _not_found() -> HTTPException:
@@ -38,44 +43,32 @@ async def upload_document(
     """Multipart upload of a PDF, Markdown or text file; answers at once with the indexing job. A body
     over MAX_UPLOAD_BYTES was refused before this runs (backend/middleware/body_limit.py)."""
     upload = await read_upload(file, settings.limits.max_upload_bytes)
-    async with db.connection() as conn:
-        document = await documents.create_document(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            title=title or upload.default_title,
-            filename=upload.filename,
-            source_type=upload.source_type,
-            kind="uploaded",
-            content=upload.content,
-            content_hash=upload.content_hash,
-        )
+    document = await in_project(
+        db,
+        access,
+        documents.create_document,
+        title=title or upload.default_title,
+        filename=upload.filename,
+        source_type=upload.source_type,
+        kind="uploaded",
+        content=upload.content,
+        content_hash=upload.content_hash,
+    )
     if document is None:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "Viewers cannot change this project.")
     return await enqueue_index(db, queue, document)
 
 
 @router.get("")
-async def list_documents(
-    access: ProjectDep,
-    db: DbDep,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
-) -> list[DocumentOut]:
+async def list_documents(access: ProjectDep, db: DbDep, page: DocumentPage) -> list[DocumentOut]:
     """The project's documents, oldest first, a page at a time."""
-    async with db.connection() as conn:
-        rows = await documents.list_documents(
-            conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
-        )
+    rows = await in_project(db, access, documents.list_documents, **page)
     return [DocumentOut.model_validate(row) for row in rows]
 
 
 @router.get("/{document_id}")
 async def get_document(document_id: UUID, access: ProjectDep, db: DbDep) -> DocumentOut:
-    async with db.connection() as conn:
-        row = await documents.get_document(
-            conn, project_id=access.id, user_id=access.user.id, document_id=document_id
-        )
+    row = await in_project(db, access, documents.get_document, document_id=document_id)
     if row is None:
         raise _not_found()
     return DocumentOut.model_validate(row)
@@ -112,26 +105,22 @@ async def update_document(
     """New content as JSON `{content, title?}` (Markdown/text) or as a multipart `file`; reindexes.
     The current version stays searchable until the new one is ready. Either body is held to
     MAX_UPLOAD_BYTES (plus a little for the JSON or multipart around it) before this runs."""
-    async with db.connection() as conn:
-        current = await documents.get_document(
-            conn, project_id=access.id, user_id=access.user.id, document_id=document_id
-        )
+    current = await in_project(db, access, documents.get_document, document_id=document_id)
     if current is None:
         raise _not_found()
     # No connection is held while the body arrives: a slow client must not keep one from others.
     upload, title = await _new_content(request, current, db, access, settings.limits.max_upload_bytes)
-    async with db.connection() as conn:
-        document = await documents.add_version(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            document_id=document_id,
-            content=upload.content,
-            content_hash=upload.content_hash,
-            filename=upload.filename,
-            source_type=upload.source_type,
-            title=title or current.title,
-        )
+    document = await in_project(
+        db,
+        access,
+        documents.add_version,
+        document_id=document_id,
+        content=upload.content,
+        content_hash=upload.content_hash,
+        filename=upload.filename,
+        source_type=upload.source_type,
+        title=title or current.title,
+    )
     if document is None:
         raise _not_found()
     return await enqueue_index(db, queue, document)
@@ -157,10 +146,7 @@ async def _new_content(
     if body.content is None:
         if body.title is None:
             raise HTTPException(422, "Send new 'content', a new 'title', or a multipart 'file'.")
-        async with db.connection() as conn:
-            content = await documents.latest_content(
-                conn, project_id=access.id, user_id=access.user.id, document_id=current.id
-            )
+        content = await in_project(db, access, documents.latest_content, document_id=current.id)
         if content is None:
             raise _not_found()
         return check_content(content, current.filename), body.title
@@ -176,19 +162,12 @@ async def delete_document(
     document_id: UUID, request: Request, access: ProjectWriterDep, db: DbDep
 ) -> Response:
     async with db.connection() as conn, conn.transaction():
-        deleted = await documents.delete_document(
-            conn, project_id=access.id, user_id=access.user.id, document_id=document_id
-        )
+        deleted = await documents.delete_document(conn, **access.scope, document_id=document_id)
         if deleted is None:
             raise _not_found()
-        await security_log.record(
-            conn,
-            request,
-            action="document.deleted",
-            actor_user_id=access.user.id,
-            project_id=access.id,
-            target_id=document_id,
-            details={"title": deleted.title[:200], "filename": deleted.filename[:200]},
+        details = {"title": deleted.title[:200], "filename": deleted.filename[:200]}
+        await record_project_event(
+            conn, request, access, "document.deleted", target_id=document_id, details=details
         )
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
@@ -200,9 +179,7 @@ async def reindex_document(
     """Indexes the latest version again, e.g. to retry a failed document; answers at once with the job
     (the same job id as before). A job still queued or running is left to finish."""
     async with db.connection() as conn, conn.transaction():
-        document = await documents.queue_reindex(
-            conn, project_id=access.id, user_id=access.user.id, document_id=document_id
-        )
+        document = await documents.queue_reindex(conn, **access.scope, document_id=document_id)
     if document is None:
         raise _not_found()
     # arq keeps a finished job's result for an hour and refuses to enqueue that job id meanwhile.
@@ -213,25 +190,9 @@ async def reindex_document(
 
 
 @router.get("/{document_id}/chunks")
-async def list_chunks(
-    document_id: UUID,
-    access: ProjectDep,
-    db: DbDep,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
-) -> list[ChunkOut]:
+async def list_chunks(document_id: UUID, access: ProjectDep, db: DbDep, page: DocumentPage) -> list[ChunkOut]:
     async with db.connection() as conn:
-        document = await documents.get_document(
-            conn, project_id=access.id, user_id=access.user.id, document_id=document_id
-        )
-        if document is None:
+        if await documents.get_document(conn, **access.scope, document_id=document_id) is None:
             raise _not_found()
-        rows = await chunks.list_chunks(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            document_id=document_id,
-            limit=limit,
-            offset=offset,
-        )
+        rows = await chunks.list_chunks(conn, **access.scope, document_id=document_id, **page)
     return [ChunkOut.model_validate(row) for row in rows]

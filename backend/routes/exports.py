@@ -15,6 +15,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Path, Response, status
 
 from backend.deps import DbDep, ProjectAccess, ProjectDep
+from backend.services.project_store import in_project
 from core.exports import anki, bank
 from core.store import documents, exports, notes
 from core.store.exports import ApprovedItem
@@ -37,14 +38,9 @@ def _attachment(name: str, extension: str) -> dict[str, str]:
 
 
 async def _items(db: DbDep, access: ProjectAccess) -> list[ApprovedItem]:
-    async with db.connection() as conn:
-        return await exports.approved_items(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            with_questions=_with_questions(access),
-            limit=EXPORT_LIMIT,
-        )
+    return await in_project(
+        db, access, exports.approved_items, with_questions=_with_questions(access), limit=EXPORT_LIMIT
+    )
 
 
 @router.get("/exports/anki", response_class=Response)
@@ -80,16 +76,14 @@ async def note_markdown(
     footnotes and listed under References (document, section path, pages). 409 until it is written;
     404 once its document was deleted."""
     async with db.connection() as conn:
-        job = await notes.get_note_job(conn, project_id=access.id, user_id=access.user.id, job_id=job_id)
+        job = await notes.get_note_job(conn, **access.scope, job_id=job_id)
         if job is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "Note job not found.")
         if job.status != "succeeded":
             raise HTTPException(status.HTTP_409_CONFLICT, f"The note is not written yet ({job.status}).")
         content = None
         if job.document_id is not None:
-            content = await documents.latest_content(
-                conn, project_id=access.id, user_id=access.user.id, document_id=job.document_id
-            )
+            content = await documents.latest_content(conn, **access.scope, document_id=job.document_id)
     if content is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "The note's document was deleted.")
     title = (job.result or {}).get("title") or "note"

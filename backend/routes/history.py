@@ -6,10 +6,12 @@ A member may erase their own history in the project."""
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
 
 from backend.deps import DbDep, ProjectDep, ProjectOwnerDep
 from backend.schemas.history import EvaluationOut, EvaluationsOut, EvaluationSummary, QueryOut
+from backend.services.paging import Page, paging
+from backend.services.project_store import in_project
 from core.store import evaluations, history, privacy
 from core.store.history import AGENTS
 
@@ -17,8 +19,7 @@ router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])
 
 Since = Annotated[datetime | None, Query(description="from this time on (inclusive)")]
 Until = Annotated[datetime | None, Query(description="before this time (exclusive)")]
-Limit = Annotated[int, Query(ge=1, le=500)]
-Offset = Annotated[int, Query(ge=0)]
+HistoryPage = Annotated[Page, Depends(paging(default=50, most=500))]
 
 
 def _check_window(since: datetime | None, until: datetime | None) -> None:
@@ -30,28 +31,17 @@ def _check_window(since: datetime | None, until: datetime | None) -> None:
 async def list_queries(
     access: ProjectOwnerDep,
     db: DbDep,
+    page: HistoryPage,
     since: Since = None,
     until: Until = None,
     agent: Annotated[str | None, Query(description=f"one of {', '.join(AGENTS)}")] = None,
-    limit: Limit = 50,
-    offset: Offset = 0,
 ) -> list[QueryOut]:
     """Every member's agent requests in the retention window, newest first, each with its groundedness
     evaluation when it was sampled and judged."""
     _check_window(since, until)
     if agent is not None and agent not in AGENTS:
         raise HTTPException(422, f"`agent` must be one of {', '.join(AGENTS)}.")
-    async with db.connection() as conn:
-        rows = await history.list_queries(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            since=since,
-            until=until,
-            agent=agent,
-            limit=limit,
-            offset=offset,
-        )
+    rows = await in_project(db, access, history.list_queries, since=since, until=until, agent=agent, **page)
     return [QueryOut.model_validate(row) for row in rows]
 
 
@@ -59,21 +49,21 @@ async def list_queries(
 async def list_evaluations(
     access: ProjectDep,
     db: DbDep,
+    page: HistoryPage,
     since: Since = None,
     until: Until = None,
     flagged: bool | None = None,
-    limit: Limit = 50,
-    offset: Offset = 0,
 ) -> EvaluationsOut:
     """Groundedness evaluations of sampled answers, newest first, and a summary of the window over the
     whole project: how many, their mean groundedness and the share flagged (hallucination risk > 0.7).
     Owners get every member's items (`scope: project`); any other member only their own (`scope: own`):
     another student's question and answer is never shown to them."""
     _check_window(since, until)
-    scope = {"project_id": access.id, "user_id": access.user.id, "since": since, "until": until}
     async with db.connection() as conn:
-        rows = await evaluations.list_evaluations(conn, **scope, flagged=flagged, limit=limit, offset=offset)
-        summary = await evaluations.summarize(conn, **scope)
+        rows = await evaluations.list_evaluations(
+            conn, **access.scope, since=since, until=until, flagged=flagged, **page
+        )
+        summary = await evaluations.summarize(conn, **access.scope, since=since, until=until)
     return EvaluationsOut(
         since=since,
         until=until,
@@ -87,6 +77,5 @@ async def list_evaluations(
 async def delete_my_queries(access: ProjectDep, db: DbDep) -> Response:
     """Erases the caller's own query history in this project; the evaluations of their answers lose
     their question and answer text and their user, and stay only in the project's aggregates."""
-    async with db.connection() as conn:
-        await privacy.delete_own_history(conn, project_id=access.id, user_id=access.user.id)
+    await in_project(db, access, privacy.delete_own_history)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,20 +1,20 @@
 """The caller's own API keys and account events."""
 
 from dataclasses import asdict
-from typing import Annotated
+from typing import Any
 from uuid import UUID
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response, status
+from fastapi import APIRouter, HTTPException, Request, Response, status
+from psycopg import AsyncConnection
 
-from backend.deps import DbDep, SettingsDep, UserDep
+from backend.deps import CurrentUser, DbDep, SettingsDep, UserDep
 from backend.schemas.account import KeyCreate, KeyCreated, KeyOut, SecurityEventOut
 from backend.services import security_log
+from backend.services.paging import EventPageDep
 from core.store import security_events, users
+from core.store.users import ApiKey
 
 router = APIRouter(prefix="/me", tags=["account"])
-
-Limit = Annotated[int, Query(ge=1, le=200)]
-Offset = Annotated[int, Query(ge=0, le=1_000_000)]
 
 
 @router.get("/keys")
@@ -42,19 +42,8 @@ async def create_key(
         key, row = await users.create_api_key_row(
             conn, user_id=user.id, name=body.name, expires_at=expires_at
         )
-        await security_log.record(
-            conn,
-            request,
-            action="key.created",
-            actor_user_id=user.id,
-            target_user_id=user.id,
-            target_id=row.id,
-            details={
-                "name": row.name,
-                "prefix": row.prefix,
-                "expires_at": expires_at.isoformat() if expires_at else None,
-            },
-        )
+        expires = expires_at.isoformat() if expires_at else None
+        await _log_key(conn, request, user, "key.created", row, expires_at=expires)
     return KeyCreated(**asdict(row), key=key)
 
 
@@ -67,23 +56,28 @@ async def revoke_key(key_id: UUID, request: Request, db: DbDep, user: UserDep) -
             if await users.has_key(conn, user_id=user.id, key_id=key_id):  # revoked before: nothing to do
                 return Response(status_code=status.HTTP_204_NO_CONTENT)
             raise HTTPException(status.HTTP_404_NOT_FOUND, "Key not found.")
-        await security_log.record(
-            conn,
-            request,
-            action="key.revoked",
-            actor_user_id=user.id,
-            target_user_id=user.id,
-            target_id=row.id,
-            details={"name": row.name, "prefix": row.prefix, "own_key": row.id == user.key_id},
-        )
+        await _log_key(conn, request, user, "key.revoked", row, own_key=row.id == user.key_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
+async def _log_key(
+    conn: AsyncConnection, request: Request, user: CurrentUser, action: str, key: ApiKey, **details: Any
+) -> None:
+    """The caller's own key event: the key's name and prefix (never the key), and the action's details."""
+    await security_log.record(
+        conn,
+        request,
+        action=action,
+        actor_user_id=user.id,
+        target_user_id=user.id,
+        target_id=key.id,
+        details={"name": key.name, "prefix": key.prefix, **details},
+    )
+
+
 @router.get("/audit")
-async def my_events(
-    db: DbDep, user: UserDep, limit: Limit = 50, offset: Offset = 0
-) -> list[SecurityEventOut]:
+async def my_events(db: DbDep, user: UserDep, page: EventPageDep) -> list[SecurityEventOut]:
     """The caller's account events (keys created and revoked, by them or by the operator), newest first."""
     async with db.connection() as conn:
-        rows = await security_events.user_events(conn, user_id=user.id, limit=limit, offset=offset)
+        rows = await security_events.user_events(conn, user_id=user.id, **page)
     return [SecurityEventOut.model_validate(row) for row in rows]

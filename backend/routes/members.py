@@ -5,19 +5,20 @@ the project answers 404; what happens to their personal rows is the forget rule 
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response, status
+from fastapi import APIRouter, Depends, HTTPException, Request, Response, status
 from psycopg import AsyncConnection
 
 from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectOwnerDep, project_not_found
 from backend.schemas.account import MemberList, MemberRow, RoleChange
 from backend.schemas.projects import MemberAdd, MemberOut
-from backend.services import security_log
+from backend.services.paging import Page, paging
+from backend.services.project_log import record_project_event
+from backend.services.project_store import in_project
 from core.store import members, users
 
 router = APIRouter(prefix="/projects/{project_id}/members", tags=["members"])
 
-Limit = Annotated[int, Query(ge=1, le=200)]
-Offset = Annotated[int, Query(ge=0, le=1_000_000)]
+MemberPage = Annotated[Page, Depends(paging(default=100, most=200, offset_most=1_000_000))]
 
 
 def _refused(change: members.MemberChange) -> HTTPException | None:
@@ -43,12 +44,11 @@ async def change_role(
         raise error
     if change.outcome != "unchanged":
         added = change.outcome == "added"
-        await security_log.record(
+        await record_project_event(
             conn,
             request,
-            action="member.added" if added else "member.role_changed",
-            actor_user_id=access.user.id,
-            project_id=access.id,
+            access,
+            "member.added" if added else "member.role_changed",
             target_user_id=member_id,
             details={"role": role} if added else {"role": role, "previous_role": change.old_role},
         )
@@ -68,20 +68,16 @@ async def add_member(body: MemberAdd, request: Request, access: ProjectOwnerDep,
 
 
 @router.get("")
-async def list_members(access: ProjectDep, db: DbDep, limit: Limit = 100, offset: Offset = 0) -> MemberList:
+async def list_members(access: ProjectDep, db: DbDep, page: MemberPage) -> MemberList:
     """Owners and editors see every member with their email. A viewer (a student) sees only the owners
     and editors (the course staff) and themself, never other students; the counts are the whole
     project's for everyone."""
-    async with db.connection() as conn:
-        rows, counts = await members.list_members(
-            conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
-        )
+    rows, counts = await in_project(db, access, members.list_members, **page)
     return MemberList(
         members=[MemberRow.model_validate(member) for member in rows],
         counts=counts,
         total=sum(counts.values()),
-        limit=limit,
-        offset=offset,
+        **page,
     )
 
 
@@ -109,13 +105,7 @@ async def remove_member(user_id: UUID, request: Request, access: ProjectDep, db:
             raise project_not_found()  # the caller stopped being a member meanwhile
         if error := _refused(change):
             raise error
-        await security_log.record(
-            conn,
-            request,
-            action="member.left" if leaving else "member.removed",
-            actor_user_id=access.user.id,
-            project_id=access.id,
-            target_user_id=user_id,
-            details={"role": change.old_role},
-        )
+        action = "member.left" if leaving else "member.removed"
+        details = {"role": change.old_role}
+        await record_project_event(conn, request, access, action, target_user_id=user_id, details=details)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -5,7 +5,7 @@ from typing import Annotated
 from uuid import UUID
 
 from arq.connections import ArqRedis
-from fastapi import APIRouter, HTTPException, Path, Query, status
+from fastapi import APIRouter, HTTPException, Path, status
 from psycopg_pool import AsyncConnectionPool
 
 from agents.runs.planning import plan
@@ -13,6 +13,8 @@ from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectWriterDep, Que
 from backend.schemas.plans import NoteAccepted, NoteJobOut, NoteRequest, PlanOut, PlanRequest
 from backend.services.agent_runs import RunnerDep
 from backend.services.audit import AuditDep
+from backend.services.paging import PageDep
+from backend.services.project_store import in_project
 from core.jobs.specs import WRITE_NOTE, WriteNote, enqueue
 from core.store import jobs, notes, plans
 
@@ -32,24 +34,15 @@ async def create_plan(body: PlanRequest, access: ProjectWriterDep, runner: Runne
 
 
 @router.get("/plans")
-async def list_plans(
-    access: ProjectDep,
-    db: DbDep,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
-) -> list[PlanOut]:
+async def list_plans(access: ProjectDep, db: DbDep, page: PageDep) -> list[PlanOut]:
     """The project's plans, newest first, a page at a time."""
-    async with db.connection() as conn:
-        rows = await plans.list_plans(
-            conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
-        )
+    rows = await in_project(db, access, plans.list_plans, **page)
     return [PlanOut.from_plan(row) for row in rows]
 
 
 @router.get("/plans/{plan_id}")
 async def get_plan(plan_id: UUID, access: ProjectDep, db: DbDep) -> PlanOut:
-    async with db.connection() as conn:
-        row = await plans.get_plan(conn, project_id=access.id, user_id=access.user.id, plan_id=plan_id)
+    row = await in_project(db, access, plans.get_plan, plan_id=plan_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Plan not found.")
     return PlanOut.from_plan(row)
@@ -64,17 +57,11 @@ async def write_note(
     a generated document (as Markdown: GET /projects/{id}/notes/{job_id}/markdown)."""
     async with db.connection() as conn:
         if body.plan_id is not None:
-            plan = await plans.get_plan(
-                conn, project_id=access.id, user_id=access.user.id, plan_id=body.plan_id
-            )
+            plan = await plans.get_plan(conn, **access.scope, plan_id=body.plan_id)
             if plan is None:
                 raise HTTPException(status.HTTP_404_NOT_FOUND, "Plan not found.")
         job = await notes.create_note_job(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            job_id=notes.new_note_job_id(),
-            request=body.model_dump(mode="json"),
+            conn, **access.scope, job_id=notes.new_note_job_id(), request=body.model_dump(mode="json")
         )
     if job is None:
         raise _viewer()
@@ -111,8 +98,7 @@ async def _enqueue_note(
 async def get_note_job(
     job_id: Annotated[str, Path(max_length=200)], access: ProjectDep, db: DbDep
 ) -> NoteJobOut:
-    async with db.connection() as conn:
-        row = await notes.get_note_job(conn, project_id=access.id, user_id=access.user.id, job_id=job_id)
+    row = await in_project(db, access, notes.get_note_job, job_id=job_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Note job not found.")
     return NoteJobOut.model_validate(row)

@@ -1,26 +1,18 @@
 """GET /projects/{id}/audit: the project's security events, for its owners."""
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 
 from backend.deps import DbDep, ProjectOwnerDep
 from backend.schemas.account import SecurityEventOut
+from backend.services.paging import EventPageDep
+from backend.services.project_store import in_project
 from core.store import security_events
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])
 
 
 @router.get("/audit")
-async def project_events(
-    access: ProjectOwnerDep,
-    db: DbDep,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
-) -> list[SecurityEventOut]:
+async def project_events(access: ProjectOwnerDep, db: DbDep, page: EventPageDep) -> list[SecurityEventOut]:
     """Who changed members, documents and settings, newest first (owners only: editors 403, others 404)."""
-    async with db.connection() as conn:
-        rows = await security_events.project_events(
-            conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
-        )
+    rows = await in_project(db, access, security_events.project_events, **page)
     return [SecurityEventOut.model_validate(row) for row in rows]

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response, status
+from fastapi import APIRouter, Depends, HTTPException, Request, Response, status
 
 from backend.deps import (
     DbDep,
@@ -15,6 +15,8 @@ from backend.deps import (
 )
 from backend.schemas.projects import ProjectCreate, ProjectOut, ProjectUpdate
 from backend.services import security_log
+from backend.services.paging import Page, paging
+from backend.services.project_log import record_project_event
 from core.settings import Settings
 from core.store import projects
 
@@ -63,14 +65,11 @@ async def create_project(
 
 @router.get("")
 async def list_projects(
-    db: DbDep,
-    user: UserDep,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    db: DbDep, user: UserDep, page: Annotated[Page, Depends(paging(default=100, most=500))]
 ) -> list[ProjectOut]:
     """The caller's projects, oldest first, a page at a time."""
     async with db.connection() as conn:
-        rows = await projects.list_projects(conn, user_id=user.id, limit=limit, offset=offset)
+        rows = await projects.list_projects(conn, user_id=user.id, **page)
     return [ProjectOut.model_validate(row) for row in rows]
 
 
@@ -110,21 +109,12 @@ async def update_project(
     changes = _changes(body, access)
     async with db.connection() as conn:
         async with conn.transaction():
-            updated = await projects.update_project(
-                conn, project_id=access.id, user_id=access.user.id, changes=changes
-            )
+            updated = await projects.update_project(conn, **access.scope, changes=changes)
             if updated and changes:
                 values = {key: changes[key] for key in _LOGGED_VALUES if key in changes}
                 details = {"changed": sorted(changes), **values}
-                await security_log.record(
-                    conn,
-                    request,
-                    action="project.updated",
-                    actor_user_id=access.user.id,
-                    project_id=access.id,
-                    details=details,
-                )
-        row = await projects.get_project(conn, project_id=access.id, user_id=access.user.id)
+                await record_project_event(conn, request, access, "project.updated", details=details)
+        row = await projects.get_project(conn, **access.scope)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
     return ProjectOut.model_validate(row)
@@ -133,14 +123,8 @@ async def update_project(
 @router.delete("/{project_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_project(request: Request, access: ProjectOwnerDep, db: DbDep) -> Response:
     async with db.connection() as conn, conn.transaction():
-        if await projects.delete_project(conn, project_id=access.id, user_id=access.user.id):
+        if await projects.delete_project(conn, **access.scope):
             # Kept after the project (project_id is not a foreign key), for the operator.
-            await security_log.record(
-                conn,
-                request,
-                action="project.deleted",
-                actor_user_id=access.user.id,
-                project_id=access.id,
-                details={"name": access.project.name},
-            )
+            details = {"name": access.project.name}
+            await record_project_event(conn, request, access, "project.deleted", details=details)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

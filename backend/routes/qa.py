@@ -3,10 +3,9 @@ history rewrites follow-ups; optionally streamed as server-sent events. The turn
 
 from dataclasses import asdict
 from functools import partial
-from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi import APIRouter, HTTPException, Response, status
 from fastapi.responses import StreamingResponse
 
 from agents.qa.study_next import asks_what_to_study
@@ -15,6 +14,8 @@ from backend.deps import ApiResourcesDep, DbDep, ProjectDep, SettingsDep
 from backend.schemas.qa import QARequest, QAResponse, ThreadDetail, ThreadOut, thread_message, to_response
 from backend.services.agent_runs import RunnerDep
 from backend.services.clock import ClockDep
+from backend.services.paging import PageDep
+from backend.services.project_store import in_project
 from backend.services.streaming import event_stream, qa_events, replay
 from core.store import privacy, threads
 
@@ -65,38 +66,26 @@ async def ask(
 
 
 @router.get("/qa/threads")
-async def list_threads(
-    access: ProjectDep,
-    db: DbDep,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
-) -> list[ThreadOut]:
+async def list_threads(access: ProjectDep, db: DbDep, page: PageDep) -> list[ThreadOut]:
     """The caller's own QA threads in this project, most recent first, a page at a time."""
-    async with db.connection() as conn:
-        rows = await threads.list_threads(
-            conn, project_id=access.id, user_id=access.user.id, limit=limit, offset=offset
-        )
+    rows = await in_project(db, access, threads.list_threads, **page)
     return [ThreadOut.model_validate(row) for row in rows]
 
 
 @router.get("/qa/threads/{thread_id}")
 async def get_thread(thread_id: UUID, access: ProjectDep, db: DbDep) -> ThreadDetail:
-    scope = {"project_id": access.id, "user_id": access.user.id, "thread_id": thread_id}
     async with db.connection() as conn:
-        row = await threads.get_thread(conn, **scope)
+        row = await threads.get_thread(conn, **access.scope, thread_id=thread_id)
         if row is None:
             raise _thread_not_found()
-        messages = await threads.recent_messages(conn, **scope)
+        messages = await threads.recent_messages(conn, **access.scope, thread_id=thread_id)
     return ThreadDetail(**asdict(row), messages=[thread_message(m) for m in messages])
 
 
 @router.delete("/qa/threads/{thread_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_thread(thread_id: UUID, access: ProjectDep, db: DbDep) -> Response:
     """Deletes the caller's own thread and all its messages; anyone else's reads as missing (404)."""
-    async with db.connection() as conn:
-        deleted = await privacy.delete_own_thread(
-            conn, project_id=access.id, user_id=access.user.id, thread_id=thread_id
-        )
+    deleted = await in_project(db, access, privacy.delete_own_thread, thread_id=thread_id)
     if not deleted:
         raise _thread_not_found()
     return Response(status_code=status.HTTP_204_NO_CONTENT)

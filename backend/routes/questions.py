@@ -26,6 +26,8 @@ from backend.schemas.questions import (
     ReviewState,
 )
 from backend.services.agent_runs import RunnerDep
+from backend.services.paging import PageDep
+from backend.services.project_store import in_project
 from backend.services.question_access import is_editor, visible_question
 from core.store import questions
 
@@ -62,35 +64,32 @@ async def generate_questions(
 async def list_questions(
     access: ProjectDep,
     db: DbDep,
+    page: PageDep,
     status_: Annotated[QuestionStatus | None, Query(alias="status")] = None,
     type: QuestionType | None = None,
     document_id: UUID | None = None,
     difficulty: Difficulty | None = None,
     review_state: ReviewState | None = None,
     flagged: Annotated[bool | None, Query(description="true: flagged items only; false: unflagged")] = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
 ) -> list[QuestionOut]:
     """Editors and owners see the whole bank (every status and review state; default: all); other
     members only the items they may study, without answers (see the module's docstring)."""
     editor = is_editor(access)
     allowed = ["active", "review", "archived"] if editor else ["active", "review"]
     statuses = [s for s in allowed if status_ is None or s == status_]
-    async with db.connection() as conn:
-        rows = await questions.list_questions(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            statuses=statuses,
-            studying=not editor,
-            type=type,
-            document_id=document_id,
-            difficulty=difficulty,
-            review_state=review_state,
-            flagged=flagged,
-            limit=limit,
-            offset=offset,
-        )
+    rows = await in_project(
+        db,
+        access,
+        questions.list_questions,
+        statuses=statuses,
+        studying=not editor,
+        type=type,
+        document_id=document_id,
+        difficulty=difficulty,
+        review_state=review_state,
+        flagged=flagged,
+        **page,
+    )
     return [QuestionOut.from_question(row, with_answers=editor) for row in rows]
 
 

@@ -3,7 +3,7 @@ and the class's for owners). Every member studies; each reads and writes only th
 reviews and settings (the SQL says so: core/store/study.py). Times come from the request's clock."""
 
 from datetime import UTC
-from typing import Annotated
+from typing import Annotated, TypedDict
 
 from fastapi import APIRouter, HTTPException, Query, status
 from fsrs import Rating
@@ -20,6 +20,8 @@ from backend.schemas.study import (
     StudySettingsUpdate,
 )
 from backend.services.clock import ClockDep
+from backend.services.project_store import in_project
+from core.settings import Settings
 from core.store import study
 from core.study import service
 from core.study.reviews import request_optimization
@@ -33,6 +35,19 @@ def _not_studiable() -> HTTPException:
     return HTTPException(status.HTTP_404_NOT_FOUND, "Question not found, or not in your study queue.")
 
 
+class ExamPace(TypedDict):
+    term_retention: float
+    daily_max: int | None
+
+
+def _exam_pace(settings: Settings) -> ExamPace:
+    """The server's pacing towards an exam date, which the queue and each review schedule by alike."""
+    return ExamPace(
+        term_retention=settings.study.exam_term_retention,
+        daily_max=settings.study.exam_daily_review_max or None,
+    )
+
+
 @router.get("/study/queue")
 async def study_queue(
     access: ProjectDep,
@@ -42,16 +57,7 @@ async def study_queue(
     limit: Annotated[int, Query(ge=1, le=200)] = 20,
 ) -> QueueOut:
     now = clock().astimezone(UTC)
-    async with db.connection() as conn:
-        queue = await service.build_queue(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            now=now,
-            limit=limit,
-            term_retention=settings.study.exam_term_retention,
-            daily_max=settings.study.exam_daily_review_max or None,
-        )
+    queue = await in_project(db, access, service.build_queue, now=now, limit=limit, **_exam_pace(settings))
     if queue is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
     items = [
@@ -75,19 +81,16 @@ async def post_review(
     settings: SettingsDep,
 ) -> ReviewOut:
     """404 when the item is not one the caller may study (not approved, flagged, archived, elsewhere)."""
-    now = clock().astimezone(UTC)
-    async with db.connection() as conn:
-        reviewed = await service.review_item(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            question_id=body.question_id,
-            rating=Rating(body.rating),
-            source="review",
-            now=now,
-            term_retention=settings.study.exam_term_retention,
-            daily_max=settings.study.exam_daily_review_max or None,
-        )
+    reviewed = await in_project(
+        db,
+        access,
+        service.review_item,
+        question_id=body.question_id,
+        rating=Rating(body.rating),
+        source="review",
+        now=clock().astimezone(UTC),
+        **_exam_pace(settings),
+    )
     if reviewed is None:
         raise _not_studiable()
     if reviewed.optimize:
@@ -96,8 +99,7 @@ async def post_review(
 
 
 async def _settings(db: DbDep, access: ProjectDep) -> StudySettingsOut:
-    async with db.connection() as conn:
-        row = await study.get_settings(conn, project_id=access.id, user_id=access.user.id)
+    row = await in_project(db, access, study.get_settings)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
     return StudySettingsOut.model_validate(row)
@@ -113,17 +115,14 @@ async def put_study_settings(body: StudySettingsUpdate, access: ProjectDep, db: 
     changes = body.model_dump(exclude_none=True)
     if "exam_date" in body.model_fields_set:  # null is a value here: back to the project's date
         changes["exam_date"] = body.exam_date
-    async with db.connection() as conn:
-        await study.put_settings(conn, project_id=access.id, user_id=access.user.id, changes=changes)
+    await in_project(db, access, study.put_settings, changes=changes)
     return await _settings(db, access)
 
 
 @router.get("/mastery")
 async def mastery(access: ProjectDep, db: DbDep, clock: ClockDep) -> MasteryOut:
     """The caller's own mastery per topic, weakest first (model: core/study/mastery.py)."""
-    now = clock().astimezone(UTC)
-    async with db.connection() as conn:
-        topics = await service.student_mastery(conn, project_id=access.id, user_id=access.user.id, now=now)
+    topics = await in_project(db, access, service.student_mastery, now=clock().astimezone(UTC))
     if topics is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
     return MasteryOut.model_validate({"topics": topics})
@@ -133,8 +132,7 @@ async def mastery(access: ProjectDep, db: DbDep, clock: ClockDep) -> MasteryOut:
 async def class_mastery(access: ProjectOwnerDep, db: DbDep, clock: ClockDep) -> ClassMasteryOut:
     """Owners: the class's aggregates per topic; never a student's identity or answer text."""
     now = clock().astimezone(UTC)
-    scope = {"project_id": access.id, "user_id": access.user.id}
     async with db.connection() as conn:
-        items = await study.class_items(conn, **scope)
-        activity = await study.class_cards(conn, **scope)
+        items = await study.class_items(conn, **access.scope)
+        activity = await study.class_cards(conn, **access.scope)
     return ClassMasteryOut.model_validate(class_topics(items, activity, make_scheduler(), now))

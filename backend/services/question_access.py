@@ -8,6 +8,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from agents.runs.attempts import Attempter
 from backend.deps import ProjectAccess
+from backend.services.project_store import in_project
 from core.store import questions
 from core.store.questions import Question
 
@@ -21,14 +22,8 @@ def question_not_found() -> HTTPException:
 
 
 async def visible_question(db: AsyncConnectionPool, access: ProjectAccess, question_id: UUID) -> Question:
-    async with db.connection() as conn:
-        row = await questions.get_question(
-            conn,
-            project_id=access.id,
-            user_id=access.user.id,
-            question_id=question_id,
-            studying=not is_editor(access),
-        )
+    studying = not is_editor(access)
+    row = await in_project(db, access, questions.get_question, question_id=question_id, studying=studying)
     if row is None:
         raise question_not_found()
     return row
