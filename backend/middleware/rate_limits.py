@@ -153,8 +153,7 @@ class RateLimiter:
         self._pool = pool
         self._strategy = MovingWindowRateLimiter(storage)
         self.budgets: dict[Budget, RateLimitItem | None] = {
-            name: parse_budget(getattr(settings.rate_limits, name), f"rate_limit_{name}")
-            for name in BUDGETS
+            name: parse_budget(getattr(settings.rate_limits, name), f"rate_limit_{name}") for name in BUDGETS
         }
         self.per_address = parse_budget(settings.rate_limits.per_address, "rate_limit_per_address")
         self.auth_failures = parse_budget(settings.rate_limits.auth_failures, "rate_limit_auth_failures")

@@ -17,7 +17,7 @@ from backend.schemas.questions import AttemptCreate, AttemptOut, AttemptResult
 from backend.services.agent_runs import RunnerDep
 from backend.services.clock import ClockDep
 from backend.services.paging import Page, PageDep, paging
-from backend.services.project_store import in_project
+from backend.services.project_store import as_member
 from backend.services.question_access import attempter, visible_question
 from core.store import attempts
 from core.store.attempts import ListedAttempt
@@ -94,7 +94,7 @@ async def list_class_attempts(
 ) -> list[AttemptOut]:
     """Owners (the teacher): every member's attempts in the project, newest first, optionally of one
     question and/or one member."""
-    rows = await in_project(
+    rows = await as_member(
         db, access, attempts.list_attempts, question_id=question_id, member_id=user_id, **page
     )
     return _attempts_out(rows, with_reference=True)

@@ -11,7 +11,7 @@ from fastapi import APIRouter, HTTPException, status
 from agents.question_generator.checks import fold
 from backend.deps import DbDep, ProjectAccess, ProjectWriterDep, RetrieverDep
 from backend.schemas.questions import QuestionOut, QuestionUpdate, ReviewRequest
-from backend.services.project_store import in_project
+from backend.services.project_store import as_member
 from core.store import question_curation, questions
 from core.store.questions import Question
 
@@ -28,7 +28,7 @@ async def review_question(
 ) -> QuestionOut:
     """approve: students may study it (status `active`, a `source_changed` flag cleared); reject: it
     leaves the bank (status `archived`). The reviewer, time and note are kept; review again at will."""
-    row = await in_project(
+    row = await as_member(
         db,
         access,
         question_curation.review_question,
@@ -65,7 +65,7 @@ def _checked_changes(row: Question, body: QuestionUpdate) -> dict[str, Any]:
 
 
 async def _owned_row(db: DbDep, access: ProjectAccess, question_id: UUID) -> Question:
-    row = await in_project(db, access, questions.get_question, question_id=question_id)
+    row = await as_member(db, access, questions.get_question, question_id=question_id)
     if row is None:
         raise _not_found()
     return row
@@ -82,7 +82,7 @@ async def update_question(
     if "question" in changes:  # the near-duplicate check compares question texts' embeddings
         vector = await asyncio.to_thread(retriever.embeddings.embed_query, changes["question"])
         changes["embedding"] = np.asarray(vector, dtype=np.float32)
-    row = await in_project(
+    row = await as_member(
         db, access, question_curation.edit_question, question_id=question_id, changes=changes
     )
     if row is None:

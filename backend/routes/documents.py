@@ -16,7 +16,7 @@ from backend.schemas.projects import ChunkOut, DocumentAccepted, DocumentOut, Do
 from backend.services.enqueue import enqueue_index
 from backend.services.paging import Page, paging
 from backend.services.project_log import record_project_event
-from backend.services.project_store import in_project
+from backend.services.project_store import as_member
 from backend.services.uploads import CheckedUpload, check_content, read_upload
 from core.store import chunks, documents
 from core.store.jobs import index_job_id
@@ -43,7 +43,7 @@ async def upload_document(
     """Multipart upload of a PDF, Markdown or text file; answers at once with the indexing job. A body
     over MAX_UPLOAD_BYTES was refused before this runs (backend/middleware/body_limit.py)."""
     upload = await read_upload(file, settings.limits.max_upload_bytes)
-    document = await in_project(
+    document = await as_member(
         db,
         access,
         documents.create_document,
@@ -62,13 +62,13 @@ async def upload_document(
 @router.get("")
 async def list_documents(access: ProjectDep, db: DbDep, page: DocumentPage) -> list[DocumentOut]:
     """The project's documents, oldest first, a page at a time."""
-    rows = await in_project(db, access, documents.list_documents, **page)
+    rows = await as_member(db, access, documents.list_documents, **page)
     return [DocumentOut.model_validate(row) for row in rows]
 
 
 @router.get("/{document_id}")
 async def get_document(document_id: UUID, access: ProjectDep, db: DbDep) -> DocumentOut:
-    row = await in_project(db, access, documents.get_document, document_id=document_id)
+    row = await as_member(db, access, documents.get_document, document_id=document_id)
     if row is None:
         raise _not_found()
     return DocumentOut.model_validate(row)
@@ -105,12 +105,12 @@ async def update_document(
     """New content as JSON `{content, title?}` (Markdown/text) or as a multipart `file`; reindexes.
     The current version stays searchable until the new one is ready. Either body is held to
     MAX_UPLOAD_BYTES (plus a little for the JSON or multipart around it) before this runs."""
-    current = await in_project(db, access, documents.get_document, document_id=document_id)
+    current = await as_member(db, access, documents.get_document, document_id=document_id)
     if current is None:
         raise _not_found()
     # No connection is held while the body arrives: a slow client must not keep one from others.
     upload, title = await _new_content(request, current, db, access, settings.limits.max_upload_bytes)
-    document = await in_project(
+    document = await as_member(
         db,
         access,
         documents.add_version,
@@ -146,7 +146,7 @@ async def _new_content(
     if body.content is None:
         if body.title is None:
             raise HTTPException(422, "Send new 'content', a new 'title', or a multipart 'file'.")
-        content = await in_project(db, access, documents.latest_content, document_id=current.id)
+        content = await as_member(db, access, documents.latest_content, document_id=current.id)
         if content is None:
             raise _not_found()
         return check_content(content, current.filename), body.title

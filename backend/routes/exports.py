@@ -15,7 +15,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Path, Response, status
 
 from backend.deps import DbDep, ProjectAccess, ProjectDep
-from backend.services.project_store import in_project
+from backend.services.project_store import as_member
 from core.exports import anki, bank
 from core.store import documents, exports, notes
 from core.store.exports import ApprovedItem
@@ -38,7 +38,7 @@ def _attachment(name: str, extension: str) -> dict[str, str]:
 
 
 async def _items(db: DbDep, access: ProjectAccess) -> list[ApprovedItem]:
-    return await in_project(
+    return await as_member(
         db, access, exports.approved_items, with_questions=_with_questions(access), limit=EXPORT_LIMIT
     )
 

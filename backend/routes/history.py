@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
 from backend.deps import DbDep, ProjectDep, ProjectOwnerDep
 from backend.schemas.history import EvaluationOut, EvaluationsOut, EvaluationSummary, QueryOut
 from backend.services.paging import Page, paging
-from backend.services.project_store import in_project
+from backend.services.project_store import as_member
 from core.store import evaluations, history, privacy
 from core.store.history import AGENTS
 
@@ -41,7 +41,7 @@ async def list_queries(
     _check_window(since, until)
     if agent is not None and agent not in AGENTS:
         raise HTTPException(422, f"`agent` must be one of {', '.join(AGENTS)}.")
-    rows = await in_project(db, access, history.list_queries, since=since, until=until, agent=agent, **page)
+    rows = await as_member(db, access, history.list_queries, since=since, until=until, agent=agent, **page)
     return [QueryOut.model_validate(row) for row in rows]
 
 
@@ -77,5 +77,5 @@ async def list_evaluations(
 async def delete_my_queries(access: ProjectDep, db: DbDep) -> Response:
     """Erases the caller's own query history in this project; the evaluations of their answers lose
     their question and answer text and their user, and stay only in the project's aggregates."""
-    await in_project(db, access, privacy.delete_own_history)
+    await as_member(db, access, privacy.delete_own_history)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -6,7 +6,7 @@ from fastapi import APIRouter, HTTPException, Path, status
 
 from backend.deps import DbDep, ProjectDep
 from backend.schemas.projects import JobOut
-from backend.services.project_store import in_project
+from backend.services.project_store import as_member
 from core.store import jobs
 
 router = APIRouter(prefix="/projects/{project_id}/jobs", tags=["jobs"])
@@ -14,7 +14,7 @@ router = APIRouter(prefix="/projects/{project_id}/jobs", tags=["jobs"])
 
 @router.get("/{job_id}")
 async def get_job(job_id: Annotated[str, Path(max_length=200)], access: ProjectDep, db: DbDep) -> JobOut:
-    row = await in_project(db, access, jobs.get_job, job_id=job_id)
+    row = await as_member(db, access, jobs.get_job, job_id=job_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Job not found.")
     return JobOut.model_validate(row)

@@ -13,7 +13,7 @@ from backend.schemas.account import MemberList, MemberRow, RoleChange
 from backend.schemas.projects import MemberAdd, MemberOut
 from backend.services.paging import Page, paging
 from backend.services.project_log import record_project_event
-from backend.services.project_store import in_project
+from backend.services.project_store import as_member
 from core.store import members, users
 
 router = APIRouter(prefix="/projects/{project_id}/members", tags=["members"])
@@ -72,7 +72,7 @@ async def list_members(access: ProjectDep, db: DbDep, page: MemberPage) -> Membe
     """Owners and editors see every member with their email. A viewer (a student) sees only the owners
     and editors (the course staff) and themself, never other students; the counts are the whole
     project's for everyone."""
-    rows, counts = await in_project(db, access, members.list_members, **page)
+    rows, counts = await as_member(db, access, members.list_members, **page)
     return MemberList(
         members=[MemberRow.model_validate(member) for member in rows],
         counts=counts,

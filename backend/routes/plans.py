@@ -14,7 +14,7 @@ from backend.schemas.plans import NoteAccepted, NoteJobOut, NoteRequest, PlanOut
 from backend.services.agent_runs import RunnerDep
 from backend.services.audit import AuditDep
 from backend.services.paging import PageDep
-from backend.services.project_store import in_project
+from backend.services.project_store import as_member
 from core.jobs.specs import WRITE_NOTE, WriteNote, enqueue
 from core.store import jobs, notes, plans
 
@@ -36,13 +36,13 @@ async def create_plan(body: PlanRequest, access: ProjectWriterDep, runner: Runne
 @router.get("/plans")
 async def list_plans(access: ProjectDep, db: DbDep, page: PageDep) -> list[PlanOut]:
     """The project's plans, newest first, a page at a time."""
-    rows = await in_project(db, access, plans.list_plans, **page)
+    rows = await as_member(db, access, plans.list_plans, **page)
     return [PlanOut.from_plan(row) for row in rows]
 
 
 @router.get("/plans/{plan_id}")
 async def get_plan(plan_id: UUID, access: ProjectDep, db: DbDep) -> PlanOut:
-    row = await in_project(db, access, plans.get_plan, plan_id=plan_id)
+    row = await as_member(db, access, plans.get_plan, plan_id=plan_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Plan not found.")
     return PlanOut.from_plan(row)
@@ -98,7 +98,7 @@ async def _enqueue_note(
 async def get_note_job(
     job_id: Annotated[str, Path(max_length=200)], access: ProjectDep, db: DbDep
 ) -> NoteJobOut:
-    row = await in_project(db, access, notes.get_note_job, job_id=job_id)
+    row = await as_member(db, access, notes.get_note_job, job_id=job_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Note job not found.")
     return NoteJobOut.model_validate(row)

@@ -5,7 +5,7 @@ from fastapi import APIRouter
 from backend.deps import DbDep, ProjectOwnerDep
 from backend.schemas.account import SecurityEventOut
 from backend.services.paging import EventPageDep
-from backend.services.project_store import in_project
+from backend.services.project_store import as_member
 from core.store import security_events
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])
@@ -14,5 +14,5 @@ router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])
 @router.get("/audit")
 async def project_events(access: ProjectOwnerDep, db: DbDep, page: EventPageDep) -> list[SecurityEventOut]:
     """Who changed members, documents and settings, newest first (owners only: editors 403, others 404)."""
-    rows = await in_project(db, access, security_events.project_events, **page)
+    rows = await as_member(db, access, security_events.project_events, **page)
     return [SecurityEventOut.model_validate(row) for row in rows]

@@ -15,7 +15,7 @@ from backend.schemas.qa import QARequest, QAResponse, ThreadDetail, ThreadOut, t
 from backend.services.agent_runs import RunnerDep
 from backend.services.clock import ClockDep
 from backend.services.paging import PageDep
-from backend.services.project_store import in_project
+from backend.services.project_store import as_member
 from backend.services.streaming import event_stream, qa_events, replay
 from core.store import privacy, threads
 
@@ -68,7 +68,7 @@ async def ask(
 @router.get("/qa/threads")
 async def list_threads(access: ProjectDep, db: DbDep, page: PageDep) -> list[ThreadOut]:
     """The caller's own QA threads in this project, most recent first, a page at a time."""
-    rows = await in_project(db, access, threads.list_threads, **page)
+    rows = await as_member(db, access, threads.list_threads, **page)
     return [ThreadOut.model_validate(row) for row in rows]
 
 
@@ -85,7 +85,7 @@ async def get_thread(thread_id: UUID, access: ProjectDep, db: DbDep) -> ThreadDe
 @router.delete("/qa/threads/{thread_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_thread(thread_id: UUID, access: ProjectDep, db: DbDep) -> Response:
     """Deletes the caller's own thread and all its messages; anyone else's reads as missing (404)."""
-    deleted = await in_project(db, access, privacy.delete_own_thread, thread_id=thread_id)
+    deleted = await as_member(db, access, privacy.delete_own_thread, thread_id=thread_id)
     if not deleted:
         raise _thread_not_found()
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -27,7 +27,7 @@ from backend.schemas.questions import (
 )
 from backend.services.agent_runs import RunnerDep
 from backend.services.paging import PageDep
-from backend.services.project_store import in_project
+from backend.services.project_store import as_member
 from backend.services.question_access import is_editor, visible_question
 from core.store import questions
 
@@ -77,7 +77,7 @@ async def list_questions(
     editor = is_editor(access)
     allowed = ["active", "review", "archived"] if editor else ["active", "review"]
     statuses = [s for s in allowed if status_ is None or s == status_]
-    rows = await in_project(
+    rows = await as_member(
         db,
         access,
         questions.list_questions,

@@ -20,7 +20,7 @@ from backend.schemas.study import (
     StudySettingsUpdate,
 )
 from backend.services.clock import ClockDep
-from backend.services.project_store import in_project
+from backend.services.project_store import as_member
 from core.settings import Settings
 from core.store import study
 from core.study import service
@@ -57,7 +57,7 @@ async def study_queue(
     limit: Annotated[int, Query(ge=1, le=200)] = 20,
 ) -> QueueOut:
     now = clock().astimezone(UTC)
-    queue = await in_project(db, access, service.build_queue, now=now, limit=limit, **_exam_pace(settings))
+    queue = await as_member(db, access, service.build_queue, now=now, limit=limit, **_exam_pace(settings))
     if queue is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
     items = [
@@ -81,7 +81,7 @@ async def post_review(
     settings: SettingsDep,
 ) -> ReviewOut:
     """404 when the item is not one the caller may study (not approved, flagged, archived, elsewhere)."""
-    reviewed = await in_project(
+    reviewed = await as_member(
         db,
         access,
         service.review_item,
@@ -99,7 +99,7 @@ async def post_review(
 
 
 async def _settings(db: DbDep, access: ProjectDep) -> StudySettingsOut:
-    row = await in_project(db, access, study.get_settings)
+    row = await as_member(db, access, study.get_settings)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
     return StudySettingsOut.model_validate(row)
@@ -115,14 +115,14 @@ async def put_study_settings(body: StudySettingsUpdate, access: ProjectDep, db: 
     changes = body.model_dump(exclude_none=True)
     if "exam_date" in body.model_fields_set:  # null is a value here: back to the project's date
         changes["exam_date"] = body.exam_date
-    await in_project(db, access, study.put_settings, changes=changes)
+    await as_member(db, access, study.put_settings, changes=changes)
     return await _settings(db, access)
 
 
 @router.get("/mastery")
 async def mastery(access: ProjectDep, db: DbDep, clock: ClockDep) -> MasteryOut:
     """The caller's own mastery per topic, weakest first (model: core/study/mastery.py)."""
-    topics = await in_project(db, access, service.student_mastery, now=clock().astimezone(UTC))
+    topics = await as_member(db, access, service.student_mastery, now=clock().astimezone(UTC))
     if topics is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
     return MasteryOut.model_validate({"topics": topics})

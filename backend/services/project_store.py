@@ -14,7 +14,7 @@ from backend.deps import ProjectAccess
 T = TypeVar("T")
 
 
-async def in_project(
+async def as_member(
     db: AsyncConnectionPool, access: ProjectAccess, call: Callable[..., Awaitable[T]], /, **args: Any
 ) -> T:
     async with db.connection() as conn:

@@ -8,7 +8,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from agents.runs.attempts import Attempter
 from backend.deps import ProjectAccess
-from backend.services.project_store import in_project
+from backend.services.project_store import as_member
 from core.store import questions
 from core.store.questions import Question
 
@@ -23,7 +23,7 @@ def question_not_found() -> HTTPException:
 
 async def visible_question(db: AsyncConnectionPool, access: ProjectAccess, question_id: UUID) -> Question:
     studying = not is_editor(access)
-    row = await in_project(db, access, questions.get_question, question_id=question_id, studying=studying)
+    row = await as_member(db, access, questions.get_question, question_id=question_id, studying=studying)
     if row is None:
         raise question_not_found()
     return row
