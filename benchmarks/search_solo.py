@@ -32,13 +32,23 @@ async def course_project(http: httpx.AsyncClient, headers: dict[str, str]) -> st
     listed = (await http.get("/projects", headers=headers)).json()
     for project in listed.get("items", listed) if isinstance(listed, dict) else listed:
         if project["name"] == PROJECT_NAME:
-            return str(project["id"])
+            return await indexed(http, headers, str(project["id"]))
     created = await http.post("/projects", json={"name": PROJECT_NAME, "language": "en"}, headers=headers)
     project_id = str(created.json()["id"])
     jobs = [(await upload(http, headers, project_id, RUST / name))["job_id"] for name in CHAPTERS]
     finished = await wait_jobs(http, headers, project_id, jobs)
     if not all(job["status"] == "succeeded" for job in finished.values()):
         raise RuntimeError(f"indexing failed: {finished}")
+    return project_id
+
+
+async def indexed(http: httpx.AsyncClient, headers: dict[str, str], project_id: str) -> str:
+    """The earlier run's project, if every chapter is ready: one whose indexing failed would time
+    searches over nothing."""
+    documents = (await http.get(f"/projects/{project_id}/documents", headers=headers)).json()
+    ready = sorted(document["filename"] for document in documents if document["status"] == "ready")
+    if ready != sorted(CHAPTERS):
+        raise RuntimeError(f"{PROJECT_NAME} here is not fully indexed ({ready}); use a new --workdir")
     return project_id
 
 
