@@ -8,7 +8,7 @@ from uuid import UUID
 import numpy as np
 from psycopg.rows import class_row
 
-from core.store.access import Connection, member_of, scope
+from core.store.access import Connection, in_project, scope
 from core.store.rows import fetch_all
 
 _COLUMNS = (
@@ -75,8 +75,7 @@ async def list_chunks(
     return await fetch_all(
         conn,
         class_row(Chunk),
-        f"SELECT {_COLUMNS} FROM chunks c WHERE c.project_id = %(project_id)s"
-        f" AND c.document_id = %(document_id)s AND {member_of('c.project_id')}"
+        f"SELECT {_COLUMNS} FROM chunks c WHERE {in_project('c')} AND c.document_id = %(document_id)s"
         " ORDER BY c.ordinal LIMIT %(limit)s OFFSET %(offset)s",
         scope(project_id, user_id, document_id=document_id, limit=limit, offset=offset),
     )

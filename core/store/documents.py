@@ -6,7 +6,7 @@ from uuid import UUID
 
 from psycopg.rows import class_row, scalar_row
 
-from core.store.access import Connection, in_project, member_of, scope, writer_of
+from core.store.access import Connection, in_project, scope, writer_of
 from core.store.jobs import index_job_id, reset_for_reindex
 from core.store.rows import fetch_all, fetch_one
 
@@ -187,7 +187,7 @@ async def list_documents(
         conn,
         class_row(Document),
         f"SELECT {_COLUMNS} FROM documents d"
-        f" WHERE d.project_id = %(project_id)s AND {member_of('d.project_id')} ORDER BY d.created_at, d.id"
+        f" WHERE {in_project('d')} ORDER BY d.created_at, d.id"
         " LIMIT %(limit)s OFFSET %(offset)s",
         scope(project_id, user_id, limit=limit, offset=offset),
     )
@@ -224,7 +224,7 @@ async def latest_content(
         scalar_row,
         "SELECT v.content FROM document_versions v JOIN documents d"
         " ON d.id = v.document_id AND d.project_id = v.project_id AND d.version = v.version"
-        f" WHERE d.id = %(document_id)s AND d.project_id = %(project_id)s AND {member_of('d.project_id')}",
+        f" WHERE d.id = %(document_id)s AND {in_project('d')}",
         scope(project_id, user_id, document_id=document_id),
     )
     return None if content is None else bytes(content)

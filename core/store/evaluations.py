@@ -12,7 +12,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row, tuple_row
 from psycopg.types.json import Jsonb
 
-from core.store.access import member_of, owner_of, scope
+from core.store.access import in_project, member_of, owner_of, scope
 from core.store.rows import fetch_all, fetch_one, fetch_required
 
 
@@ -70,8 +70,7 @@ async def chunk_texts(
     rows = await fetch_all(
         conn,
         tuple_row,
-        "SELECT c.id, c.text FROM chunks c WHERE c.project_id = %(project_id)s AND c.id = ANY(%(ids)s)"
-        f" AND {member_of('c.project_id')}",
+        f"SELECT c.id, c.text FROM chunks c WHERE {in_project('c')} AND c.id = ANY(%(ids)s)",
         scope(project_id, user_id, ids=list(chunk_ids)),
     )
     return {chunk_id: text for chunk_id, text in rows}

@@ -7,7 +7,7 @@ from uuid import UUID
 from psycopg import AsyncConnection
 from psycopg.rows import class_row
 
-from core.store.access import member_of, scope
+from core.store.access import in_project, scope
 from core.store.questions import COLUMNS, Question
 from core.store.rows import fetch_all
 
@@ -31,7 +31,7 @@ LEFT JOIN LATERAL (
     SELECT min(c.page_start) AS page_start, max(coalesce(c.page_end, c.page_start)) AS page_end
     FROM chunks c WHERE c.project_id = q.project_id AND c.id = ANY(q.source_chunk_ids)
 ) src ON true
-WHERE q.project_id = %(project_id)s AND {member_of("q.project_id")}
+WHERE {in_project("q")}
   AND q.review_state = 'approved' AND q.status <> 'archived' AND q.flag IS NULL
   AND (%(questions)s OR q.type = 'flashcard')
 ORDER BY q.created_at, q.id

@@ -11,7 +11,7 @@ from uuid import UUID
 
 from psycopg.rows import class_row, scalar_row
 
-from core.store.access import Connection, member_of, scope, writer_of
+from core.store.access import Connection, in_project, scope, writer_of
 from core.store.rows import fetch_all, fetch_one, fetch_required
 
 Outcome = Literal["added", "changed", "unchanged", "removed", "not_found", "last_owner", "forbidden"]
@@ -51,7 +51,7 @@ async def list_members(
         class_row(Member),
         "SELECT pm.user_id, u.email, pm.role, pm.created_at AS joined_at FROM project_members pm"
         " JOIN users u ON u.id = pm.user_id"
-        f" WHERE pm.project_id = %(project_id)s AND {member_of('pm.project_id')}"
+        f" WHERE {in_project('pm')}"
         f"  AND (pm.role IN ('owner', 'editor') OR pm.user_id = %(user_id)s OR {writer_of('pm.project_id')})"
         f" ORDER BY {_ROLE_ORDER}, u.email LIMIT %(limit)s OFFSET %(offset)s",
         params,
@@ -59,8 +59,7 @@ async def list_members(
     counted = await fetch_all(
         conn,
         class_row(_RoleCount),
-        "SELECT pm.role, count(*) AS n FROM project_members pm"
-        f" WHERE pm.project_id = %(project_id)s AND {member_of('pm.project_id')} GROUP BY pm.role",
+        f"SELECT pm.role, count(*) AS n FROM project_members pm WHERE {in_project('pm')} GROUP BY pm.role",
         params,
     )
     counts = {"owner": 0, "editor": 0, "viewer": 0} | {row.role: row.n for row in counted}

@@ -64,8 +64,7 @@ async def list_plans(
     return await fetch_all(
         conn,
         class_row(Plan),
-        f"SELECT {_COLUMNS} FROM plans pl WHERE pl.project_id = %(project_id)s"
-        f" AND {member_of('pl.project_id')} ORDER BY pl.created_at DESC, pl.id"
+        f"SELECT {_COLUMNS} FROM plans pl WHERE {in_project('pl')} ORDER BY pl.created_at DESC, pl.id"
         " LIMIT %(limit)s OFFSET %(offset)s",
         scope(project_id, user_id, limit=limit, offset=offset),
     )

@@ -209,7 +209,7 @@ async def nearest_question(
         conn,
         class_row(NearestQuestion),
         "SELECT q.id, q.question, 1 - (q.embedding <=> %(embedding)s) AS similarity FROM questions q"
-        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}"
+        f" WHERE {in_project('q')}"
         " ORDER BY q.embedding <=> %(embedding)s LIMIT 1",
         scope(project_id, user_id, embedding=embedding),
     )
@@ -266,7 +266,7 @@ async def list_questions(
         conn,
         class_row(Question),
         f"SELECT {COLUMNS} FROM questions q"
-        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')}{visible}"
+        f" WHERE {in_project('q')}{visible}"
         " AND q.status = ANY(%(statuses)s)"
         " AND (%(type)s::text IS NULL OR q.type = %(type)s)"
         " AND (%(document_id)s::uuid IS NULL OR q.document_id = %(document_id)s)"

@@ -13,7 +13,7 @@ from uuid import UUID
 from psycopg import AsyncConnection
 from psycopg.rows import BaseRowFactory, class_row, kwargs_row, scalar_row
 
-from core.store.access import member_of, owner_of, scope
+from core.store.access import in_project, member_of, owner_of, scope
 from core.store.questions import COLUMNS, Question, studyable
 from core.store.rows import fetch_all, fetch_one, fetch_required
 
@@ -132,7 +132,7 @@ async def study_items(conn: AsyncConnection[object], *, project_id: UUID, user_i
         " FROM questions q"
         " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
         "  AND c.user_id = %(user_id)s"
-        f" WHERE q.project_id = %(project_id)s AND {member_of('q.project_id')} AND {STUDIABLE}"
+        f" WHERE {in_project('q')} AND {STUDIABLE}"
         " ORDER BY q.created_at, q.id",
         scope(project_id, user_id),
     )
