@@ -12,7 +12,7 @@ each extra order or option costs only its own tokens. Measured on the developmen
 probabilities."""
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import openai
 from langchain_core.language_models import BaseChatModel
@@ -42,6 +42,8 @@ class Scored:
     index: int  # of the chosen option, in the order the user wrote them
     probabilities: tuple[float, ...]  # per option, normalised over the options, in the user's order
     orders: int  # how many orders were scored
+    # each order's own probabilities, in the user's order: whether the orders agree is a confidence signal
+    per_order: tuple[tuple[float, ...], ...] = ()
 
 
 def orders(count: int, wanted: int) -> list[list[int]]:
@@ -97,18 +99,20 @@ async def score_options(
     """The likeliest option over `order_count` orders; None where the endpoint gives no log-probs."""
     count = len(choice.options)
     totals = [0.0] * count
-    scored = 0
+    per_order: list[tuple[float, ...]] = []
     for order in orders(count, order_count):
-        reply = await _one_token(llm, choice_messages(excerpts, choice, order), top_logprobs, usage)
+        reply = await one_token(llm, choice_messages(excerpts, choice, order), top_logprobs, usage)
         if reply is None:
             return None
         shown = letter_logprobs(reply, count)
         if shown is None:
             return None
+        mine = [0.0] * count
         for position, index in enumerate(order):
             totals[index] += shown[position]
-        scored += 1
-    return _scored(totals, scored)
+            mine[index] = shown[position]
+        per_order.append(_scored(mine, 1).probabilities)
+    return replace(_scored(totals, len(per_order)), per_order=tuple(per_order))
 
 
 def verify_messages(excerpts: str, choice: Choice, option: str) -> list[BaseMessage]:
@@ -136,7 +140,7 @@ async def verify_options(
     """Each option judged alone as the answer ("yes"/"no"): no letters, so no position bias."""
     scores: list[float] = []
     for option in choice.options:
-        reply = await _one_token(llm, verify_messages(excerpts, choice, option), top_logprobs, usage)
+        reply = await one_token(llm, verify_messages(excerpts, choice, option), top_logprobs, usage)
         if reply is None:
             return None
         score = yes_logprob(reply)
@@ -146,7 +150,7 @@ async def verify_options(
     return _scored(scores, 1)
 
 
-async def _one_token(
+async def one_token(
     llm: BaseChatModel, messages: list[BaseMessage], top_logprobs: int, usage: TokenUsage | None
 ) -> AIMessage | None:
     """A one-token reply with its top log-probs, counted in `usage`; None where the endpoint refuses

@@ -12,9 +12,11 @@ from agents.common.context import AgentContext
 from agents.common.language import language_name
 from agents.qa import prompts
 from agents.qa.choice import choice_messages, combined, score_options, verify_messages, verify_options
+from agents.qa.confidence import judged
 from agents.qa.config import DEFAULT_CONFIG, QAConfig
 from agents.qa.nodes import capped, leaks_instructions
 from agents.qa.options import Choice, parse_choice
+from agents.qa.signals import choice_self_check, choice_signals, closed_book, gate_signals
 from agents.qa.state import QAState
 from agents.qa.stream_json import JsonStream, int_list_field, streams_content, string_field
 from core.llm.structured import StructuredOutputError, ask_structured, model_name
@@ -43,6 +45,7 @@ async def choose(
     state: QAState, runtime: Runtime[AgentContext], *, qa: QAConfig = DEFAULT_CONFIG
 ) -> dict[str, Any]:
     ctx, write = runtime.context, runtime.stream_writer
+    await ctx.wait_for_model(write)
     streaming = bool(state.get("stream"))
     mark = timing.mark()
     choice = parse_choice(state["plan"]["question"])
@@ -63,6 +66,10 @@ async def choose(
     letter, option = choice.letters[index], choice.options[index]
     head = f"{letter}) {option}"
     ctx.timings_ms["choice"] = timing.elapsed_ms(mark, 1)
+    self_yes = None
+    if scored is not None:  # after the scoring prompt, which the server has cached
+        scoring = choice_messages(excerpts, choice, list(range(len(choice.options))))
+        self_yes = await choice_self_check(ctx.llm, scoring, letter, ctx.usage)
     if streaming:
         ctx.timings_ms["first_token"] = timing.elapsed_ms(mark, 1)
         write({"token": head})
@@ -71,11 +78,18 @@ async def choose(
         ctx, excerpts, choice, index, state["language"], qa, streaming, write, verified=verified
     )
     ctx.timings_ms["generation"] = timing.elapsed_ms(mark, 1)
+    closed = await closed_book(ctx.llm, choice, ctx.usage) if scored is not None else None
+    signals = (
+        choice_signals(scored, closed=closed, self_yes=self_yes, gate=state["gate"])
+        if scored is not None
+        else gate_signals(state["gate"])
+    )
+    ctx.timings_ms["confidence"] = timing.elapsed_ms(mark, 1)
     citations, invented = build_citations(claimed, chunks)
     if not citations:  # the passage that states the chosen option best
         best = max(chunks, key=lambda c: term_coverage(option, c.text) or 0.0)
         citations, _ = build_citations([best.chunk_id], chunks)
-    return {
+    update = {
         "answer": f"{head}\n\n{explanation}".strip(),
         "has_answer": True,
         "citations": citations,
@@ -90,8 +104,13 @@ async def choose(
             "method": qa.choice_method if scored else "named",
             "letters": list(by_letter.probabilities) if by_letter else None,
             "verify": list(by_verdict.probabilities) if by_verdict else None,
+            "closed": list(closed.probabilities) if closed else None,
         },
     }
+    return judged(
+        ctx, state, update, kind="choice", signals=signals, chunks=chunks, choice=choice,
+        write=write if streaming else None,
+    )  # fmt: skip
 
 
 async def _named_letter(ctx: AgentContext, excerpts: str, choice: Choice, qa: QAConfig) -> int:

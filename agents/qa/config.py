@@ -17,6 +17,7 @@ class QAConfig:
     # AVX-512 machine (evals/reports/qa-context-dev.md): 1400 -> extractive TTFT p50 5.4 s, FaQuAD
     # 19/20, short answers 7/12; 1000 -> 3.3 s, 20/20, 8/12.
     context_chars: int = 1000
+    evidence_passages: int = 2  # sent as the stream's `evidence` event before the model's first token
     history_turns: int = 3  # question/answer pairs the planner sees
     history_chars: int = 300  # each earlier message trimmed to this many characters
     planner_max_tokens: int = 160

@@ -14,10 +14,13 @@ from agents.common.context import AgentContext
 from agents.common.injection import quotes_instructions
 from agents.common.language import question_language
 from agents.qa import prompts
+from agents.qa.confidence import judged
 from agents.qa.config import DEFAULT_CONFIG, QAConfig
+from agents.qa.evidence import passages
 from agents.qa.gate import judge
 from agents.qa.options import parse_choice, question_stem
 from agents.qa.planning import exact_terms, named_document, needs_model_plan
+from agents.qa.signals import answer_self_check, answer_signals
 from agents.qa.state import ModelAnswer, QAState, QueryPlan, ThreadPlan
 from agents.qa.stream_json import JsonStream, bool_field, int_list_field, streams_content, string_field
 from agents.qa.support import answer_support
@@ -66,6 +69,7 @@ async def plan(
     history = state.get("history", [])[-2 * qa.history_turns :]
     failed = None
     if needs_model_plan(question, history):
+        await ctx.wait_for_model(runtime.stream_writer)
         messages = prompts.planner_messages(question, history, qa.history_chars)
         try:
             planned: QueryPlan = await ask_structured(
@@ -143,6 +147,11 @@ async def gate(
     update: dict[str, Any] = {"gate": decision.as_dict()}
     if not decision.passed:
         update |= not_found(state, "not_found")
+    elif state.get("stream"):  # the book's own words, before the run waits for the model
+        chunks = state["retrieved"][: qa.evidence_passages]
+        runtime.stream_writer(
+            {"evidence": [p.model_dump() for p in passages(chunks, question_stem(question))]}
+        )
     return update
 
 
@@ -158,6 +167,7 @@ async def answer(
     state: QAState, runtime: Runtime[AgentContext], *, qa: QAConfig = DEFAULT_CONFIG
 ) -> dict[str, Any]:
     ctx = runtime.context
+    await ctx.wait_for_model(runtime.stream_writer)
     mark = timing.mark()
     chunks, messages = answer_prompt(state, qa)
     reply = await ask_structured(
@@ -169,7 +179,8 @@ async def answer(
     )
     ctx.timings_ms["generation"] = timing.elapsed_ms(mark, 1)
     text, claimed = reply.answer.strip(), reply.used_chunk_ids
-    return finish(state, chunks, text, reply.has_answer, claimed, prompt=messages, qa=qa)
+    update = finish(state, chunks, text, reply.has_answer, claimed, prompt=messages, qa=qa)
+    return await with_confidence(ctx, state, update, chunks, messages, reply.model_dump_json())
 
 
 async def answer_stream(
@@ -182,6 +193,7 @@ async def answer_stream(
         update = await answer(state, runtime, qa=qa)
         write({"token": update["answer"]})
         return update
+    await ctx.wait_for_model(write)
     mark = timing.mark()
     chunks, messages = answer_prompt(state, qa)
     stream, sent = (
@@ -212,7 +224,35 @@ async def answer_stream(
         if sent:  # shown, then withheld: the client drops what it was shown
             write({"reset": True})
         write({"token": update["answer"]})
-    return update
+        return update
+    return await with_confidence(ctx, state, update, chunks, messages, stream.raw, write=write)
+
+
+async def with_confidence(
+    ctx: AgentContext,
+    state: QAState,
+    update: dict[str, Any],
+    chunks: list[Any],
+    prompt: list[Any],
+    reply_json: str,
+    *,
+    write: Any = None,
+) -> dict[str, Any]:
+    """An answered reply with its confidence (agents/qa/confidence.py); others as they are."""
+    if update.get("outcome") != "answered":
+        return update
+    mark = timing.mark()
+    self_yes = await answer_self_check(ctx.llm, prompt, reply_json, ctx.usage)
+    signals = answer_signals(
+        support=update.get("support"),
+        self_yes=self_yes,
+        cited=len(update.get("citations", [])),
+        invented=len(update.get("invented_ids", [])),
+        answer_words=len(update["answer"].split()),
+        gate=state["gate"],
+    )
+    ctx.timings_ms["confidence"] = timing.elapsed_ms(mark, 1)
+    return judged(ctx, dict(state), update, kind="answer", signals=signals, chunks=chunks, write=write)
 
 
 def answer_prompt(state: QAState, qa: QAConfig) -> tuple[list[Any], list[Any]]:

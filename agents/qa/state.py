@@ -10,7 +10,8 @@ from core.retrieval import Candidate
 # not_found: the gate found no support; declined: the model said the excerpts lack the answer;
 # unsupported: the model answered but cited none of the excerpts it was shown, or its answer uses words
 # they do not hold (agents/qa/support.py).
-Outcome = Literal["answered", "not_found", "declined", "unsupported", "clarification", "study_plan"]
+# unsure: the model answered, but its confidence (agents/qa/confidence.py) is low: no answer is claimed.
+Outcome = Literal["answered", "not_found", "declined", "unsupported", "unsure", "clarification", "study_plan"]
 
 
 class QueryPlan(BaseModel):
@@ -73,6 +74,10 @@ class QAOutput(TypedDict, total=False):
     withheld: str  # the model's answer when the support check withheld it
     gate: dict[str, Any]
     choice: dict[str, Any]  # a question with options: the letter chosen and each option's probability
+    confidence: dict[str, Any]  # an answered reply's {p, label, signals} (core/confidence)
+    guess: str  # the model's answer when its confidence was too low to claim it
+    passages: list[dict[str, Any]]  # what to read with a medium or low reply, the key sentence highlighted
+    options_stated: list[dict[str, Any]]  # a low reply to options: which options the passages state
 
 
 class QAState(QAInput, QAOutput, total=False):

@@ -55,6 +55,10 @@ def turn_messages(question: str, result: dict[str, Any]) -> list[BaseMessage]:
                 "has_answer": bool(result.get("has_answer")),
                 "rewritten_question": (result.get("plan") or {}).get("question"),
                 "citations": citations,
+                # Shown again as it was first shown: its label, the unclaimed guess, what to read.
+                "confidence": result.get("confidence"),
+                "guess": result.get("guess"),
+                "passages": result.get("passages", []),
             },
         ),
     ]

@@ -73,6 +73,13 @@ class Token:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """The best passages, with their key sentences, sent before the model's first token."""
+
+    passages: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class Reset:
     """The tokens so far are withdrawn (an answer withheld after it streamed)."""
 
@@ -88,7 +95,7 @@ class Finished:
     result: dict[str, Any]  # the graph's final state
 
 
-Step = Queued | KeepAlive | Token | Reset | Failed | Finished
+Step = Queued | KeepAlive | Token | Evidence | Reset | Failed | Finished
 
 
 @dataclass
@@ -186,24 +193,29 @@ class AgentRunner:
         result: dict[str, Any] = {}
         async with ticket:
             try:
-                sent: int | None = None
-                async for position in ticket.wait(tick_s=KEEPALIVE_S):
-                    yield Queued(position) if position != sent else KeepAlive()
-                    sent = position
+                # The graph starts at once: it waits for the slot at its first model call (QueuedTurn),
+                # so retrieval, the gate and the evidence come first, and a gate's "not found" never queues.
+                context = dataclasses.replace(self.context, model_turn=QueuedTurn(ticket))
                 steps = graph.astream(
-                    inputs, config=self.run_config(), context=self.context, stream_mode=["custom", "values"]
+                    inputs, config=self.run_config(), context=context, stream_mode=["custom", "values"]
                 )
+                sent: int | None = None
                 async for step in with_keepalive(steps):
-                    if step is None:  # the model is slow to start
+                    if step is None:  # waiting for the slot, or the model is slow to start
                         yield KeepAlive()
                         continue
                     mode, payload = step
-                    if mode == "custom" and payload.get("reset"):
-                        yield Reset()
-                    elif mode == "custom":
-                        yield Token(payload["token"])
-                    else:
+                    if mode != "custom":
                         result = payload
+                    elif "queued" in payload:
+                        yield Queued(payload["queued"]) if payload["queued"] != sent else KeepAlive()
+                        sent = payload["queued"]
+                    elif "evidence" in payload:
+                        yield Evidence(payload["evidence"])
+                    elif payload.get("reset"):
+                        yield Reset()
+                    else:
+                        yield Token(payload["token"])
             except Exception as error:
                 self.log_failure(error, route=f"{spec.name}_stream")
                 yield Failed(error)
@@ -257,6 +269,17 @@ class AgentRunner:
             await self.record_failure(spec, error, question=question)
         except Exception as second:
             self.log_failure(second, route=f"{spec.name}_stream_record")
+
+
+@dataclass
+class QueuedTurn:
+    """A stream's ticket, waited for by the graph's first node that calls the model (idempotent)."""
+
+    ticket: Ticket
+
+    async def wait(self, write: Callable[[dict[str, Any]], None]) -> None:
+        async for position in self.ticket.wait(tick_s=KEEPALIVE_S):
+            write({"queued": position})
 
 
 async def with_keepalive(source: AsyncIterator[T], interval: float = KEEPALIVE_S) -> AsyncIterator[T | None]:

@@ -47,12 +47,14 @@ async def ask(
     resources: ApiResourcesDep,
 ) -> QAResponse | StreamingResponse:
     """Answers from this project's material only. With `stream: true` the reply is
-    `text/event-stream`: `token` events ({"text"}), then `citations` ([...]), then `done` (the
-    same object as the JSON reply); `error` ({"detail"}) if the model fails mid-way. A `reset` event
-    ({}) means the tokens so far are withdrawn (an answer withheld after it streamed: its words were
-    not in the excerpts); the tokens after the last `reset` make the `done` reply's answer. While it waits
-    for the chat model, `queued` ({"position"}) events and `: keep-alive` comments. "What should I study
-    next?" is answered from the caller's own mastery (outcome `study_plan`), without the model."""
+    `text/event-stream`: `evidence` ([passages], the best passages with their key sentence, before the
+    model writes), `token` events ({"text"}), then `citations` ([...]), then `done` (the same object as
+    the JSON reply, with the answer's `confidence`); `error` ({"detail"}) if the model fails mid-way.
+    A `reset` event ({}) means the tokens so far are withdrawn (an answer withheld after it streamed:
+    its words were not in the excerpts, or its confidence is low); the tokens after the last `reset`
+    make the `done` reply's answer. While it waits for the chat model, `queued` ({"position"}) events
+    and `: keep-alive` comments. "What should I study next?" is answered from the caller's own mastery
+    (outcome `study_plan`), without the model."""
     qa_graph = resources.qa_graph  # built at start-up with the deployment's QAConfig
     qa = QAService(runner, db, qa_graph, keep_threads=settings.retention.qa_thread_days > 0)
     asked = Ask(body.question, body.thread_id, body.stream)

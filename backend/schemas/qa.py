@@ -6,6 +6,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from agents.common.citations import Citation
+from agents.qa.evidence import Passage
 from agents.qa.state import Outcome
 from backend.schemas.records import record_fields
 from core.retrieval import Candidate
@@ -45,6 +46,20 @@ class QADebug(BaseModel):
     tokens: dict[str, dict[str, int]]
 
 
+class ConfidenceOut(BaseModel):
+    """How likely the answer is right (core/confidence), fitted per chat and embedding model."""
+
+    p: float | None = Field(description="probability the answer is right; null where not calibrated")
+    label: Literal["high", "medium", "low"]
+    signals: dict[str, float] = Field(description="what the probability was computed from")
+
+
+class OptionStated(BaseModel):
+    letter: str
+    chunk_id: int
+    sentence: str
+
+
 class QAResponse(BaseModel):
     answer: str
     has_answer: bool
@@ -54,6 +69,18 @@ class QAResponse(BaseModel):
     outcome: Outcome
     language: str
     request_id: str
+    confidence: ConfidenceOut | None = Field(
+        default=None, description="an answer's confidence; null for replies that claim no answer"
+    )
+    guess: str | None = Field(
+        default=None, description="outcome unsure: the model's answer, too unlikely to be claimed"
+    )
+    passages: list[Passage] = Field(
+        default_factory=list, description="medium: the deciding sentence; unsure: what bears on it"
+    )
+    options_stated: list[OptionStated] = Field(
+        default_factory=list, description="unsure, with options: which options the passages state"
+    )
     debug: QADebug | None = None
 
 
@@ -67,6 +94,9 @@ class ThreadMessage(BaseModel):
     has_answer: bool | None = None
     outcome: str | None = None
     citations: list[Citation] = Field(default_factory=list)
+    confidence: ConfidenceOut | None = None
+    guess: str | None = None
+    passages: list[Passage] = Field(default_factory=list)
 
 
 class ThreadDetail(ThreadOut):
@@ -120,6 +150,10 @@ def to_response(
         outcome=result.get("outcome", "not_found"),
         language=result.get("language", "en"),
         request_id=request_id,
+        confidence=result.get("confidence"),
+        guess=result.get("guess"),
+        passages=result.get("passages", []),
+        options_stated=result.get("options_stated", []),
         debug=details,
     )
 
@@ -132,4 +166,7 @@ def thread_message(message: Any) -> ThreadMessage:
         has_answer=extra.get("has_answer"),
         outcome=extra.get("outcome"),
         citations=[Citation(**c) for c in extra.get("citations", [])],
+        confidence=extra.get("confidence"),
+        guess=extra.get("guess"),
+        passages=extra.get("passages", []),
     )

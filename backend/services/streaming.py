@@ -1,6 +1,7 @@
 """Server-sent events: an agent run's steps (agents/runs) as the `text/event-stream` a client reads.
 
-QA's events: `queued` ({"position"}) and `: keep-alive` comments while it waits, `token` ({"text"}),
+QA's events: `evidence` ([passages]) as soon as retrieval has them, `queued` ({"position"}) and
+`: keep-alive` comments while it waits for the model, `token` ({"text"}),
 `reset` ({}), then `citations` ([...]) and `done` (the JSON reply); `error` ({"detail"}) instead when it
 fails once the response has started."""
 
@@ -14,7 +15,7 @@ import psycopg
 from fastapi.responses import StreamingResponse
 
 from agents.runs.qa import Answered, QAStep, QATurn
-from agents.runs.service import MODEL_DOWN_RETRY_AFTER_S, Failed, KeepAlive, Queued, Reset, Token
+from agents.runs.service import MODEL_DOWN_RETRY_AFTER_S, Evidence, Failed, KeepAlive, Queued, Reset, Token
 from backend.middleware.model_errors import model_error_detail
 from backend.schemas.qa import QAResponse
 
@@ -47,6 +48,8 @@ async def qa_events(
                     yield sse_event("queued", {"position": position})
                 case KeepAlive():
                     yield KEEPALIVE
+                case Evidence(passages=passages):
+                    yield sse_event("evidence", passages)
                 case Token(text=text):
                     yield sse_event("token", {"text": text})
                 case Reset():

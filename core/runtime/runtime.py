@@ -11,6 +11,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_openai import ChatOpenAI
 from psycopg_pool import AsyncConnectionPool
 
+from core.confidence import Calibration, calibration_for, chat_model_key
 from core.embeddings.models import make_embeddings
 from core.embeddings.thresholds import Thresholds, thresholds_for
 from core.llm.admission import LlmAdmission
@@ -35,6 +36,7 @@ class Runtime:
     embeddings: Embeddings
     retriever: Retriever
     thresholds: Thresholds  # the embedding model's cosine thresholds (or a warning that it has none)
+    confidence: Calibration  # the chat + embedding models' confidence calibration (or none, "medium")
     llm: ChatOpenAI | None  # None without a chat model
     tracing: Tracing | None  # None unless LangSmith is configured
 
@@ -78,6 +80,9 @@ async def open_runtime(
             embeddings=embeddings,
             retriever=make_retriever(settings, pool, embeddings),
             thresholds=thresholds_for(settings.embeddings.model, settings.services.data_dir),
+            confidence=calibration_for(
+                chat_model_key(settings), settings.embeddings.model, settings.services.data_dir
+            ),
             llm=make_chat_model(settings, base_url=chat.base_url) if chat.base_url else None,
             tracing=tracing,
         )

@@ -57,10 +57,13 @@ async def evaluate(
         dataset, case = cases[record.case_id]
         known = chunks[dataset.corpus.name]
         cited = [known[i] for i in record.cited_ids if i in known]
+        # The model's answer is scored even where its confidence was too low to claim it (the
+        # calibration's question is whether it was right); an absent question's reply is what counts.
+        guessed = record.guess is not None and case.kind != "absent"
         scores[record.case_id] = score_case(
             case,
-            answer=record.answer,
-            has_answer=record.has_answer,
+            answer=record.guess if guessed else record.answer,
+            has_answer=record.has_answer or guessed,
             cited_files=[c.filename for c in cited],
             cited_texts=[c.text for c in cited],
         )

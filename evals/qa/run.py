@@ -43,6 +43,8 @@ class QARecord:
     choice: dict[str, Any] | None = None  # a question with options: each scorer's option probabilities
     support: float | None = None  # share of the answer's own words in its excerpts (agents/qa/support.py)
     withheld: str | None = None  # the model's answer when the support check withheld it
+    confidence: dict[str, Any] | None = None  # {p, label, signals} of an answered reply
+    guess: str | None = None  # outcome unsure: the model's answer, not claimed
 
 
 def corpus_key(corpus: Corpus) -> str:
@@ -144,6 +146,7 @@ def _apply(record: QARecord, event: str, data: Any, started: float) -> None:
         record.tokens = dict(debug.get("tokens", {}))
         record.choice = debug.get("choice")
         record.support, record.withheld = debug.get("support"), debug.get("withheld")
+        record.confidence, record.guess = data.get("confidence"), data.get("guess")
 
 
 @dataclass(frozen=True)

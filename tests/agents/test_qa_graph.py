@@ -9,7 +9,7 @@ from typing import Any
 
 import openai
 import pytest
-from langchain_core.language_models import FakeMessagesListChatModel, GenericFakeChatModel
+from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
@@ -26,6 +26,7 @@ from agents.qa.prompts import NOT_FOUND
 from core.embeddings.thresholds import UNCALIBRATED, Thresholds
 from core.retrieval import Candidate
 from core.retrieval.types import RetrievalResult, StageTimings
+from tests.chat_fakes import ScriptedChat, StreamingScripted
 
 DOC_OWNERSHIP = str(uuid.uuid4())
 DOC_STRINGS = str(uuid.uuid4())
@@ -106,7 +107,7 @@ def plan(question: str, **fields: Any) -> AIMessage:
     return reply(question=question, **(defaults | fields))
 
 
-class RecordingFake(FakeMessagesListChatModel):
+class RecordingFake(ScriptedChat):
     """Also keeps the prompts it was sent."""
 
     prompts: list[list[BaseMessage]] = Field(default_factory=list)
@@ -136,7 +137,7 @@ async def ask(ctx: AgentContext, question: str, **inputs: Any) -> dict[str, Any]
 
 
 async def test_answer_cites_only_the_retrieved_chunks_it_claims() -> None:
-    llm = FakeMessagesListChatModel(
+    llm = ScriptedChat(
         responses=[
             reply(answer="The value is dropped.", has_answer=True, used_chunk_ids=[11, 11, 12]),
         ]
@@ -153,12 +154,17 @@ async def test_answer_cites_only_the_retrieved_chunks_it_claims() -> None:
     assert retriever.calls[0]["profile"] == "qa"
     assert retriever.calls[0]["user_id"] == ctx.user_id and retriever.calls[0]["project_id"] == ctx.project_id
     assert retriever.calls[0]["query"] == "what happens when an owner goes out of scope?"  # as asked
-    assert model_calls(ctx) == 1  # a standalone question is not planned by the model
-    assert {"planning", "retrieval", "generation"} <= ctx.timings_ms.keys()
+    # the answer and its one-token self-check; a standalone question is not planned by the model
+    assert model_calls(ctx) == 2 and llm.self_checks == 1
+    assert {"planning", "retrieval", "generation", "confidence"} <= ctx.timings_ms.keys()
+    # Uncalibrated (no fitted model pair): every answer is "medium", shown with its deciding sentence.
+    assert out["confidence"]["label"] == "medium" and out["confidence"]["p"] is None
+    assert out["confidence"]["signals"]["self_yes"] == pytest.approx(0.9)
+    assert out["passages"][0]["chunk_id"] == 11 and out["passages"][0]["highlight"]
 
 
 async def test_invented_citation_ids_are_dropped() -> None:
-    llm = FakeMessagesListChatModel(
+    llm = ScriptedChat(
         responses=[
             reply(
                 answer="Pointer, length and capacity on the stack.",
@@ -175,7 +181,7 @@ async def test_invented_citation_ids_are_dropped() -> None:
 
 async def test_a_chunk_retrieved_but_not_shown_to_the_model_is_not_citable() -> None:
     config = QAConfig(answer_chunks=2)
-    llm = FakeMessagesListChatModel(
+    llm = ScriptedChat(
         responses=[
             reply(answer="Heap data.", has_answer=True, used_chunk_ids=[13, 11]),
         ]
@@ -188,7 +194,7 @@ async def test_a_chunk_retrieved_but_not_shown_to_the_model_is_not_citable() -> 
 
 
 async def test_ambiguous_question_asks_back_and_stops_before_retrieval() -> None:
-    llm = FakeMessagesListChatModel(
+    llm = ScriptedChat(
         responses=[
             reply(
                 question="How do I convert it?",
@@ -212,7 +218,7 @@ async def test_ambiguous_question_asks_back_and_stops_before_retrieval() -> None
 
 async def test_a_clarification_about_what_the_user_already_said_is_not_asked() -> None:
     """Seen with the real 1.5B model: "and what about mutable ones?" asked back as "mutable or immutable?"."""
-    llm = FakeMessagesListChatModel(
+    llm = ScriptedChat(
         responses=[
             plan(
                 "What is a mutable reference in Rust?",
@@ -229,7 +235,7 @@ async def test_a_clarification_about_what_the_user_already_said_is_not_asked() -
 
 
 async def test_answer_citing_no_shown_chunk_is_not_given() -> None:
-    llm = FakeMessagesListChatModel(
+    llm = ScriptedChat(
         responses=[
             reply(answer="Create an Ingress resource.", has_answer=True, used_chunk_ids=[8, 9]),
         ]
@@ -241,7 +247,7 @@ async def test_answer_citing_no_shown_chunk_is_not_given() -> None:
 
 @pytest.mark.parametrize("clarification", [" ", "Which one was meant?"])
 async def test_ambiguous_without_alternatives_to_offer_is_answered(clarification: str) -> None:
-    llm = FakeMessagesListChatModel(
+    llm = ScriptedChat(
         responses=[
             plan("What is an owner of a value?", ambiguous=True, clarification=clarification),
             reply(answer="The variable that holds a value.", has_answer=True, used_chunk_ids=[11]),
@@ -263,7 +269,7 @@ async def test_ambiguous_without_alternatives_to_offer_is_answered(clarification
 async def test_nothing_relevant_answers_not_found_without_an_answer_call(
     question: str, language: str, results: list[Candidate]
 ) -> None:
-    llm = FakeMessagesListChatModel(
+    llm = ScriptedChat(
         responses=[
             reply(answer="must not be asked", has_answer=True, used_chunk_ids=[11]),
         ]
@@ -277,7 +283,7 @@ async def test_nothing_relevant_answers_not_found_without_an_answer_call(
 
 
 async def test_model_that_finds_no_answer_gets_no_citations() -> None:
-    llm = FakeMessagesListChatModel(
+    llm = ScriptedChat(
         responses=[
             reply(answer="It is not said.", has_answer=False, used_chunk_ids=[11]),
         ]
@@ -324,7 +330,7 @@ async def test_a_standalone_question_reaches_retrieval_and_the_answer_model_as_a
     assert out["plan"]["question"] == question and out["plan"]["model"] is False
     assert out["plan"]["terms"] == ['let s2 = s1; println!("{s1}");', "println!"]  # code, from the text
     assert retriever.calls[0]["query"] == question  # terms already in it are not repeated
-    assert llm.prompts[0][-1].content.endswith(f"Question: {question}") and model_calls(ctx) == 1
+    assert llm.prompts[0][-1].content.endswith(f"Question: {question}") and model_calls(ctx) == 2
 
 
 async def test_follow_up_the_planner_left_as_is_gets_the_previous_question() -> None:
@@ -334,7 +340,7 @@ async def test_follow_up_the_planner_left_as_is_gets_the_previous_question() -> 
         reply(answer="Only one at a time.", has_answer=True, used_chunk_ids=[12]),
         reply(answer="A slice is a reference to part of a collection.", has_answer=True, used_chunk_ids=[12]),
     ]
-    llm = FakeMessagesListChatModel(responses=script)
+    llm = ScriptedChat(responses=script)
     retriever = FakeRetriever(OWNERSHIP_CHUNKS)
     out = await ask(context(llm, retriever), "and what about mutable ones?", history=history)
     assert retriever.calls[0]["query"] == "What is a reference? and what about mutable ones?"
@@ -344,7 +350,7 @@ async def test_follow_up_the_planner_left_as_is_gets_the_previous_question() -> 
 
 
 async def test_malformed_planner_reply_falls_back_to_the_question() -> None:
-    llm = FakeMessagesListChatModel(
+    llm = ScriptedChat(
         responses=[
             AIMessage(content="{not json"),
             AIMessage(content="still not json"),
@@ -360,7 +366,7 @@ async def test_malformed_planner_reply_falls_back_to_the_question() -> None:
 
 
 async def test_named_document_narrows_retrieval_but_a_model_guess_does_not() -> None:
-    llm = FakeMessagesListChatModel(
+    llm = ScriptedChat(
         responses=[
             reply(answer="Heap data.", has_answer=True, used_chunk_ids=[13]),
         ]
@@ -383,6 +389,8 @@ async def stream(ctx: AgentContext, question: str) -> tuple[list[str], dict[str,
     ):
         if mode == "custom" and payload.get("reset"):
             tokens.clear()
+        elif mode == "custom" and "evidence" in payload:
+            continue
         elif mode == "custom":
             tokens.append(payload["token"])
         else:
@@ -390,9 +398,9 @@ async def stream(ctx: AgentContext, question: str) -> tuple[list[str], dict[str,
     return tokens, final
 
 
-def streaming(*replies: AIMessage) -> GenericFakeChatModel:
+def streaming(*replies: AIMessage) -> StreamingScripted:
     """Streams each reply in whitespace-separated pieces, as a server would token by token."""
-    return GenericFakeChatModel(messages=iter(replies))
+    return StreamingScripted(messages=iter(replies))
 
 
 async def test_streamed_answer_sends_the_answer_text_as_it_arrives() -> None:
@@ -405,7 +413,7 @@ async def test_streamed_answer_sends_the_answer_text_as_it_arrives() -> None:
     assert len(tokens) > 3 and "".join(tokens) == answer  # JSON escapes decoded, no JSON shown
     assert out["answer"] == answer and out["has_answer"] is True
     assert [c.chunk_id for c in out["citations"]] == [11] and out["invented_ids"] == [77]
-    assert "first_token" in ctx.timings_ms and model_calls(ctx) == 1
+    assert "first_token" in ctx.timings_ms and model_calls(ctx) == 2  # the answer, its self-check
 
 
 async def test_an_answer_from_the_models_own_knowledge_is_withheld() -> None:
@@ -476,9 +484,7 @@ def test_below_the_minimum_only_a_question_with_every_word_in_the_best_chunks_pa
 
 
 async def test_the_gate_uses_the_embedding_models_thresholds_from_the_context() -> None:
-    llm = FakeMessagesListChatModel(
-        responses=[reply(answer="Dropped.", has_answer=True, used_chunk_ids=[11])]
-    )
+    llm = ScriptedChat(responses=[reply(answer="Dropped.", has_answer=True, used_chunk_ids=[11])])
     retriever = FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.84)])
     ctx = context(llm, retriever)
     assert (await ask(ctx, "When is a value dropped by its owner?"))["gate"]["passed"]
@@ -518,7 +524,7 @@ def test_quiz_options_are_left_out_of_the_gate_coverage() -> None:
     assert judge("Which statement is true?", related, config, limits, choice=True).passed
 
 
-class OptionReader(FakeMessagesListChatModel):
+class OptionReader(ScriptedChat):
     """Gives each letter of the options in the prompt a probability: `right` text most, and a bias
     towards "A" (as small models have); scripted replies for anything else."""
 
@@ -572,7 +578,11 @@ async def test_a_question_with_options_is_answered_by_scoring_them() -> None:
     scoring = [str(p[-1].content) for p in llm.prompts[:2]]
     assert "A) When its owner goes out of scope" in scoring[0]  # as the user ordered them
     assert "C) When its owner goes out of scope" in scoring[1]  # reversed: position bias cancels
-    assert model_calls(ctx) == 3  # two orders of letters, one explanation; no planner call
+    # two orders of letters, the self-check, one explanation, two closed-book orders; no planner call
+    assert model_calls(ctx) == 6 and llm.self_checks == 1
+    assert out["choice"]["closed"][0] > 0.5  # the fake knows the answer without the excerpts too
+    signals = out["confidence"]["signals"]
+    assert signals["orders_agree"] == 1.0 and signals["closed_agree"] == 1.0 and signals["margin"] > 0
 
 
 async def test_options_judged_alone_have_no_position_bias() -> None:
@@ -581,7 +591,8 @@ async def test_options_judged_alone_have_no_position_bias() -> None:
     out = await build_graph(QAConfig(choice_method="both")).ainvoke({"question": QUIZ}, context=ctx)
     assert out["choice"]["method"] == "both" and out["choice"]["letter"] == "A"
     assert out["choice"]["verify"][0] > max(out["choice"]["verify"][1:])
-    assert model_calls(ctx) == 6  # two orders of letters, three options judged, one explanation
+    # two orders of letters, three options judged, the self-check, one explanation, two closed-book orders
+    assert model_calls(ctx) == 9
 
 
 async def test_option_scores_from_several_orders_outweigh_a_bias_for_the_first_letter() -> None:

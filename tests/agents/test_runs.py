@@ -14,7 +14,17 @@ from agents.common.context import AgentContext
 from agents.runs.admission import AdmissionCallback, admitted_model
 from agents.runs.audit import Audit, JobCaller
 from agents.runs.errors import ModelUnreachable, UnusableReply
-from agents.runs.service import AgentRunner, AgentSpec, Failed, Finished, KeepAlive, Queued, Reset, Token
+from agents.runs.service import (
+    AgentRunner,
+    AgentSpec,
+    Evidence,
+    Failed,
+    Finished,
+    KeepAlive,
+    Queued,
+    Reset,
+    Token,
+)
 from core.llm.admission import LlmAdmission
 from core.llm.structured import StructuredOutputError
 from core.retrieval import Retriever
@@ -84,7 +94,16 @@ class FakeGraph:
     async def astream(
         self, inputs: Any, config: Any = None, *, context: Any = None, stream_mode: Any = None
     ) -> AsyncIterator[Any]:
-        for step in self.steps:
+        """`evidence` steps come before the model is needed; then, as a model node does, the run's
+        turn at the model is waited for (its queue positions written as custom steps)."""
+        steps = list(self.steps)
+        while steps and "evidence" in steps[0][1]:
+            yield steps.pop(0)
+        waits: list[Any] = []
+        await context.wait_for_model(waits.append)
+        for payload in waits:
+            yield ("custom", payload)
+        for step in steps:
             yield step
         if self.error is not None:
             raise self.error
@@ -146,10 +165,12 @@ async def test_an_unreachable_model_is_the_runs_own_failure_only_where_the_spec_
 async def test_a_stream_reports_its_place_then_tokens_then_the_result() -> None:
     run, admission, _ = runner()
     steps = [("custom", {"token": "a"}), ("custom", {"reset": True}), ("custom", {"token": "b"})]
-    graph = FakeGraph(steps=[*steps, ("values", {"answer": "b"})])
+    evidence = ("custom", {"evidence": [{"chunk_id": 7}]})
+    graph = FakeGraph(steps=[evidence, *steps, ("values", {"answer": "b"})])
     ticket = await run.reserve()
     got = [step async for step in run.stream(SPEC, graph, {}, question="q", ticket=ticket)]
     assert got == [
+        Evidence([{"chunk_id": 7}]),  # before the wait for the model
         Queued(2),
         KeepAlive(),
         Queued(1),

@@ -176,8 +176,8 @@ async def test_a_second_stream_waits_its_turn_and_neither_is_cut(
     second = await streamed(setup, QUESTIONS[1])
     first_events = await first
     assert [answer_of(first_events), answer_of(second)] == solo
-    # The second was told its place before anything else, then answered in full.
-    assert second[0] == ("queued", {"position": 1}), second[:3]
+    # The second read its evidence at once, was told its place, then answered in full.
+    assert second[0][0] == "evidence" and second[1] == ("queued", {"position": 1}), second[:3]
     assert [name for name, _ in second if name in ("token", "done")][-1] == "done"
     assert "queued" not in [name for name, _ in first_events]
     assert setup.fake.max_in_flight == 1

@@ -15,7 +15,6 @@ import psycopg
 import pytest
 from arq.jobs import Job
 from fastapi import FastAPI
-from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 
 from core.jobs.specs import AGENT_QUEUE, JudgeAnswer, PurgeHistory
@@ -23,6 +22,7 @@ from core.runtime import Runtime
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import history
+from tests.chat_fakes import ScriptedChat
 from tests.conftest import (
     Caller,
     UserFactory,
@@ -97,9 +97,7 @@ def reply(**fields: Any) -> AIMessage:
 async def ask(course: Course, answer: str, **headers: str) -> httpx.Response:
     change_runtime(
         course.app,
-        llm=FakeMessagesListChatModel(
-            responses=[reply(has_answer=True, answer=answer, used_chunk_ids=[course.chunk_id])]
-        ),
+        llm=ScriptedChat(responses=[reply(has_answer=True, answer=answer, used_chunk_ids=[course.chunk_id])]),
     )
     url = f"/projects/{course.project_id}/qa"
     return await course.http.post(url, json={"question": QUESTION}, headers={**course.owner, **headers})
@@ -124,7 +122,7 @@ async def run_judge(runtime: Runtime, course: Course, query_id: str, verdicts: l
     # tests/agents/test_groundedness_contrast.py) could only abstain, yet would use up scripted replies.
     settings = runtime.settings.with_values({"GROUNDEDNESS_CONTRAST_CHECK": False})
     # The job's model calls go through the runtime's admission, on the app's Redis.
-    scripted = replace(runtime, settings=settings, llm=FakeMessagesListChatModel(responses=replies))
+    scripted = replace(runtime, settings=settings, llm=ScriptedChat(responses=replies))
     args = JudgeAnswer(uuid.UUID(course.project_id), course.owner_id, uuid.UUID(query_id))
     return await judge_answer_job(scripted, args)
 
@@ -147,7 +145,7 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     assert line["request_id"] == "audit-qa-1" and line["outcome"] == "answered" and line["judge_sampled"]
     assert {"planning", "retrieval", "generation", "total"} <= set(line["timings_ms"])
     (usage,) = line["tokens"].values()
-    assert usage["calls"] == 1  # a standalone question: the answer call only, no planner call
+    assert usage["calls"] == 2  # a standalone question: the answer and its self-check, no planner call
     assert CONSTANTS[:40] not in caplog.text and "never allowed to change" not in caplog.text
 
     # The history row, for the owner only.

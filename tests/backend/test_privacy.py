@@ -16,7 +16,6 @@ import httpx
 import psycopg
 import pytest
 from fastapi import FastAPI
-from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
 from agents.runs.audit import Audit
@@ -28,6 +27,7 @@ from core.settings import Settings
 from core.store import evaluations, history, privacy, questions, threads
 from core.store.projects import Project
 from tests.bank import draft, unit_vector
+from tests.chat_fakes import ScriptedChat
 from tests.conftest import Caller, UserFactory, change_runtime, changed_settings, class_project, own_app
 from tests.workers.runtime import job_runtime
 from workers.jobs.judge import judge_answer_job, purge_query_history
@@ -57,7 +57,7 @@ async def app_http(
 ) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
     async with own_app(settings, services) as (app, http):
         # Exact grading needs no model, but the agent routes want one configured.
-        change_runtime(app, llm=FakeMessagesListChatModel(responses=[]))
+        change_runtime(app, llm=ScriptedChat(responses=[]))
         yield app, http
 
 
@@ -412,7 +412,7 @@ async def test_retention_zero_writes_nothing(runtime: Runtime, course: Class, db
     )
     with changed_settings(course.app, **zero):
         # QA answers (here: nothing indexed, so "not found" after the planner) and keeps no thread.
-        change_runtime(course.app, llm=FakeMessagesListChatModel(responses=[AIMessage(content=planner)]))
+        change_runtime(course.app, llm=ScriptedChat(responses=[AIMessage(content=planner)]))
         asked = await course.http.post(
             course.url("/qa"), json={"question": "What is a move?"}, headers=course.alice
         )

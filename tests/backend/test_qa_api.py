@@ -14,10 +14,11 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from langchain_core.language_models import BaseChatModel, FakeMessagesListChatModel, GenericFakeChatModel
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
+from tests.chat_fakes import ScriptedChat, StreamingScripted
 from tests.conftest import (
     SHARED_DATA,
     Caller,
@@ -136,7 +137,7 @@ async def test_non_members_get_404_and_viewers_may_ask(
     client: httpx.AsyncClient, project: RustProject, make_user: UserFactory
 ) -> None:
     chunk_id = await top_chunk(client, project, CONCAT)
-    fake = FakeMessagesListChatModel(
+    fake = ScriptedChat(
         responses=[reply(answer="+ takes ownership of a.", has_answer=True, used_chunk_ids=[chunk_id])]
     )
     with chat_model(client, fake):
@@ -160,7 +161,7 @@ async def test_threads_keep_history_and_belong_to_their_user(
         plan("What are the rules for mutable references in Rust?"),
         reply(answer="Only one mutable reference at a time.", has_answer=True, used_chunk_ids=[chunk_id]),
     ]
-    with chat_model(client, FakeMessagesListChatModel(responses=script)):
+    with chat_model(client, ScriptedChat(responses=script)):
         first = (await ask(client, project, question="What is a reference?", debug=True)).json()
         assert first["debug"]["invented_ids"] == [424242]
         assert [c["chunk_id"] for c in first["citations"]] == [chunk_id]
@@ -199,7 +200,7 @@ async def test_a_document_the_user_names_narrows_retrieval(
 ) -> None:
     question = "In ch08-02-strings, what happens to ownership with the + operator?"
     # Named by its file name in the question itself: no model call decides the filter.
-    fake = FakeMessagesListChatModel(responses=[reply(answer="-", has_answer=False, used_chunk_ids=[])])
+    fake = ScriptedChat(responses=[reply(answer="-", has_answer=False, used_chunk_ids=[])])
     with chat_model(client, fake):
         body = (await ask(client, project, question=question, debug=True)).json()
     strings_doc = project.document_ids["ch08-02-strings.md"]
@@ -215,7 +216,7 @@ async def test_an_answer_citing_no_shown_excerpt_is_unsupported_not_an_error(
 ) -> None:
     question = "What happens to a String when its owner goes out of scope?"
     invented = reply(answer="It is dropped.", has_answer=True, used_chunk_ids=[999_999_999])
-    with chat_model(client, FakeMessagesListChatModel(responses=[invented])):
+    with chat_model(client, ScriptedChat(responses=[invented])):
         response = await ask(client, project, question=question)
     assert response.status_code == 200, response.text
     body = response.json()
@@ -232,9 +233,7 @@ async def test_clarification_is_returned_and_nothing_is_retrieved(
         ambiguous=True,
         clarification="A String to a number, or a number to a String?",
     )
-    with chat_model(
-        client, FakeMessagesListChatModel(responses=[reply(answer="Text.", has_answer=True), ambiguous])
-    ):
+    with chat_model(client, ScriptedChat(responses=[reply(answer="Text.", has_answer=True), ambiguous])):
         first = (await ask(client, project, question="What is a String?")).json()
         body = (
             await ask(
@@ -253,13 +252,17 @@ async def test_stream_sends_tokens_then_citations_then_done(
     client: httpx.AsyncClient, project: RustProject
 ) -> None:
     chunk_id = await top_chunk(client, project, CONCAT)
-    fake = GenericFakeChatModel(
+    fake = StreamingScripted(
         messages=iter([reply(has_answer=True, answer="The + operator takes a.", used_chunk_ids=[chunk_id])])
     )
     with chat_model(client, fake):
         events = [(name, data) async for name, data, _ in sse_events(client, project, question=CONCAT)]
     names = [name for name, _ in events]
-    assert names[-2:] == ["citations", "done"] and set(names[:-2]) == {"token"} and len(names) > 4
+    # The best passages first, each with its most relevant sentence, before the model's first token.
+    assert names[0] == "evidence" and events[0][1][0]["chunk_id"] == chunk_id
+    assert events[0][1][0]["highlight"] in events[0][1][0]["text"]
+    assert names[-2:] == ["citations", "done"] and set(names[1:-2]) == {"token"} and len(names) > 5
+    assert events[-1][1]["confidence"]["label"] == "medium"  # no calibration in the tests' data dir
     assert "".join(data["text"] for name, data in events if name == "token") == "The + operator takes a."
     assert [c["chunk_id"] for c in events[-2][1]] == [chunk_id]
     assert events[-1][1]["has_answer"] is True and events[-1][1]["citations"] == events[-2][1]

@@ -23,6 +23,7 @@ def background_runner(
         structured_mode=runtime.chat.structured_mode,
         language=language,
         thresholds=runtime.thresholds,
+        confidence=runtime.confidence,
     )
     return AgentRunner(
         caller=JobCaller.of(project_id, user_id),

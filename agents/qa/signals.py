@@ -1,0 +1,118 @@
+"""The cheap signals an answer's confidence is computed from (core/confidence): what the pipeline
+already has (the gate's retrieval scores, the option scorers' probabilities, the answer's word
+support) and two one-token checks that reuse the prompt the server has just cached:
+
+- self-check: after the model's own answer, "is it stated in the excerpts? yes/no" — P(yes) costs the
+  prefill of the answer and the ask only, since the excerpts are the cached prefix;
+- closed book: the options scored again with no excerpts (a short prompt): an open-book choice the
+  model also makes from its own knowledge is likelier right than one the excerpts talked it into.
+
+Each signal is a float (booleans as 0/1) under a fixed name; a signal that could not be read (an
+endpoint without log-probabilities) is absent, and the calibration fills it with its mean."""
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from agents.common.contrast import yes_share
+from agents.qa.choice import Scored, one_token, score_options
+from agents.qa.options import Choice
+from core.llm.structured import TokenUsage
+
+CHOICE_CHECK = (
+    "Do the excerpts clearly state that option {letter} is the correct answer? Answer with one word,"
+    " yes or no."
+)
+ANSWER_CHECK = "Is every claim of that answer stated in the excerpts? Answer with one word, yes or no."
+
+
+async def yes_probability(
+    llm: BaseChatModel, messages: list[BaseMessage], usage: TokenUsage | None
+) -> float | None:
+    """P(yes) / (P(yes) + P(no)) of a one-token reply; None where the endpoint gives no log-probs."""
+    reply = await one_token(llm, messages, 20, usage)
+    return None if reply is None else yes_share(reply)
+
+
+async def choice_self_check(
+    llm: BaseChatModel, scoring: list[BaseMessage], letter: str, usage: TokenUsage | None
+) -> float | None:
+    """P(yes) that the excerpts state the chosen option, asked after the scoring prompt (cached)."""
+    asked = [*scoring, AIMessage(content=letter), HumanMessage(content=CHOICE_CHECK.format(letter=letter))]
+    return await yes_probability(llm, asked, usage)
+
+
+async def answer_self_check(
+    llm: BaseChatModel, prompt: list[BaseMessage], reply_json: str, usage: TokenUsage | None
+) -> float | None:
+    """P(yes) that the excerpts state every claim of the answer, asked after the answer's own prompt
+    and reply (both cached by the server as it generated the reply)."""
+    asked = [*prompt, AIMessage(content=reply_json), HumanMessage(content=ANSWER_CHECK)]
+    return await yes_probability(llm, asked, usage)
+
+
+async def closed_book(
+    llm: BaseChatModel, choice: Choice, usage: TokenUsage | None, *, order_count: int = 2
+) -> Scored | None:
+    """The options scored without excerpts: what the model would choose from its own knowledge."""
+    return await score_options(llm, "", choice, order_count=order_count, usage=usage)
+
+
+def gate_signals(gate: dict[str, Any]) -> dict[str, float]:
+    return {
+        "best_dense": float(gate.get("best_dense") or 0.0),
+        "coverage": float(gate.get("coverage") or 0.0),
+    }
+
+
+def choice_signals(
+    scored: Scored,
+    *,
+    closed: Scored | None,
+    self_yes: float | None,
+    gate: dict[str, Any],
+) -> dict[str, float]:
+    """The option scorers' agreement and margins, for the option `scored` chose."""
+    ranked = sorted(scored.probabilities, reverse=True)
+    signals = gate_signals(gate) | {
+        "p_top": ranked[0],
+        "margin": ranked[0] - (ranked[1] if len(ranked) > 1 else 0.0),
+        "options": float(len(ranked)),
+    }
+    if len(scored.per_order) > 1:
+        picks = {_argmax(p) for p in scored.per_order}
+        signals["orders_agree"] = float(len(picks) == 1)
+        signals["p_order_min"] = min(p[scored.index] for p in scored.per_order)
+    if closed is not None:
+        signals["closed_agree"] = float(closed.index == scored.index)
+        signals["closed_p"] = closed.probabilities[scored.index]
+    if self_yes is not None:
+        signals["self_yes"] = self_yes
+    return signals
+
+
+def answer_signals(
+    *,
+    support: float | None,
+    self_yes: float | None,
+    cited: int,
+    invented: int,
+    answer_words: int,
+    gate: dict[str, Any],
+) -> dict[str, float]:
+    """A free answer's evidence: how much of it the excerpts hold, and how the model itself rates it."""
+    signals = gate_signals(gate) | {
+        "cited": float(cited),
+        "invented": float(invented > 0),
+        "answer_words": float(answer_words),
+    }
+    if support is not None:
+        signals["support"] = support
+    if self_yes is not None:
+        signals["self_yes"] = self_yes
+    return signals
+
+
+def _argmax(values: tuple[float, ...]) -> int:
+    return max(range(len(values)), key=lambda i: (values[i], -i))

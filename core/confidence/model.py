@@ -1,0 +1,85 @@
+"""A fitted calibration applied: signals in, a probability of being right and a label out.
+
+One logistic model per kind of reply ("choice": a question with options; "answer": a free answer;
+"grade": the Question Evaluator's verdict), each over its own signals, standardised with the means
+and scales of the questions it was fitted on. A signal missing from a reply (an endpoint without
+log-probabilities) takes its mean, so it moves nothing. Applying it is a dot product: the runtime needs
+no fitting library (core/confidence/fit.py fits)."""
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Label = Literal["high", "medium", "low"]
+
+
+@dataclass(frozen=True)
+class Confidence:
+    p: float | None  # probability of being right; None where the model pair is not calibrated
+    label: Label
+    signals: dict[str, float]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class KindModel:
+    features: tuple[str, ...]
+    means: tuple[float, ...]
+    scales: tuple[float, ...]
+    coefficients: tuple[float, ...]
+    intercept: float
+    high_min: float  # p at or above: high
+    low_below: float  # p below: low
+
+    def probability(self, signals: dict[str, float]) -> float:
+        total = self.intercept
+        for name, mean, scale, weight in zip(
+            self.features, self.means, self.scales, self.coefficients, strict=True
+        ):
+            value = signals.get(name, mean)
+            total += weight * (value - mean) / scale
+        return 1.0 / (1.0 + math.exp(-total))
+
+    def label(self, p: float) -> Label:
+        if p >= self.high_min:
+            return "high"
+        return "low" if p < self.low_below else "medium"
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> "KindModel":
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+@dataclass(frozen=True)
+class Calibration:
+    chat_model: str
+    embedding_model: str
+    kinds: dict[str, KindModel] = field(default_factory=dict)
+    source: str = "uncalibrated"
+    fitted_on: str = ""  # what it was fitted on, for the record
+
+    @property
+    def calibrated(self) -> bool:
+        return bool(self.kinds)
+
+    def assess(self, kind: str, signals: dict[str, float]) -> Confidence:
+        """The reply's confidence; "medium" with no probability where this kind is not fitted."""
+        model = self.kinds.get(kind)
+        if model is None:
+            return Confidence(None, "medium", signals)
+        p = model.probability(signals)
+        return Confidence(round(p, 4), model.label(p), signals)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> "Calibration":
+        kinds = {name: KindModel.from_dict(model) for name, model in values.get("kinds", {}).items()}
+        return cls(**{**values, "kinds": kinds})
+
+
+def uncalibrated(chat_model: str, embedding_model: str) -> Calibration:
+    return Calibration(chat_model, embedding_model)
