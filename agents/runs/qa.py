@@ -156,7 +156,9 @@ class QAService:
                 )
                 history = history_from_messages(messages)
             docs = await documents.list_documents(conn, **self.scope) if for_graph else []
-        refs: list[DocumentRef] = [{"id": str(d.id), "title": d.title, "filename": d.filename} for d in docs]
+        refs: list[DocumentRef] = [
+            {"id": str(d.id), "title": d.title, "filename": d.filename} for d in docs
+        ]
         return thread_id, {
             "question": ask.question,
             "history": history,
