@@ -125,6 +125,7 @@ async def run(
             chosen, records, projects, session.pool, settings=settings, urls=urls,
             groundedness=args.groundedness, tracing=tracing, embeddings=session.retriever.embeddings,
         )  # fmt: skip
+    save_records(records_path, outcome.records)  # now with answer_right, for evals.calibration
     write_report(outcome, args.report, command=command, settings=settings)
 
 

@@ -67,6 +67,8 @@ async def evaluate(
             cited_files=[c.filename for c in cited],
             cited_texts=[c.text for c in cited],
         )
+        if record.confidence is not None:
+            record.answer_right = case.kind != "absent" and scores[record.case_id].correct
         if case.kind != "absent":
             hits[record.case_id] = any(
                 _is_evidence(case, known[i]) for i in record.retrieved_ids if i in known

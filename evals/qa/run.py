@@ -45,6 +45,9 @@ class QARecord:
     withheld: str | None = None  # the model's answer when the support check withheld it
     confidence: dict[str, Any] | None = None  # {p, label, signals} of an answered reply
     guess: str | None = None  # outcome unsure: the model's answer, not claimed
+    # Scored (evals.qa.evaluate): was the model's answer (claimed or not) right? None: it gave none.
+    # An answer to an absent question is wrong whatever it says. evals.calibration fits on this.
+    answer_right: bool | None = None
 
 
 def corpus_key(corpus: Corpus) -> str:
