@@ -121,6 +121,7 @@ class Audit:
         timings_ms: dict[str, float] | None = None,
         tokens: dict[str, dict[str, int]] | None = None,
         judge: bool = False,
+        confidence: dict[str, Any] | None = None,
         **log_fields: Any,
     ) -> UUID | None:
         """Stores the history row (unless retention is 0 days), queues the answer's judgement when
@@ -144,6 +145,7 @@ class Audit:
                     tokens=tokens,
                     request_id=self.request_id,
                     run_id=self.run_id,
+                    confidence=confidence,
                 )
         # Judging reads the stored answer: with no row (retention 0) there is nothing to judge; with
         # EVALUATION_RETENTION_DAYS 0 no evaluation (a copy of the student's text) may be kept.

@@ -185,6 +185,8 @@ class QAService:
             cited=[c.chunk_id for c in result.get("citations", [])],
             # Only answers are judged: "not found", declines and clarifications claim nothing to check.
             judge=result.get("outcome") == "answered",
+            confidence=result.get("confidence"),
+            confidence_label=(result.get("confidence") or {}).get("label"),
             thread_id=str(thread_id) if thread_id else None,
             stream=ask.stream,
         )

@@ -233,6 +233,7 @@ class AgentRunner:
         retrieved: Sequence[int] = (),
         cited: Sequence[int] = (),
         judge: bool = False,
+        confidence: dict[str, Any] | None = None,
         **log_fields: Any,
     ) -> UUID | None:
         """The run's history row and log line, with the context's timings and tokens (nothing without
@@ -250,6 +251,7 @@ class AgentRunner:
             timings_ms=self.context.timings_ms,
             tokens=self.context.usage.by_model,
             judge=judge,
+            confidence=confidence,
             **log_fields,
         )
 

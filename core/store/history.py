@@ -36,6 +36,7 @@ class HistoryEntry:
     request_id: str | None
     run_id: UUID | None
     created_at: datetime
+    confidence: dict[str, Any] | None  # a QA answer's {p, label, signals}; None for other rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +60,7 @@ class JudgedEntry(HistoryEntry):
 
 _COLUMNS = (
     "h.id, h.project_id, h.user_id, h.agent, h.question, h.answer, h.outcome, h.retrieved_chunk_ids,"
-    " h.cited_chunk_ids, h.timings_ms, h.tokens, h.request_id, h.run_id, h.created_at"
+    " h.cited_chunk_ids, h.timings_ms, h.tokens, h.request_id, h.run_id, h.created_at, h.confidence"
 )
 _JUDGEMENT_FIELDS = tuple(field.name for field in fields(QueryJudgement))
 # The query's evaluation as evaluation_<field>, if it was sampled and judged (NULL columns otherwise).
@@ -87,16 +88,17 @@ async def insert_query(
     tokens: dict[str, dict[str, int]] | None = None,
     request_id: str | None = None,
     run_id: UUID | None = None,
+    confidence: dict[str, Any] | None = None,
 ) -> UUID | None:
     """The new row's id; None when the caller is not a member of the project (any more)."""
     query_id: UUID | None = await fetch_one(
         conn,
         scalar_row,
         "INSERT INTO query_history (project_id, user_id, agent, question, answer, outcome,"
-        " retrieved_chunk_ids, cited_chunk_ids, timings_ms, tokens, request_id, run_id)"
+        " retrieved_chunk_ids, cited_chunk_ids, timings_ms, tokens, request_id, run_id, confidence)"
         " SELECT p.id, %(user_id)s::uuid, %(agent)s::text, %(question)s::text, %(answer)s::text,"
         " %(outcome)s::text, %(retrieved)s::bigint[], %(cited)s::bigint[], %(timings)s::jsonb,"
-        " %(tokens)s::jsonb, %(request_id)s::text, %(run_id)s::uuid"
+        " %(tokens)s::jsonb, %(request_id)s::text, %(run_id)s::uuid, %(confidence)s::jsonb"
         f" FROM projects p WHERE p.id = %(project_id)s AND {member_of('p.id')}"
         " RETURNING id",
         {
@@ -112,6 +114,7 @@ async def insert_query(
             "tokens": Jsonb(tokens or {}),
             "request_id": request_id,
             "run_id": run_id,
+            "confidence": Jsonb(confidence) if confidence is not None else None,
         },
     )
     return query_id

@@ -154,6 +154,9 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     assert query["cited_chunk_ids"] == [course.chunk_id] and course.chunk_id in query["retrieved_chunk_ids"]
     assert query["run_id"] == line["run_id"] and query["evaluation"] is None
     assert query["timings_ms"]["total"] > 0 and query["tokens"] == line["tokens"]
+    # The answer's confidence, as the asker was shown it, stays with the row (and the log line's label).
+    assert query["confidence"] == response.json()["confidence"] and query["confidence"]["label"]
+    assert line["confidence_label"] == query["confidence"]["label"]
 
     # Sampled at rate 1: the judge job was queued with the query id; judged, the claim about the GPU fails.
     job = await judge_job(course, query["id"])
