@@ -82,6 +82,7 @@ class Sample:
 class Results:
     samples: list[Sample] = field(default_factory=list)
     queue_waits: list[float] = field(default_factory=list)
+    evidence_waits: list[float] = field(default_factory=list)  # seconds to the `evidence` event
     queued_events: int = 0
     max_position: int = 0
     upload_jobs: list[str] = field(default_factory=list)
@@ -112,11 +113,11 @@ async def stream_question(
     question: str,
     seen: dict[str, Any] | None = None,
 ) -> tuple[httpx.Response, dict[str, Any]]:
-    """One streamed question: the response, and {answer, queued, position, wait_s, error} from its
+    """One streamed question: the response, and {answer, queued, position, evidence_s, wait_s, error} from its
     events (`seen`, when given, is filled as they arrive, so a cancelled caller still has them)."""
     started = time.monotonic()
     seen = seen if seen is not None else {}
-    seen.update({"answer": "", "queued": 0, "position": 0, "wait_s": None, "error": None})
+    seen.update({"answer": "", "queued": 0, "position": 0, "evidence_s": None, "wait_s": None, "error": None})
     async with http.stream(
         "POST", f"/projects/{project}/qa", json={"question": question, "stream": True}, headers=headers
     ) as response:
@@ -129,6 +130,9 @@ async def stream_question(
                 event = line[7:]
             elif line.startswith("data: "):
                 data = json.loads(line[6:])
+                if event == "evidence":  # the passages, before the wait for the model
+                    seen["evidence_s"] = time.monotonic() - started
+                    continue
                 if event == "queued":
                     seen["queued"] += 1
                     seen["position"] = max(seen["position"], data["position"])
@@ -276,6 +280,8 @@ async def student(
                     out.samples[-1].status = 599  # an error event inside a 200 stream is an error
                 elif response.status_code == 200:
                     out.queue_waits.append(seen["wait_s"] or 0.0)
+                    if seen["evidence_s"] is not None:
+                        out.evidence_waits.append(seen["evidence_s"])
                     if seen["answer"] == course.solo_answers[question]:
                         out.streams_equal += 1
                     else:
@@ -346,6 +352,8 @@ def summarise(
             "list_projects_p95_ms": projects_p95,
             "queue_wait_p50_s": percentile(out.queue_waits, 50),
             "queue_wait_p95_s": percentile(out.queue_waits, 95),
+            "evidence_p50_s": percentile(out.evidence_waits, 50),
+            "evidence_p95_s": percentile(out.evidence_waits, 95),
             "queued_events": out.queued_events,
             "max_queue_position": out.max_position,
             "streams_equal": out.streams_equal,
@@ -367,6 +375,9 @@ def summarise(
         f"- queue wait until the first answer event: p50 {figures['queue_wait_p50_s']:.1f} s,"
         f" p95 {figures['queue_wait_p95_s']:.1f} s; `queued` events received: {out.queued_events},"
         f" deepest queue position seen: {out.max_position}",
+        f"- time to the first evidence (the passages, sent before the wait for the model):"
+        f" p50 {_seconds(figures['evidence_p50_s'])}, p95 **{_seconds(figures['evidence_p95_s'])}**"
+        f" over {len(out.evidence_waits)} streamed questions (target p95 <= 3 s)",
         f"- uploads during the run indexed: {figures['uploads_succeeded']} of {len(out.upload_jobs)}"
         f" succeeded ({figures['uploads_failed']} failed)",
     ]
@@ -375,6 +386,10 @@ def summarise(
     for differ in out.streams_differ[:3]:
         lines.append(f"  - differs: solo {differ['solo'][:120]!r} vs load {differ['load'][:120]!r}")
     return "\n".join(lines), figures
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f} s"
 
 
 def plot(out: Results, path: Path) -> None:

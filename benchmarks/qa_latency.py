@@ -51,6 +51,13 @@ def prompt_tokens(record: QARecord) -> int:
     return sum(int(usage.get("input_tokens", 0)) for usage in record.tokens.values())
 
 
+def first_call_uncached(record: QARecord) -> int | None:
+    """Prompt tokens of the reply's first model call that the server had not cached: for a standalone
+    question, its prompt after the shared system prompt (None in records from before it was counted)."""
+    counts = [usage.get("first_call_uncached_tokens") for usage in record.tokens.values()]
+    return next((int(n) for n in counts if n is not None), None)
+
+
 def summary_rows(records: Sequence[QARecord]) -> list[dict[str, object]]:
     groups: dict[str, list[QARecord]] = {}
     for record in records:
@@ -67,6 +74,11 @@ def summary_rows(records: Sequence[QARecord]) -> list[dict[str, object]]:
         for stage in STAGES:
             row[f"{stage} p50"] = percentile([stages(r)[stage] for r in group], 0.5)
         row["prompt tokens p50"] = percentile([prompt_tokens(r) for r in group], 0.5)
+        after_prefix = [n for r in group if (n := first_call_uncached(r)) is not None]
+        row["first call after cached prefix p50"] = percentile(after_prefix, 0.5)
+        row["... p95"] = percentile(after_prefix, 0.95)
+        evidence = [r.evidence_ms / 1000 for r in group if r.evidence_ms is not None]
+        row["evidence p50"], row["evidence p95"] = percentile(evidence, 0.5), percentile(evidence, 0.95)
         row["model calls p50"] = percentile(
             [sum(int(u.get("calls", 0)) for u in r.tokens.values()) for r in group], 0.5
         )
@@ -83,7 +95,8 @@ def markdown(rows: list[dict[str, object]], command: str, records: int) -> str:
         f"- **replies**: {records}, asked one at a time, streamed over HTTP",
         "- seconds; prefill = the answer step's time to its first token (options: their scoring),"
         " generation = the rest of it; prompt tokens = of all the reply's model calls, the server's cached"
-        " prefix included",
+        " prefix included; first call after cached prefix = the tokens the reply's first model call had to"
+        " prefill (the server had the rest cached); evidence = time to the stream's `evidence` event",
         "",
         "| " + " | ".join(headers) + " |",
         "|" + "|".join("---" if h == "kind" else "---:" for h in headers) + "|",

@@ -31,9 +31,16 @@ class TokenUsage:
 
     def add(self, model: str, message: AIMessage) -> None:
         usage = message.usage_metadata or {}
-        entry = self.by_model.setdefault(model, {"input_tokens": 0, "output_tokens": 0, "calls": 0})
+        entry = self.by_model.setdefault(
+            model, {"input_tokens": 0, "output_tokens": 0, "calls": 0, "cached_input_tokens": 0}
+        )
         entry["input_tokens"] += int(usage.get("input_tokens", 0))
         entry["output_tokens"] += int(usage.get("output_tokens", 0))
+        # The server's prompt cache (llama-server and OpenAI report it): what the call did not prefill.
+        cached = int((usage.get("input_token_details") or {}).get("cache_read", 0) or 0)
+        entry["cached_input_tokens"] += cached
+        if entry["calls"] == 0:  # the first call's new tokens: the question's own prompt after the prefix
+            entry["first_call_uncached_tokens"] = int(usage.get("input_tokens", 0)) - cached
         entry["calls"] += 1
 
 
