@@ -1,6 +1,6 @@
-"""A scripted chat model for QA tests: the scripted replies in order, and the answer path's one-token
-yes/no self-checks (agents/qa/signals.py) answered on the side, so a script lists only the replies a
-test is about."""
+"""Fake chat models for QA and grading tests: the scripted replies in order, and the one-token yes/no
+self-checks (agents/qa/signals.py, the grader's verdict check) answered on the side, so a script lists
+only the replies a test is about."""
 
 import math
 from typing import Any
@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agents.qa.signals import ANSWER_CHECK, CHOICE_CHECK
+from agents.question_evaluator.confidence import VERDICT_CHECK
 
 
 def yes_no_reply(p_yes: float, *, logprobs: bool = True) -> ChatResult:
@@ -21,10 +22,10 @@ def yes_no_reply(p_yes: float, *, logprobs: bool = True) -> ChatResult:
 
 def is_self_check(messages: list[BaseMessage]) -> bool:
     asked = str(messages[-1].content)
-    return asked == ANSWER_CHECK or asked.endswith(CHOICE_CHECK.split("}", 1)[1])
+    return asked in (ANSWER_CHECK, VERDICT_CHECK) or asked.endswith(CHOICE_CHECK.split("}", 1)[1])
 
 
-class ScriptedChat(FakeMessagesListChatModel):
+class ListChat(FakeMessagesListChatModel):
     self_check_yes: float = 0.9
     self_checks: int = 0  # how many were asked
 

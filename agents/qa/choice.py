@@ -14,14 +14,13 @@ probabilities."""
 import math
 from dataclasses import dataclass, replace
 
-import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from agents.common.contrast import yes_share
+from agents.common.one_token import one_token
 from agents.qa.options import Choice
-from core.llm.chat import output_cap
-from core.llm.structured import TokenUsage, model_name
+from core.llm.structured import TokenUsage
 
 CHOICE_SYSTEM = (
     "You answer a multiple-choice question about a student's course material. The excerpts from the"
@@ -148,23 +147,6 @@ async def verify_options(
             return None
         scores.append(score)
     return _scored(scores, 1)
-
-
-async def one_token(
-    llm: BaseChatModel, messages: list[BaseMessage], top_logprobs: int, usage: TokenUsage | None
-) -> AIMessage | None:
-    """A one-token reply with its top log-probs, counted in `usage`; None where the endpoint refuses
-    log-probs."""
-    bound = llm.bind(logprobs=True, top_logprobs=top_logprobs, **output_cap(llm, 1))
-    try:
-        reply = await bound.ainvoke(messages)
-    except openai.BadRequestError:  # an endpoint that refuses log-probs
-        return None
-    if not isinstance(reply, AIMessage):
-        return None
-    if usage is not None:
-        usage.add(model_name(llm), reply)
-    return reply
 
 
 def _scored(totals: list[float], orders_scored: int) -> Scored:

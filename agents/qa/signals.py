@@ -15,8 +15,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agents.common.contrast import yes_share
-from agents.qa.choice import Scored, one_token, score_options
+from agents.common.one_token import yes_probability
+from agents.qa.choice import Scored, score_options
 from agents.qa.options import Choice
 from core.llm.structured import TokenUsage
 
@@ -25,14 +25,6 @@ CHOICE_CHECK = (
     " yes or no."
 )
 ANSWER_CHECK = "Is every claim of that answer stated in the excerpts? Answer with one word, yes or no."
-
-
-async def yes_probability(
-    llm: BaseChatModel, messages: list[BaseMessage], usage: TokenUsage | None
-) -> float | None:
-    """P(yes) / (P(yes) + P(no)) of a one-token reply; None where the endpoint gives no log-probs."""
-    reply = await one_token(llm, messages, 20, usage)
-    return None if reply is None else yes_share(reply)
 
 
 async def choice_self_check(

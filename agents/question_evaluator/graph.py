@@ -35,6 +35,7 @@ from agents.common.citations import build_citations
 from agents.common.context import AgentContext
 from agents.common.contrast import ContrastCheck
 from agents.common.injection import screen_answer
+from agents.question_evaluator.confidence import grade_signals, verdict_check, without_addressed
 from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.prompts import Grade, grading_messages
 from agents.question_evaluator.state import InputState, OutputState, State, Verdict
@@ -179,15 +180,46 @@ def _ungraded(feedback: str, *, screened: tuple[str, ...], off_subject: tuple[st
 
 
 async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
-    ctx, config = runtime.context, state.config
-    screened = screen_answer(state.answer)
+    """The grade of the answer as written and, when it has sentences addressed to a reader that the
+    screens did not catch, of the answer without them: the lower one stands. Either way with its
+    confidence (agents/question_evaluator/confidence.py)."""
+    ctx = runtime.context
+    first = await _grade_text(state, ctx, state.answer)
+    second_drop = 0.0
+    kept, addressed = without_addressed(state.answer)
+    graded = (first.get("_check") or {}).get("graded", "")
+    # Only when the model read some of them (the screens and the topical cut may have left them out)
+    # and there is a grade to lower.
+    if kept and first["score"] > 0 and any(sentence in graded for sentence in addressed):
+        second = await _grade_text(state, ctx, kept)
+        second_drop = max(0.0, first["score"] - second["score"])
+        if second["score"] < first["score"]:
+            first = second | {"addressed": list(addressed)}
+    checked = first.pop("_check", None)
+    if checked is None:  # nothing reached the model: a forfeit or an answer off the subject is sure
+        return first | {"confidence": None}
+    signals = grade_signals(
+        first,
+        model_score=checked["model_score"],
+        verdict_yes=checked["verdict_yes"],
+        second_drop=second_drop,
+        words=len(state.answer.split()),
+    )
+    return first | {"confidence": ctx.confidence.assess("grade", signals).as_dict()}
+
+
+async def _grade_text(state: State, ctx: AgentContext, text: str) -> dict[str, Any]:
+    """One grading of `text` as the student's answer; a graded one carries `_check` (the model's own
+    score and its verdict check) for the confidence."""
+    config = state.config
+    screened = screen_answer(text)
     if screened.hostile and (not screened.text or config.hostile_max_score == 0):
         # Forfeited: nothing to grade, or nothing an answer addressing the grader may earn.
-        note = _note(_ADDRESSED_TO_GRADER, ctx.language, state.answer)
+        note = _note(_ADDRESSED_TO_GRADER, ctx.language, text)
         return _ungraded(note, screened=screened.removed, off_subject=())
     topical = topical_answer(screened.text, subject_vocabulary(state.question, state.retrieved))
     if not topical.text:
-        note = _note(_NOT_ABOUT_THE_QUESTION, ctx.language, state.answer)
+        note = _note(_NOT_ABOUT_THE_QUESTION, ctx.language, text)
         return _ungraded(note, screened=screened.removed, off_subject=topical.dropped)
     answer = topical.text
     messages = grading_messages(
@@ -196,7 +228,8 @@ async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = timing.mark()
     reply = await ask_structured(ctx.llm, Grade, messages, mode=ctx.structured_mode, usage=ctx.usage)
     ctx.timings_ms["grade"] = timing.elapsed_ms(started)
-    score = _unit(float(reply.score))
+    verdict_yes = await verdict_check(ctx.llm, messages, reply.model_dump_json(), ctx.usage)
+    score = model_score = _unit(float(reply.score))
     overlap = reference_overlap(state.question["answer"], answer)
     if overlap is not None:
         agreement = min(1.0, overlap / config.overlap_full)
@@ -220,11 +253,11 @@ async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
             score = min(score, config.contradicted_max_score)
     feedback = reply.feedback.strip()
     if contradicted:
-        feedback = f"{_note(_CONTRADICTS_REFERENCE, ctx.language, state.answer)} {feedback}".strip()
+        feedback = f"{_note(_CONTRADICTS_REFERENCE, ctx.language, text)} {feedback}".strip()
     if topical.dropped:
-        feedback = f"{feedback} {_note(_OFF_SUBJECT_IGNORED, ctx.language, state.answer)}".strip()
+        feedback = f"{feedback} {_note(_OFF_SUBJECT_IGNORED, ctx.language, text)}".strip()
     if screened.hostile:
-        feedback = f"{feedback} {_note(_ADDRESSED_TO_GRADER, ctx.language, state.answer)}".strip()
+        feedback = f"{feedback} {_note(_ADDRESSED_TO_GRADER, ctx.language, text)}".strip()
     citations, invented = build_citations(reply.used, state.retrieved)
     return {
         "score": round(score, 4),
@@ -239,6 +272,7 @@ async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         "off_subject": list(topical.dropped),
         "contrast": contrast,
         "score_before_contrast": None if contrast is None else round(before, 4),
+        "_check": {"model_score": model_score, "verdict_yes": verdict_yes, "graded": answer},
     }
 
 

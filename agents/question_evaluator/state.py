@@ -36,6 +36,11 @@ class OutputState:
     # reference, and the score before the check capped it; None where it did not run or abstained.
     contrast: float | None = None
     score_before_contrast: float | None = None
+    # The grade's calibrated confidence {p, label, signals} (core/confidence); None for an exact
+    # multiple-choice grade and for an answer forfeited or off the subject without a model call.
+    confidence: dict[str, Any] | None = None
+    # Sentences addressed to a reader that a second grading left out, when it gave the lower grade.
+    addressed: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

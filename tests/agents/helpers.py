@@ -15,6 +15,7 @@ from pydantic import Field
 
 from agents.common.context import AgentContext
 from core.retrieval import Retriever
+from tests.chat_fakes import is_self_check, yes_no_reply
 from tests.conftest import UserFactory, create_project, index_documents
 
 # Six sections per document, each longer than the chunker's minimum: six chunks of their own.
@@ -123,12 +124,17 @@ class ScriptedChat(BaseChatModel):
 
     script: list[Any]
     prompts: list[str] = Field(default_factory=list)
+    self_check_yes: float = 0.9
+    self_checks: int = 0
 
     @property
     def _llm_type(self) -> str:
         return "scripted"
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        if is_self_check(messages):  # the one-token confidence checks are answered aside, unscripted
+            self.self_checks += 1
+            return yes_no_reply(self.self_check_yes)
         prompt = "\n".join(str(message.content) for message in messages)
         if len(self.prompts) >= len(self.script):
             raise AssertionError(f"unscripted model call #{len(self.prompts) + 1}:\n{prompt[-600:]}")

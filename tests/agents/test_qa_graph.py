@@ -26,7 +26,7 @@ from agents.qa.prompts import NOT_FOUND
 from core.embeddings.thresholds import UNCALIBRATED, Thresholds
 from core.retrieval import Candidate
 from core.retrieval.types import RetrievalResult, StageTimings
-from tests.chat_fakes import ScriptedChat, StreamingScripted
+from tests.chat_fakes import ListChat, StreamingScripted
 
 DOC_OWNERSHIP = str(uuid.uuid4())
 DOC_STRINGS = str(uuid.uuid4())
@@ -107,7 +107,7 @@ def plan(question: str, **fields: Any) -> AIMessage:
     return reply(question=question, **(defaults | fields))
 
 
-class RecordingFake(ScriptedChat):
+class RecordingFake(ListChat):
     """Also keeps the prompts it was sent."""
 
     prompts: list[list[BaseMessage]] = Field(default_factory=list)
@@ -137,7 +137,7 @@ async def ask(ctx: AgentContext, question: str, **inputs: Any) -> dict[str, Any]
 
 
 async def test_answer_cites_only_the_retrieved_chunks_it_claims() -> None:
-    llm = ScriptedChat(
+    llm = ListChat(
         responses=[
             reply(answer="The value is dropped.", has_answer=True, used_chunk_ids=[11, 11, 12]),
         ]
@@ -164,7 +164,7 @@ async def test_answer_cites_only_the_retrieved_chunks_it_claims() -> None:
 
 
 async def test_invented_citation_ids_are_dropped() -> None:
-    llm = ScriptedChat(
+    llm = ListChat(
         responses=[
             reply(
                 answer="Pointer, length and capacity on the stack.",
@@ -181,7 +181,7 @@ async def test_invented_citation_ids_are_dropped() -> None:
 
 async def test_a_chunk_retrieved_but_not_shown_to_the_model_is_not_citable() -> None:
     config = QAConfig(answer_chunks=2)
-    llm = ScriptedChat(
+    llm = ListChat(
         responses=[
             reply(answer="Heap data.", has_answer=True, used_chunk_ids=[13, 11]),
         ]
@@ -194,7 +194,7 @@ async def test_a_chunk_retrieved_but_not_shown_to_the_model_is_not_citable() -> 
 
 
 async def test_ambiguous_question_asks_back_and_stops_before_retrieval() -> None:
-    llm = ScriptedChat(
+    llm = ListChat(
         responses=[
             reply(
                 question="How do I convert it?",
@@ -218,7 +218,7 @@ async def test_ambiguous_question_asks_back_and_stops_before_retrieval() -> None
 
 async def test_a_clarification_about_what_the_user_already_said_is_not_asked() -> None:
     """Seen with the real 1.5B model: "and what about mutable ones?" asked back as "mutable or immutable?"."""
-    llm = ScriptedChat(
+    llm = ListChat(
         responses=[
             plan(
                 "What is a mutable reference in Rust?",
@@ -235,7 +235,7 @@ async def test_a_clarification_about_what_the_user_already_said_is_not_asked() -
 
 
 async def test_answer_citing_no_shown_chunk_is_not_given() -> None:
-    llm = ScriptedChat(
+    llm = ListChat(
         responses=[
             reply(answer="Create an Ingress resource.", has_answer=True, used_chunk_ids=[8, 9]),
         ]
@@ -247,7 +247,7 @@ async def test_answer_citing_no_shown_chunk_is_not_given() -> None:
 
 @pytest.mark.parametrize("clarification", [" ", "Which one was meant?"])
 async def test_ambiguous_without_alternatives_to_offer_is_answered(clarification: str) -> None:
-    llm = ScriptedChat(
+    llm = ListChat(
         responses=[
             plan("What is an owner of a value?", ambiguous=True, clarification=clarification),
             reply(answer="The variable that holds a value.", has_answer=True, used_chunk_ids=[11]),
@@ -269,7 +269,7 @@ async def test_ambiguous_without_alternatives_to_offer_is_answered(clarification
 async def test_nothing_relevant_answers_not_found_without_an_answer_call(
     question: str, language: str, results: list[Candidate]
 ) -> None:
-    llm = ScriptedChat(
+    llm = ListChat(
         responses=[
             reply(answer="must not be asked", has_answer=True, used_chunk_ids=[11]),
         ]
@@ -283,7 +283,7 @@ async def test_nothing_relevant_answers_not_found_without_an_answer_call(
 
 
 async def test_model_that_finds_no_answer_gets_no_citations() -> None:
-    llm = ScriptedChat(
+    llm = ListChat(
         responses=[
             reply(answer="It is not said.", has_answer=False, used_chunk_ids=[11]),
         ]
@@ -340,7 +340,7 @@ async def test_follow_up_the_planner_left_as_is_gets_the_previous_question() -> 
         reply(answer="Only one at a time.", has_answer=True, used_chunk_ids=[12]),
         reply(answer="A slice is a reference to part of a collection.", has_answer=True, used_chunk_ids=[12]),
     ]
-    llm = ScriptedChat(responses=script)
+    llm = ListChat(responses=script)
     retriever = FakeRetriever(OWNERSHIP_CHUNKS)
     out = await ask(context(llm, retriever), "and what about mutable ones?", history=history)
     assert retriever.calls[0]["query"] == "What is a reference? and what about mutable ones?"
@@ -350,7 +350,7 @@ async def test_follow_up_the_planner_left_as_is_gets_the_previous_question() -> 
 
 
 async def test_malformed_planner_reply_falls_back_to_the_question() -> None:
-    llm = ScriptedChat(
+    llm = ListChat(
         responses=[
             AIMessage(content="{not json"),
             AIMessage(content="still not json"),
@@ -366,7 +366,7 @@ async def test_malformed_planner_reply_falls_back_to_the_question() -> None:
 
 
 async def test_named_document_narrows_retrieval_but_a_model_guess_does_not() -> None:
-    llm = ScriptedChat(
+    llm = ListChat(
         responses=[
             reply(answer="Heap data.", has_answer=True, used_chunk_ids=[13]),
         ]
@@ -484,7 +484,7 @@ def test_below_the_minimum_only_a_question_with_every_word_in_the_best_chunks_pa
 
 
 async def test_the_gate_uses_the_embedding_models_thresholds_from_the_context() -> None:
-    llm = ScriptedChat(responses=[reply(answer="Dropped.", has_answer=True, used_chunk_ids=[11])])
+    llm = ListChat(responses=[reply(answer="Dropped.", has_answer=True, used_chunk_ids=[11])])
     retriever = FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.84)])
     ctx = context(llm, retriever)
     assert (await ask(ctx, "When is a value dropped by its owner?"))["gate"]["passed"]
@@ -524,7 +524,7 @@ def test_quiz_options_are_left_out_of_the_gate_coverage() -> None:
     assert judge("Which statement is true?", related, config, limits, choice=True).passed
 
 
-class OptionReader(ScriptedChat):
+class OptionReader(ListChat):
     """Gives each letter of the options in the prompt a probability: `right` text most, and a bias
     towards "A" (as small models have); scripted replies for anything else."""
 

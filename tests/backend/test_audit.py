@@ -22,7 +22,7 @@ from core.runtime import Runtime
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import history
-from tests.chat_fakes import ScriptedChat
+from tests.chat_fakes import ListChat
 from tests.conftest import (
     Caller,
     UserFactory,
@@ -97,7 +97,7 @@ def reply(**fields: Any) -> AIMessage:
 async def ask(course: Course, answer: str, **headers: str) -> httpx.Response:
     change_runtime(
         course.app,
-        llm=ScriptedChat(responses=[reply(has_answer=True, answer=answer, used_chunk_ids=[course.chunk_id])]),
+        llm=ListChat(responses=[reply(has_answer=True, answer=answer, used_chunk_ids=[course.chunk_id])]),
     )
     url = f"/projects/{course.project_id}/qa"
     return await course.http.post(url, json={"question": QUESTION}, headers={**course.owner, **headers})
@@ -122,7 +122,7 @@ async def run_judge(runtime: Runtime, course: Course, query_id: str, verdicts: l
     # tests/agents/test_groundedness_contrast.py) could only abstain, yet would use up scripted replies.
     settings = runtime.settings.with_values({"GROUNDEDNESS_CONTRAST_CHECK": False})
     # The job's model calls go through the runtime's admission, on the app's Redis.
-    scripted = replace(runtime, settings=settings, llm=ScriptedChat(responses=replies))
+    scripted = replace(runtime, settings=settings, llm=ListChat(responses=replies))
     args = JudgeAnswer(uuid.UUID(course.project_id), course.owner_id, uuid.UUID(query_id))
     return await judge_answer_job(scripted, args)
 

@@ -27,7 +27,7 @@ from core.settings import Settings
 from core.store import evaluations, history, privacy, questions, threads
 from core.store.projects import Project
 from tests.bank import draft, unit_vector
-from tests.chat_fakes import ScriptedChat
+from tests.chat_fakes import ListChat
 from tests.conftest import Caller, UserFactory, change_runtime, changed_settings, class_project, own_app
 from tests.workers.runtime import job_runtime
 from workers.jobs.judge import judge_answer_job, purge_query_history
@@ -57,7 +57,7 @@ async def app_http(
 ) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
     async with own_app(settings, services) as (app, http):
         # Exact grading needs no model, but the agent routes want one configured.
-        change_runtime(app, llm=ScriptedChat(responses=[]))
+        change_runtime(app, llm=ListChat(responses=[]))
         yield app, http
 
 
@@ -412,7 +412,7 @@ async def test_retention_zero_writes_nothing(runtime: Runtime, course: Class, db
     )
     with changed_settings(course.app, **zero):
         # QA answers (here: nothing indexed, so "not found" after the planner) and keeps no thread.
-        change_runtime(course.app, llm=ScriptedChat(responses=[AIMessage(content=planner)]))
+        change_runtime(course.app, llm=ListChat(responses=[AIMessage(content=planner)]))
         asked = await course.http.post(
             course.url("/qa"), json={"question": "What is a move?"}, headers=course.alice
         )

@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
-from tests.chat_fakes import ScriptedChat, StreamingScripted
+from tests.chat_fakes import ListChat, StreamingScripted
 from tests.conftest import (
     SHARED_DATA,
     Caller,
@@ -137,7 +137,7 @@ async def test_non_members_get_404_and_viewers_may_ask(
     client: httpx.AsyncClient, project: RustProject, make_user: UserFactory
 ) -> None:
     chunk_id = await top_chunk(client, project, CONCAT)
-    fake = ScriptedChat(
+    fake = ListChat(
         responses=[reply(answer="+ takes ownership of a.", has_answer=True, used_chunk_ids=[chunk_id])]
     )
     with chat_model(client, fake):
@@ -161,7 +161,7 @@ async def test_threads_keep_history_and_belong_to_their_user(
         plan("What are the rules for mutable references in Rust?"),
         reply(answer="Only one mutable reference at a time.", has_answer=True, used_chunk_ids=[chunk_id]),
     ]
-    with chat_model(client, ScriptedChat(responses=script)):
+    with chat_model(client, ListChat(responses=script)):
         first = (await ask(client, project, question="What is a reference?", debug=True)).json()
         assert first["debug"]["invented_ids"] == [424242]
         assert [c["chunk_id"] for c in first["citations"]] == [chunk_id]
@@ -200,7 +200,7 @@ async def test_a_document_the_user_names_narrows_retrieval(
 ) -> None:
     question = "In ch08-02-strings, what happens to ownership with the + operator?"
     # Named by its file name in the question itself: no model call decides the filter.
-    fake = ScriptedChat(responses=[reply(answer="-", has_answer=False, used_chunk_ids=[])])
+    fake = ListChat(responses=[reply(answer="-", has_answer=False, used_chunk_ids=[])])
     with chat_model(client, fake):
         body = (await ask(client, project, question=question, debug=True)).json()
     strings_doc = project.document_ids["ch08-02-strings.md"]
@@ -216,7 +216,7 @@ async def test_an_answer_citing_no_shown_excerpt_is_unsupported_not_an_error(
 ) -> None:
     question = "What happens to a String when its owner goes out of scope?"
     invented = reply(answer="It is dropped.", has_answer=True, used_chunk_ids=[999_999_999])
-    with chat_model(client, ScriptedChat(responses=[invented])):
+    with chat_model(client, ListChat(responses=[invented])):
         response = await ask(client, project, question=question)
     assert response.status_code == 200, response.text
     body = response.json()
@@ -233,7 +233,7 @@ async def test_clarification_is_returned_and_nothing_is_retrieved(
         ambiguous=True,
         clarification="A String to a number, or a number to a String?",
     )
-    with chat_model(client, ScriptedChat(responses=[reply(answer="Text.", has_answer=True), ambiguous])):
+    with chat_model(client, ListChat(responses=[reply(answer="Text.", has_answer=True), ambiguous])):
         first = (await ask(client, project, question="What is a String?")).json()
         body = (
             await ask(

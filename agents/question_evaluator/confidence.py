@@ -1,0 +1,70 @@
+"""How sure a grade is (core/confidence calibrates it), and the second grading that does not depend on
+how an answer addresses its reader.
+
+- The verdict check: after the grading prompt and the grader's own reply (both cached by the server),
+  one token: "is the student answer correct?" P(yes). A grade the model itself doubts when asked
+  differently is one to check.
+- Addressed sentences: every sentence of the answer that speaks to its reader (you, your, você,
+  please, the teacher, the grader ...). The screens catch the phrasings they know and forfeit the grade;
+  for any other answer that has such sentences, the answer is graded again without them and the
+  lower grade is kept, so a pull on the grader no pattern names cannot raise a grade either.
+- The signals: the final and the model's own score, the verdict check and how far it is from the
+  verdict, the answer's agreement with the reference's key terms, what the screens left out, and how
+  much the second grading lowered the grade."""
+
+import re
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from agents.common.one_token import yes_probability
+from core.llm.structured import TokenUsage
+from core.text.words import sentence_pieces
+
+VERDICT_CHECK = (
+    "Is the student answer correct: does it say what the reference answer says? Answer with one word,"
+    " yes or no."
+)
+# Second person, a vocative to the marker, or a request of the reader, English and Portuguese.
+_ADDRESSED = re.compile(
+    r"\b(you|your|yours|yourself|você|vocês|voce|voces|tu|teu|tua|contigo)\b"
+    r"|\b(grader|teacher|professor|professora|examiner|marker|instructor|tutor|avaliador|avaliadora"
+    r"|corretor|corretora|sir|madam)\b"
+    r"|^\W*(please|kindly|note that|remember|por favor|note que|lembre|considere|consider)\b",
+    re.IGNORECASE | re.UNICODE,
+)
+EXPECTED_YES = {"correct": 1.0, "partially_correct": 0.5, "incorrect": 0.0}
+
+
+def without_addressed(answer: str) -> tuple[str, tuple[str, ...]]:
+    """The answer without its sentences addressed to a reader, and those sentences."""
+    kept, removed = [], []
+    for piece in sentence_pieces(answer):
+        (removed if _ADDRESSED.search(piece.strip()) else kept).append(piece)
+    return "".join(kept).strip(), tuple(p.strip() for p in removed if p.strip())
+
+
+async def verdict_check(
+    llm: Any, messages: list[BaseMessage], reply_json: str, usage: TokenUsage | None
+) -> float | None:
+    asked = [*messages, AIMessage(content=reply_json), HumanMessage(content=VERDICT_CHECK)]
+    return await yes_probability(llm, asked, usage)
+
+
+def grade_signals(
+    grade: dict[str, Any], *, model_score: float, verdict_yes: float | None, second_drop: float, words: int
+) -> dict[str, float]:
+    signals = {
+        "score": float(grade["score"]),
+        "model_score": model_score,
+        "screened": float(len(grade.get("screened", [])) > 0),
+        "off_subject": float(len(grade.get("off_subject", [])) > 0),
+        "second_drop": second_drop,
+        "answer_words": float(words),
+    }
+    if grade.get("reference_overlap") is not None:
+        signals["overlap"] = float(grade["reference_overlap"])
+    if verdict_yes is not None:
+        signals["verdict_yes"] = verdict_yes
+        signals["check_gap"] = abs(verdict_yes - EXPECTED_YES[grade["verdict"]])
+    return signals
