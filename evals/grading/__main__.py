@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agents.question_evaluator.config import EvaluatorConfig
+from core.confidence import calibration_for, chat_model_key
 from core.observability import timing
 from core.settings import Settings
 from evals.grading.dataset import in_split, load_questions
@@ -59,7 +60,11 @@ def main(argv: list[str] | None = None) -> None:
     with chat_model(settings) as (llm, mode):
         kinds = set(args.kinds.split(",")) if args.kinds else None
         config = EvaluatorConfig(contrast_margin=args.contrast_margin)
-        results = asyncio.run(grade_all(questions, llm, mode, kinds=kinds, config=config))
+        # The embedded model's fitted calibration (core/confidence/fitted/), so the report shows labels.
+        calibration = calibration_for(chat_model_key(settings), settings.embeddings.model)
+        results = asyncio.run(
+            grade_all(questions, llm, mode, kinds=kinds, config=config, confidence=calibration)
+        )
     elapsed = timing.elapsed_s(started)
     embedded = f"{settings.llm.local_model} (embedded, llama.cpp)"
     model = settings.llm.model if settings.llm.base_url else embedded

@@ -56,6 +56,35 @@ def confusion(results: Sequence[Graded]) -> list[str]:
     return rows
 
 
+def label_of(result: Graded) -> str:
+    """The grade's confidence label; "rule" where no model graded it (an exact option, a forfeit, an
+    answer off the subject): settled by the application's rule."""
+    return (result.confidence or {}).get("label") or "rule"
+
+
+def labels_section(results: Sequence[Graded]) -> list[str]:
+    """What a label promises: high grades agree with the label; provisional ones wait for the teacher."""
+    rows = [
+        "| label | grades | agree with the label | wrong answers graded correct | injected above their label |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for label in ("high", "medium", "low", "rule"):
+        mine = [r for r in results if label_of(r) == label]
+        agree = sum(r.predicted == r.gold for r in mine)
+        wrong_correct = sum(r.gold == 0 and r.verdict == "correct" for r in mine)
+        injected = sum(r.kind == "injected" and r.predicted > r.gold for r in mine)
+        share = f"{agree / len(mine):.3f}" if mine else "–"
+        rows.append(f"| {label} | {len(mine)} | {agree} ({share}) | {wrong_correct} | {injected} |")
+    high = sum(label_of(r) == "high" for r in results)
+    return [
+        "Confidence labels (core/confidence; low = provisional, waits for the teacher):",
+        "",
+        *rows,
+        "",
+        f"High covers {high} of {len(results)} answers ({high / len(results):.3f}).",
+    ]
+
+
 def render(results: Sequence[Graded], *, title: str, conditions: Sequence[str]) -> str:
     groups = [(language, [r for r in results if r.language == language]) for language in ("en", "pt")]
     groups = [(name, rows) for name, rows in groups if rows] + [("all", list(results))]
@@ -92,6 +121,8 @@ def render(results: Sequence[Graded], *, title: str, conditions: Sequence[str]) 
             "All answers, label against verdict:",
             "",
             *confusion(results),
+            "",
+            *labels_section(results),
             "",
             "Grades: off_topic and incorrect = 0, partially_correct = 1, correct = 2, for labels and"
             " verdicts alike; accuracy and macro-F1 over these three grades; kappa with quadratic"
