@@ -65,7 +65,7 @@ def label_of(result: Graded) -> str:
 def labels_section(results: Sequence[Graded]) -> list[str]:
     """What a label promises: high grades agree with the label; provisional ones wait for the teacher."""
     rows = [
-        "| label | grades | agree with the label | wrong answers graded correct | injected above their label |",
+        "| label | grades | agree with the label | wrong answers graded correct | injected above label |",
         "| --- | ---: | ---: | ---: | ---: |",
     ]
     for label in ("high", "medium", "low", "rule"):
