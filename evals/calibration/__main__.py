@@ -15,7 +15,7 @@ from pathlib import Path
 from core.confidence.fit import FITTED_NOTE, fit_calibration
 from core.confidence.store import FITTED, save_calibration
 from evals.calibration.report import evaluate, write_report
-from evals.calibration.samples import qa_samples
+from evals.calibration.samples import grade_samples, qa_samples
 from evals.stack import REPO_ROOT
 
 RECORDS = REPO_ROOT / "evals" / "data" / "calibration"
@@ -29,6 +29,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--records", type=Path, nargs="*", default=sorted(RECORDS.glob("qa-*.jsonl")),
         help="scored evals.qa records (records.jsonl of its --workdir after a run)",
     )  # fmt: skip
+    parser.add_argument(
+        "--grading-records", type=Path, nargs="*", default=sorted(RECORDS.glob("grading-*.jsonl")),
+        help="evals.grading --records of the dev split",
+    )  # fmt: skip
     parser.add_argument("--write", action="store_true", help="store the fitted calibration as the default")
     parser.add_argument("--chat-model", default=CHAT_MODEL)
     parser.add_argument("--embedding-model", default=EMBEDDING_MODEL)
@@ -40,15 +44,19 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     command = shlex.join(["python", "-m", "evals.calibration", *(argv if argv is not None else sys.argv[1:])])
     samples, asked = qa_samples(args.records)
+    graded, grades_asked = grade_samples(args.grading_records)
+    samples, asked = samples + graded, asked | grades_asked
     outcome = evaluate(samples, asked)
-    names = ", ".join(path.name for path in args.records)
+    names = ", ".join(path.name for path in [*args.records, *args.grading_records])
     calibration = fit_calibration(
         samples,
         chat_model=args.chat_model,
         embedding_model=args.embedding_model,
         fitted_on=f"{len(samples)} development replies ({names}); {FITTED_NOTE}",
     )
-    write_report(outcome, calibration, args.report, command=command, records=args.records)
+    write_report(
+        outcome, calibration, args.report, command=command, records=[*args.records, *args.grading_records]
+    )
     print(args.report.with_suffix(".md").read_text())
     if args.write:
         print(f"written: {save_calibration(FITTED, calibration)}")

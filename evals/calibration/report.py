@@ -45,12 +45,16 @@ class Outcome:
 
 
 def answerable(asked: dict[str, int], kind: str | None = None) -> int:
+    """Questions a reply of `kind` could be right on (every QA kind but absent; every graded answer)."""
+
     def wanted(group: str) -> bool:
         if group.endswith("/ absent"):
             return False
         if kind is None:
             return True
-        return group.endswith("/ multiple_choice") == (kind == "choice")
+        if group.startswith("grading /"):
+            return kind == "grade"
+        return kind != "grade" and group.endswith("/ multiple_choice") == (kind == "choice")
 
     return sum(count for group, count in asked.items() if wanted(group))
 
@@ -69,9 +73,10 @@ def evaluate(samples: list[Sample], asked: dict[str, int]) -> Outcome:
                 ece(p, right), auroc(p, right), every, without,
             )
         )  # fmt: skip
-    everything = [s for k in kinds for s in k.samples]
-    labels = [label for k in kinds for label in k.labels]
-    p = [value for k in kinds for value in k.p]
+    answers = [k for k in kinds if k.kind != "grade"]  # "all" is over the QA replies; grades apart
+    everything = [s for k in answers for s in k.samples]
+    labels = [label for k in answers for label in k.labels]
+    p = [value for k in answers for value in k.p]
     return Outcome(
         kinds,
         label_figures(everything, labels, answerable(asked)),
@@ -114,7 +119,7 @@ def write_report(
     ]
     for kind in outcome.kinds:
         lines.append(_row(kind.kind, kind.figures, kind.ece, kind.auroc))
-    lines.append(_row("all", outcome.overall, outcome.overall_ece, None))
+    lines.append(_row("all answers", outcome.overall, outcome.overall_ece, None))
     lines += ["", "## Each signal's out-of-fold contribution", ""]
     for kind in outcome.kinds:
         lines += [

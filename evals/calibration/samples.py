@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from core.confidence.fit import Sample
+from evals.grading.dataset import GRADE
 
 
 def qa_samples(paths: list[Path]) -> tuple[list[Sample], dict[str, int]]:
@@ -30,4 +31,23 @@ def qa_samples(paths: list[Path]) -> tuple[list[Sample], dict[str, int]]:
                     record["answer_right"],
                 )
             )
+    return samples, asked
+
+
+def grade_samples(paths: list[Path]) -> tuple[list[Sample], dict[str, int]]:
+    """evals.grading records (its --records): each model grade's signals, and whether its verdict
+    matched the answer's label (off_topic counts as incorrect). Rule-decided grades are only counted."""
+    samples: list[Sample] = []
+    asked: dict[str, int] = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            group = f"grading / {record['kind']}"
+            asked[group] = asked.get(group, 0) + 1
+            confidence = record.get("confidence")
+            if not confidence:
+                continue
+            right = GRADE[record["verdict"] or "incorrect"] == GRADE[record["label"]]
+            case_id = f"{path.stem}:{record['question_id']}:{record['kind']}"
+            samples.append(Sample(case_id, group, "grade", confidence["signals"], right))
     return samples, asked
