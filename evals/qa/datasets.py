@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from core.text.answers import LETTERS
+
 Kind = Literal["multiple_choice", "short_answer", "extractive", "absent"]
-LETTERS = "ABCDEFGH"
 MC_INSTRUCTION = "Which option is correct? Give its letter and explain."
 
 
