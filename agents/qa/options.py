@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 _OPTION_LINE = re.compile(r"^[ \t]*\(?([A-Ha-h])[).:][ \t]+(\S.*)$", re.MULTILINE)
 _OPTIONS_HEADER = re.compile(r"\n\s*(options|alternativas|choices|opções)\s*:?\s*$", re.IGNORECASE)
+CHOICE_INSTRUCTION = "Which option is correct? Give its letter and explain."
 
 
 @dataclass(frozen=True)
@@ -40,3 +41,9 @@ def question_stem(question: str) -> str:
     """The text before the options of a question that has them; the question itself otherwise."""
     choice = parse_choice(question)
     return question if choice is None else choice.stem
+
+
+def choice_question(stem: str, options: list[str]) -> str:
+    """A question with its options as a student pastes it (and parse_choice reads it)."""
+    shown = "\n".join(f"{chr(ord('A') + i)}) {option}" for i, option in enumerate(options))
+    return f"{stem}\n\nOptions:\n{shown}\n\n{CHOICE_INSTRUCTION}"

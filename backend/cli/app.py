@@ -11,9 +11,12 @@ from uuid import UUID
 import typer
 import uvicorn
 
+from agents.runs.calibration import NotEnoughQuestions
+from backend.cli.calibrate import refit_confidence
 from backend.cli.search_format import format_result
 from backend.cli.users import users_app
 from backend.main import create_app
+from core.confidence import save_calibration
 from core.embeddings.calibrate import CalibrationError, calibrate_project
 from core.embeddings.models import make_embeddings
 from core.embeddings.thresholds import save_thresholds
@@ -154,27 +157,56 @@ async def _search(
 def calibrate(
     project: UUID = typer.Option(..., "--project", help="A project with a question bank (20+ questions)."),
     save: bool = typer.Option(True, help="Write the values where the API and workers read them."),
+    thresholds: bool = typer.Option(True, help="Calibrate the embedding model's cosine thresholds."),
+    confidence: bool = typer.Option(
+        True, help="Refit the answers' confidence on the project's approved items (runs the chat model)."
+    ),
+    limit: int = typer.Option(200, help="At most this many approved items are asked."),
 ) -> None:
-    """Calibrate the embedding model's cosine thresholds on a project's questions."""
+    """Calibrate the embedding model's cosine thresholds and the answers' confidence on a project's
+    questions, for the models this server runs."""
     settings = Settings()
-    with EmbeddedServices(settings, redis=False) as urls:
+    with EmbeddedServices(settings, redis=False, llm=confidence) as urls:
         apply_migrations(urls.database_url)
         try:
-            fitted, thresholds = asyncio.run(calibrate_project(urls.database_url, settings, project))
-        except CalibrationError as error:
+            if thresholds:
+                _calibrate_thresholds(settings, urls, project, save=save)
+            if confidence:
+                _refit_confidence(settings, urls, project, limit=limit, save=save)
+        except (CalibrationError, NotEnoughQuestions) as error:
             typer.echo(f"studyai calibrate: {error}", err=True)
             raise typer.Exit(1) from None
+
+
+def _calibrate_thresholds(settings: Settings, urls: ServiceUrls, project: UUID, *, save: bool) -> None:
+    fitted, values = asyncio.run(calibrate_project(urls.database_url, settings, project))
     typer.echo(
         f"{settings.embeddings.model}: y = {fitted.slope:.3f} x + {fitted.intercept:.3f} over {fitted.pairs}"
         f" pairs (r = {fitted.correlation:.3f}); related mean {fitted.related_mean[1]:.3f},"
         f" unrelated {fitted.unrelated_mean[1]:.3f}"
     )
-    for name, value in asdict(thresholds).items():
+    for name, value in asdict(values).items():
         typer.echo(f"  {name}: {value}")
     if save:
         typer.echo(
-            f"saved to {save_thresholds(settings.services.data_dir, settings.embeddings.model, thresholds)}"
+            f"saved to {save_thresholds(settings.services.data_dir, settings.embeddings.model, values)}"
         )
+
+
+def _refit_confidence(
+    settings: Settings, urls: ServiceUrls, project: UUID, *, limit: int, save: bool
+) -> None:
+    calibration = refit_confidence(settings, urls, project, limit=limit)
+    typer.echo(
+        f"confidence for {calibration.chat_model} + {calibration.embedding_model}: {calibration.fitted_on}"
+    )
+    for kind, model in calibration.kinds.items():
+        typer.echo(
+            f"  {kind}: high >= {model.high_min:.3f}, low < {model.low_below:.3f}"
+            f" (signals: {', '.join(model.features)})"
+        )
+    if save:
+        typer.echo(f"saved to {save_calibration(settings.services.data_dir / 'calibration', calibration)}")
 
 
 # Each suite's module, imported when `studyai eval` runs it: the backend does not depend on evals.

@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from core.text.answers import LETTERS
+from agents.qa.options import choice_question
 
 Kind = Literal["multiple_choice", "short_answer", "extractive", "absent"]
-MC_INSTRUCTION = "Which option is correct? Give its letter and explain."
 
 
 @dataclass(frozen=True)
@@ -91,12 +90,11 @@ def _quiz_case(item: dict, case_id: str, files: frozenset[str], rng: random.Rand
             return None
         options = [correct, *[str(d) for d in prompt.get("distractors", [])]]
         rng.shuffle(options)
-        shown = "\n".join(f"{LETTERS[i]}) {option}" for i, option in enumerate(options))
         return QACase(
             id=case_id,
             dataset="rust-quizzes",
             kind="multiple_choice",
-            question=f"{question}\n\nOptions:\n{shown}\n\n{MC_INSTRUCTION}",
+            question=choice_question(question, options),
             answers=(correct,),
             options=tuple(options),
             evidence_files=files,
