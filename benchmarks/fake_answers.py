@@ -5,10 +5,16 @@ ids come from the prompt, as a model that cites would give them), and every othe
 question generator, evaluator) gets a valid object of its schema from SchemaChatServer.
 
 It notes the wall-clock time at which it sends the first piece of each streamed answer's text, so a
-benchmark can compare it with the moment the text appears in the page."""
+benchmark can compare it with the moment the text appears in the page.
+
+The answer path's one-token self-check (agents/qa/signals.py: "is every claim stated in the
+excerpts? yes/no", asked with log-probabilities) gets a reply whose top log-probs put P(yes) at
+SELF_CHECK_YES for a marker word of the question (the browser tests ask for each confidence label
+that way), else DEFAULT_YES."""
 
 import asyncio
 import json
+import math
 import re
 import time
 from collections.abc import AsyncIterator
@@ -17,13 +23,22 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from agents.qa.signals import ANSWER_CHECK, CHOICE_CHECK
 from benchmarks.fake_model import PLAIN_REPLY, SchemaChatServer, completion, instance, sse_chunk
 
 ANSWER = (
     "Each value in Rust has an **owner**, and there can only be one owner at a time. "
     "When the owner goes out of scope, the value is dropped."
 )
+ANSWER_PT = (
+    "Cada valor em Rust tem um **dono**, e só pode haver um dono por vez. "
+    "Quando o dono sai do escopo, o valor é descartado."
+)
 _EXCERPT_ID = re.compile(r"\[(\d+)\]")
+_QUESTION = re.compile(r"^Question: (.*)$", re.M)
+# P(yes) of the self-check by a word of the question (English and Portuguese), else DEFAULT_YES.
+SELF_CHECK_YES = {"briefly": 0.5, "resumidamente": 0.5, "guess": 0.05, "palpite": 0.05}
+DEFAULT_YES = 0.95
 # Plausible text for the other agents' string fields (screenshots read better than a placeholder).
 FIELDS = {
     "question": "What happens to a value when its owner goes out of scope?",
@@ -59,9 +74,17 @@ class CitingChatServer(SchemaChatServer):
     """`with CitingChatServer() as server:` serves `server.url`; `first_text_at` lists, per streamed
     answer, the time.time() at which its first answer characters were sent."""
 
-    def __init__(self, answer: str = ANSWER, piece_chars: int = 6, delay_s: float = 0.03) -> None:
+    def __init__(
+        self,
+        answer: str = ANSWER,
+        piece_chars: int = 6,
+        delay_s: float = 0.03,
+        *,
+        answer_pt: str = ANSWER_PT,
+    ) -> None:
         super().__init__()
-        self.answer, self.piece_chars, self.delay_s = answer, piece_chars, delay_s
+        self.answer, self.answer_pt, self.piece_chars, self.delay_s = answer, answer_pt, piece_chars, delay_s
+        self.first_delay_s = 0.0  # a pause before a streamed answer's first piece (a test may set it)
         self.first_text_at: list[float] = []
         self.generated = 0  # items generated so far: the next takes QUESTIONS[generated % len]
 
@@ -71,6 +94,9 @@ class CitingChatServer(SchemaChatServer):
         schema = fmt.get("schema") or (fmt.get("json_schema") or {}).get("schema") or {}
         properties = schema.get("properties", {})
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        if body.get("logprobs") and _is_self_check(body):
+            self.requests += 1
+            return JSONResponse(yes_no_completion(self_check_yes(prompt)))
         cited = [int(m) for m in _EXCERPT_ID.findall(prompt)[:1]]
         # A generated question and a grade cite the first excerpt by its chunk id (the planner's `sources`
         # are topic numbers, which the schema's minimal [1] already is).
@@ -87,14 +113,16 @@ class CitingChatServer(SchemaChatServer):
                 return await super()._complete(request)
             return JSONResponse(completion(json.dumps(_plausible(instance(schema, schema, prompt)))))
         self.requests += 1
-        content = json.dumps({"has_answer": True, "answer": self.answer, "used_chunk_ids": cited})
+        answer = self.answer_pt if "in Portuguese" in prompt else self.answer
+        content = json.dumps({"has_answer": True, "answer": answer, "used_chunk_ids": cited})
         if not body.get("stream"):
             return JSONResponse(completion(content))
-        return StreamingResponse(self._pieces(content), media_type="text/event-stream")
+        return StreamingResponse(self._pieces(content, answer), media_type="text/event-stream")
 
-    async def _pieces(self, content: str) -> AsyncIterator[str]:
-        text_starts = content.index(self.answer[:10])
+    async def _pieces(self, content: str, answer: str) -> AsyncIterator[str]:
+        text_starts = content.index(json.dumps(answer)[1:11])
         noted = False
+        await asyncio.sleep(self.first_delay_s)
         for i in range(0, len(content), self.piece_chars):
             await asyncio.sleep(self.delay_s)
             if not noted and i + self.piece_chars > text_starts:
@@ -105,3 +133,27 @@ class CitingChatServer(SchemaChatServer):
         usage: dict[str, Any] = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
         yield sse_chunk({}, None, usage=usage)
         yield "data: [DONE]\n\n"
+
+
+def _is_self_check(body: dict[str, Any]) -> bool:
+    messages = body.get("messages") or [{}]
+    asked = str(messages[-1].get("content", ""))
+    return asked == ANSWER_CHECK or asked.endswith(CHOICE_CHECK.split("}", 1)[1])
+
+
+def self_check_yes(prompt: str) -> float:
+    """P(yes) for the question the prompt asks (its `Question: ...` line)."""
+    question = (_QUESTION.findall(prompt) or [""])[-1].lower()
+    return next((p for word, p in SELF_CHECK_YES.items() if word in question), DEFAULT_YES)
+
+
+def yes_no_completion(p_yes: float) -> dict[str, Any]:
+    """A one-token reply with OpenAI-style log-probs: P(yes) = p_yes, P(no) = 1 - p_yes."""
+    top = [
+        {"token": "yes", "logprob": math.log(p_yes), "bytes": None},
+        {"token": "no", "logprob": math.log(1 - p_yes), "bytes": None},
+    ]
+    reply = completion("yes" if p_yes >= 0.5 else "no")
+    token = {**top[0 if p_yes >= 0.5 else 1], "top_logprobs": top}
+    reply["choices"][0]["logprobs"] = {"content": [token]}
+    return reply

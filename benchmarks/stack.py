@@ -192,12 +192,12 @@ async def upload(
 
 
 async def indexed_project(
-    base: str, headers: dict[str, str], name: str, filename: str, text: str
+    base: str, headers: dict[str, str], name: str, filename: str, text: str, *, language: str = "en"
 ) -> tuple[str, str]:
-    """A new English project with one Markdown document uploaded and indexed, made over the API as any
-    client would: (project id, document id)."""
+    """A new project (English unless told) with one Markdown document uploaded and indexed, made over
+    the API as any client would: (project id, document id)."""
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120) as http:
-        project = (await http.post("/projects", json={"name": name, "language": "en"})).json()["id"]
+        project = (await http.post("/projects", json={"name": name, "language": language})).json()["id"]
         files = {"file": (filename, text.encode(), "text/markdown")}
         accepted = (await http.post(f"/projects/{project}/documents", files=files)).json()
         for _ in range(600):

@@ -180,3 +180,44 @@ export function JobProgress({ job }) {
       : html`<progress max=${counted ? job.total : undefined} value=${counted ? job.done : undefined} aria-label=${text}></progress>`}
   </div>`;
 }
+
+// An answer's confidence label (core/confidence): in words, the colour only repeats them.
+export function ConfidenceBadge({ confidence }) {
+  const { t } = useApp();
+  if (!confidence?.label) return null;
+  const { label, p } = confidence;
+  const title = typeof p === 'number' ? `${Math.round(p * 100)}%` : undefined;
+  return html`<span class=${`badge confidence-${label}`} data-confidence=${label} title=${title}>${t(`confidence.${label}`)}</span>`;
+}
+
+const flat = (text) => (text || '').replace(/\s+/g, ' ').trim();
+
+// A passage's text with its key sentence in <mark>.
+export function Highlighted({ text, highlight }) {
+  const body = flat(text);
+  const key = flat(highlight);
+  const at = key ? body.indexOf(key) : -1;
+  if (at < 0) return key ? html`<mark>${key}</mark>${body && body !== key ? html`<br />${body}` : ''}` : body;
+  return html`${body.slice(0, at)}<mark>${key}</mark>${body.slice(at + key.length)}`;
+}
+
+// Passages from the material, each with its highlighted sentence and where it is (document, section,
+// pages); the document's name opens the whole passage beside the answer.
+export function Passages({ passages, title, onOpen }) {
+  const { t } = useApp();
+  if (!passages?.length) return null;
+  return html`<div class="evidence">
+    ${title && html`<p class="evidence-title">${title}</p>`}
+    <ul class="passages">
+      ${passages.map((p, i) => html`<li key=${`${p.chunk_id}-${i}`} data-chunk=${p.chunk_id}>
+        <blockquote><${Highlighted} text=${p.text} highlight=${p.highlight} /></blockquote>
+        <p class="meta">
+          ${onOpen
+            ? html`<button type="button" class="link" onClick=${() => onOpen({ ...p, excerpt: p.text })}>${p.document_title}</button>`
+            : p.document_title}
+          ${p.section_path?.length ? ` · ${sectionLabel(p.section_path)}` : ''}${p.page_start ? ` · ${pagesLabel(t, p.page_start, p.page_end)}` : ''}
+        </p>
+      </li>`)}
+    </ul>
+  </div>`;
+}

@@ -20,6 +20,8 @@ from backend.main import create_app
 from benchmarks.fake_answers import CitingChatServer
 from benchmarks.fake_model import ThreadedServer
 from benchmarks.stack import indexed_project
+from core.confidence import Calibration, KindModel, chat_model_key, save_calibration
+from core.confidence.store import calibration_path
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from tests.conftest import Caller, UserFactory
@@ -43,9 +45,36 @@ class ApiServer(ThreadedServer):
         super().__init__(create_app(settings, urls), start_timeout_s=180, name="the API server")
 
 
+# A free answer's confidence from its self-check alone, P(yes) as the fake chat model gives it
+# (benchmarks/fake_answers.py SELF_CHECK_YES): 0.95 -> p 0.99 high, 0.5 -> p 0.5 medium, 0.05 -> p 0.01 low.
+TEST_CALIBRATION = {
+    "answer": KindModel(
+        features=("self_yes",),
+        means=(0.5,),
+        scales=(0.1,),
+        coefficients=(1.0,),
+        intercept=0.0,
+        high_min=0.9,
+        low_below=0.2,
+    )
+}
+
+
+@pytest.fixture(scope="session")
+def calibration(settings: Settings) -> Iterator[Path]:
+    """The labels' calibration for the chat model the stack counts as the embedded one, in the data
+    directory (where it wins over the shipped one), written before the API server loads it."""
+    chat, embedding = chat_model_key(settings), settings.embeddings.model
+    folder = settings.services.data_dir / "calibration"
+    path = save_calibration(folder, Calibration(chat, embedding, TEST_CALIBRATION, source="tests/e2e"))
+    assert path == calibration_path(settings.services.data_dir, chat, embedding)
+    yield path
+    path.unlink(missing_ok=True)
+
+
 @pytest.fixture(scope="session")
 def web_stack(
-    settings: Settings, services: ServiceUrls, worker: subprocess.Popen[bytes]
+    settings: Settings, services: ServiceUrls, worker: subprocess.Popen[bytes], calibration: Path
 ) -> Iterator[WebStack]:
     if not CHROMIUM.exists():
         pytest.fail("Debian's chromium is missing: apt-get install -y chromium (.ci/run does)")
@@ -170,3 +199,25 @@ async def course(web_stack: WebStack, make_user: UserFactory) -> AsyncIterator[C
     """A project with the course indexed, made over the API as any client would."""
     owner = await make_user("teacher")
     yield Course(owner, *await indexed_project(web_stack.base, owner, "Rust 101", "ownership.md", COURSE))
+
+
+COURSE_PT = """# Posse
+
+## As regras
+
+Cada valor em Rust tem um dono. Só pode haver um dono por vez. Quando o dono sai do escopo, o valor é
+descartado. Essas regras dão a Rust segurança de memória sem um coletor de lixo.
+
+## Movimentos
+
+Atribuir uma String a outra variável a move: a primeira variável deixa de valer, e a memória é
+liberada uma única vez, quando a segunda sai do escopo.
+"""
+
+
+@pytest.fixture(scope="module")
+async def course_pt(web_stack: WebStack, make_user: UserFactory) -> AsyncIterator[Course]:
+    """A Portuguese project (the app speaks Portuguese in it) with the course in Portuguese."""
+    owner = await make_user("teacher")
+    made = await indexed_project(web_stack.base, owner, "Rust 101 (pt)", "posse.md", COURSE_PT, language="pt")
+    yield Course(owner, *made)

@@ -1,12 +1,15 @@
 """The web app end to end in Chromium: sign in, create a project, drop a Markdown file and watch it reach
-ready, ask a question and see the answer stream in with a citation that opens its passage, generate and
-answer a quiz question, and a viewer who is offered no upload. Every main screen passes axe-core with no
-serious or critical violation, and is photographed."""
+ready, ask a question and see the passages from the material, then the answer stream in with a citation
+that opens its passage, each confidence label shown as it should be (English and Portuguese), generate
+and answer a quiz question, and a viewer who is offered no upload. Every main screen passes axe-core
+with no serious or critical violation, and is photographed."""
 
+import json
 import re
 from pathlib import Path
 
-from playwright.async_api import Browser, expect
+import pytest
+from playwright.async_api import Browser, Page, Route, expect
 
 from tests.conftest import UserFactory
 from tests.e2e.conftest import (
@@ -235,3 +238,192 @@ async def test_note_footnotes_become_a_references_list(web_stack: WebStack, brow
     assert "<script" not in rendered["html"]
     assert problems.errors == []
     await context.close()
+
+
+# A question per confidence label: the fake chat model's self-check gives P(yes) by a marker word of the
+# question (benchmarks/fake_answers.py), the test calibration (tests/e2e/conftest.py) labels it.
+LABELLED = {
+    "en": {
+        "high": QUESTION,
+        "medium": "Briefly, what happens to a value when its owner goes out of scope?",
+        "low": "Can you guess what happens to a value when its owner goes out of scope?",
+    },
+    "pt": {
+        "high": "O que acontece com um valor quando o dono sai do escopo?",
+        "medium": "Resumidamente, o que acontece com um valor quando o dono sai do escopo?",
+        "low": "Qual é o seu palpite: o que acontece com um valor quando o dono sai do escopo?",
+    },
+}
+WORDS = {
+    "en": {
+        "high": "High confidence",
+        "medium": "Medium confidence",
+        "low": "Low confidence",
+        "material": "From your material",
+        "check": "Check the passage",
+        "unsure": "The material does not let me answer this with confidence.",
+        "answer": "the value is dropped",
+    },
+    "pt": {
+        "high": "Confiança alta",
+        "medium": "Confiança média",
+        "low": "Confiança baixa",
+        "material": "Do seu material",
+        "check": "Confira o trecho",
+        "unsure": "O material não me permite responder a isto com confiança.",
+        "answer": "o valor é descartado",
+    },
+}
+SHOT_NUMBER = {"high": 17, "medium": 18, "low": 19}
+
+# Notes, when the first passage from the material appears, what the answer area holds at that moment.
+WATCH_EVIDENCE = """() => {
+  window.__evidence = null;
+  const seen = () => {
+    if (window.__evidence !== null) return;
+    const reply = document.querySelector('.msg.assistant:last-child');
+    if (!reply || !reply.querySelector('.evidence mark')) return;
+    const draft = reply.querySelector('[data-streaming=true]');
+    window.__evidence = {
+      draft: draft ? draft.textContent : null,
+      answered: reply.querySelector('.answer.markdown') !== null,
+      badge: reply.querySelector('[data-confidence] .badge, .badge[data-confidence]') !== null,
+    };
+  };
+  new MutationObserver(seen).observe(document.body, { childList: true, subtree: true, characterData: true });
+}"""
+
+
+async def ask(page: Page, question: str) -> None:
+    await page.locator("#question").fill(question)
+    await page.locator(".ask-form button[type=submit]").click()
+
+
+async def test_evidence_shows_before_the_answer(
+    web_stack: WebStack, open_page: OpenPage, course: Course
+) -> None:
+    """The book's words come first: the passages, their key sentence marked, are on the page while the
+    model has not written a word; the answer then streams in under them as a draft."""
+    page, problems = await open_page(course.owner, f"/p/{course.project_id}/ask")
+    await page.evaluate(WATCH_EVIDENCE)
+    web_stack.fake.first_delay_s = 1.5
+    try:
+        await ask(page, QUESTION)
+        reply = page.locator(".msg.assistant").last
+        evidence = reply.locator(".evidence")
+        await expect(evidence.locator(".evidence-title")).to_have_text("From your material", timeout=30_000)
+        await expect(evidence.locator("mark").first).to_be_visible()
+        await expect(evidence.locator(".passages > li").first).to_contain_text("ownership")  # its document
+        seen = await page.evaluate("() => window.__evidence")
+        assert seen is not None and seen["draft"] in (None, "") and not seen["answered"], seen
+        assert not seen["badge"], seen  # no label before the confidence is known
+        # The streaming text is a draft until `done` says how sure it is.
+        await expect(reply.locator("[data-streaming=true]")).to_contain_text("Each value", timeout=30_000)
+        await expect(reply.locator(".draft-label")).to_have_text("Draft — checking…")
+    finally:
+        web_stack.fake.first_delay_s = 0.0
+    await expect(reply.locator(".answer.markdown")).to_contain_text("the value is dropped", timeout=30_000)
+    marks = await page.evaluate(
+        "() => ({evidence: performance.getEntriesByName('studyai:evidence')[0]?.startTime,"
+        " token: performance.getEntriesByName('studyai:first-token')[0]?.startTime})"
+    )
+    assert marks["evidence"] is not None and marks["token"] - marks["evidence"] > 500, marks
+    # Once answered with high confidence, the passages fold away under the answer.
+    await expect(reply.locator(".badge[data-confidence=high]")).to_have_text("High confidence")
+    await expect(reply.locator("details.evidence-more")).not_to_have_attribute("open", "")
+    assert problems.errors == []
+
+
+@pytest.mark.parametrize("lang", ["en", "pt"])
+async def test_each_confidence_label(
+    lang: str, web_stack: WebStack, open_page: OpenPage, course: Course, course_pt: Course, shots: Path
+) -> None:
+    project = course if lang == "en" else course_pt
+    words = WORDS[lang]
+    page, problems = await open_page(project.owner, f"/p/{project.project_id}/ask")
+    suffix = "" if lang == "en" else "-pt"
+    for label, question in LABELLED[lang].items():
+        await page.goto(f"{web_stack.base}/app/#/p/{project.project_id}/ask")  # a new chat each
+        await expect(page.locator(".msg")).to_have_count(0)
+        await ask(page, question)
+        reply = page.locator(".msg.assistant").last
+        badge = reply.locator(f".badge[data-confidence={label}]")
+        await expect(badge).to_have_text(words[label], timeout=60_000)
+        await expect(reply).to_have_attribute("data-confidence", label)
+        if label == "high":
+            await expect(reply.locator(".answer")).to_contain_text(words["answer"])
+            await expect(reply.locator(".check-note")).to_have_count(0)
+            await expect(reply.locator(".chip")).to_have_count(1)
+        elif label == "medium":
+            await expect(reply.locator(".answer")).to_contain_text(words["answer"])
+            await expect(reply.locator(".check-note")).to_contain_text(words["check"])
+            deciding = reply.locator(".passages > li")
+            await expect(deciding).to_have_count(1)
+            await expect(deciding.locator("mark")).not_to_be_empty()
+        else:
+            await expect(reply).to_have_attribute("data-outcome", "unsure")
+            await expect(reply.locator(".answer")).to_contain_text(words["unsure"])
+            await expect(reply.locator(".answer")).not_to_contain_text(
+                words["answer"]
+            )  # the guess is not shown
+            await expect(reply.locator(".evidence-title")).to_have_text(words["material"])
+            await expect(reply.locator(".passages mark").first).to_be_visible()
+            await expect(reply.locator(".check-note")).to_have_count(0)
+        await check(page, shots, f"{SHOT_NUMBER[label]}-ask-{label}{suffix}")
+        if label != "high":  # the thread, opened again, shows the label and the passages as stored
+            await page.reload()
+            stored = page.locator(".msg.assistant").last
+            await expect(stored.locator(f".badge[data-confidence={label}]")).to_have_text(words[label])
+            await expect(stored.locator(".passages mark").first).to_be_visible()
+            await expect(stored.locator(".answer")).to_contain_text(
+                words["unsure" if label == "low" else "answer"]
+            )
+    assert problems.errors == []
+
+
+UNSURE_CHOICE = {
+    "answer": "The material does not let me answer this with confidence. The passages below bear on it.",
+    "has_answer": False,
+    "citations": [],
+    "thread_id": None,
+    "outcome": "unsure",
+    "language": "en",
+    "request_id": "test",
+    "confidence": {"p": 0.1, "label": "low", "signals": {"p_top": 0.4}},
+    "guess": "B) The value is copied.",
+    "passages": [],
+    "options_stated": [
+        {
+            "letter": "A",
+            "chunk_id": 1,
+            "sentence": "When the owner goes out of scope, the value will be dropped.",
+        }
+    ],
+}
+
+
+async def test_unsure_options_say_which_the_passages_state(open_page: OpenPage, course: Course) -> None:
+    """An unsure question with options: no answer, and each option a passage states, with its sentence
+    (the reply is the API's, served by the browser so the test needs no option scorer)."""
+    page, problems = await open_page(course.owner, f"/p/{course.project_id}/ask")
+    events = "".join(
+        f"event: {name}\ndata: {json.dumps(data)}\n\n"
+        for name, data in (
+            ("token", {"text": UNSURE_CHOICE["answer"]}),
+            ("citations", []),
+            ("done", UNSURE_CHOICE),
+        )
+    )
+
+    async def reply(route: Route) -> None:
+        await route.fulfill(status=200, headers={"Content-Type": "text/event-stream"}, body=events)
+
+    await page.route("**/qa", reply)
+    await ask(page, "What happens to a value? A) it is dropped B) it is copied")
+    answer = page.locator(".msg.assistant").last
+    await expect(answer.locator(".badge[data-confidence=low]")).to_have_text("Low confidence")
+    await expect(answer.locator(".options-stated li")).to_have_text(
+        "Option A is stated in: When the owner goes out of scope, the value will be dropped."
+    )
+    await expect(answer).not_to_contain_text("copied")  # the guess
+    assert problems.errors == []

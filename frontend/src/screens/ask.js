@@ -1,11 +1,15 @@
-// Ask: a chat per thread. The answer streams in as the API writes it (SSE over fetch), citations are
-// chips that open the cited passage beside the answer, "not found" and clarifying questions are shown as
-// such, and the caller's earlier threads are listed (#/p/<id>/ask/<thread id>).
+// Ask: a chat per thread. The passages retrieval found come first ("From your material", their key
+// sentences highlighted) while the model writes or waits; the answer streams in as a draft until its
+// confidence is known (SSE over fetch), then is shown by its label: high, the answer; medium, the answer
+// with its deciding passage to check; low (outcome "unsure"), no answer but the passages that bear on
+// the question. Citations are chips that open the cited passage beside the answer, "not found" and
+// clarifying questions are shown as such, and the caller's earlier threads are listed
+// (#/p/<id>/ask/<thread id>).
 import { html, useEffect, useRef, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { go, href } from '../router.js';
 import { Markdown } from '../markdown.js';
-import { Busy, CitationChips, Empty, ErrorNote, PassagePanel, formatDate, useAsync } from '../ui.js';
+import { Busy, CitationChips, ConfidenceBadge, Empty, ErrorNote, PassagePanel, Passages, formatDate, useAsync } from '../ui.js';
 
 export function Ask({ item }) {
   const { api, t, lang, projectId } = useApp();
@@ -86,7 +90,10 @@ function Conversation({ messages, setMessages, threadId, onThread, onOpen }) {
     let first = true;
     try {
       await api.askStream({ project_id: projectId }, { question: text, thread_id: threadId || undefined }, (name, data) => {
-        if (name === 'queued') update({ queued: data.position });
+        if (name === 'evidence') {
+          performance.mark('studyai:evidence');
+          update({ evidence: data });
+        } else if (name === 'queued') update({ queued: data.position });
         else if (name === 'token') {
           if (first) performance.mark('studyai:first-token'); // benchmarks/web_budget.py
           first = false;
@@ -94,7 +101,16 @@ function Conversation({ messages, setMessages, threadId, onThread, onOpen }) {
         } else if (name === 'reset') update({ content: '' }); // withheld after it streamed
         else if (name === 'citations') update({ citations: data });
         else if (name === 'done') {
-          update({ streaming: false, outcome: data.outcome, has_answer: data.has_answer, content: data.answer, citations: data.citations });
+          update({
+            streaming: false,
+            outcome: data.outcome,
+            has_answer: data.has_answer,
+            content: data.answer,
+            citations: data.citations,
+            confidence: data.confidence,
+            passages: data.passages,
+            options_stated: data.options_stated,
+          });
           if (data.thread_id && data.thread_id !== threadId) onThread(data.thread_id);
         } else if (name === 'error') update({ streaming: false, error: data.detail, retryAfter: data.retry_after });
       });
@@ -122,16 +138,30 @@ function Conversation({ messages, setMessages, threadId, onThread, onOpen }) {
   </div>`;
 }
 
+// One reply. Its `guess` (an unsure reply's unclaimed answer) is never shown.
 function Message({ message: m, onOpen }) {
   const { t } = useApp();
   if (m.role === 'user') return html`<li class="msg user"><span class="visually-hidden">${t('you')}: </span><p>${m.content}</p></li>`;
   const kind = m.outcome && m.outcome !== 'answered' ? m.outcome : null;
-  return html`<li class=${`msg assistant${kind ? ` outcome-${kind}` : ''}`} data-outcome=${m.outcome || ''}>
-    ${kind && html`<p class="outcome-label">${t(`outcome.${kind}`)}</p>`}
+  const label = m.streaming ? null : m.confidence?.label;
+  const passages = m.passages?.length ? m.passages : null;
+  return html`<li class=${`msg assistant${kind ? ` outcome-${kind}` : ''}`} data-outcome=${m.outcome || ''} data-confidence=${label || ''}>
+    ${(kind || label) && html`<p class="outcome-label">${kind && t(`outcome.${kind}`)}${kind && label && ' '}<${ConfidenceBadge} confidence=${m.streaming ? null : m.confidence} /></p>`}
+    ${m.streaming && html`<${Passages} passages=${m.evidence} title=${t('fromMaterial')} onOpen=${onOpen} />`}
     ${m.queued && html`<p class="meta" role="status">${t('queued', { n: m.queued })}</p>`}
     ${m.streaming && !m.content && !m.queued && html`<${Busy} label=${t('thinking')} />`}
-    ${m.streaming ? html`<p class="answer streaming" data-streaming="true">${m.content}</p>` : m.content && html`<${Markdown} text=${m.content} className="answer markdown" />`}
+    ${m.streaming && m.content && html`<p class="meta draft-label">${t('draftChecking')}</p>`}
+    ${m.streaming ? html`<p class="answer streaming draft" data-streaming="true">${m.content}</p>` : m.content && html`<${Markdown} text=${m.content} className="answer markdown" />`}
+    ${label === 'medium' && passages && html`<p class="check-note">${t('checkPassage')}</p>`}
+    ${m.options_stated?.length > 0 && html`<ul class="options-stated">
+      ${m.options_stated.map((o) => html`<li key=${o.letter}>${t('optionStated', { letter: o.letter })} <q>${o.sentence}</q></li>`)}
+    </ul>`}
+    ${!m.streaming && passages && html`<${Passages} passages=${passages} title=${label === 'medium' ? t('decidingPassage') : t('fromMaterial')} onOpen=${onOpen} />`}
     ${m.error && html`<p class="error" role="alert">${m.error}${m.retryAfter ? ` ${t('retryAfter', { s: m.retryAfter })}` : ''}</p>`}
     <${CitationChips} citations=${m.citations} onOpen=${onOpen} />
+    ${!m.streaming && !passages && m.evidence?.length > 0 && html`<details class="evidence-more">
+      <summary>${t('fromMaterial')}</summary>
+      <${Passages} passages=${m.evidence} onOpen=${onOpen} />
+    </details>`}
   </li>`;
 }

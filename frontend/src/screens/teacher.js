@@ -1,10 +1,10 @@
 // The teacher's view (owners and editors curate; owners alone see the class): the review queue of
 // generated items (approve, edit, reject), class mastery per topic, groundedness evaluations over time,
-// and flagged answers.
+// and flagged answers (each with its confidence label where the row carries one).
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { BarChart, LineChart } from '../charts.js';
-import { Busy, Empty, ErrorNote, formatDate, sectionLabel, useAction, useAsync } from '../ui.js';
+import { Busy, ConfidenceBadge, Empty, ErrorNote, formatDate, sectionLabel, useAction, useAsync } from '../ui.js';
 
 export function Teacher() {
   const { t, owner, api } = useApp();
@@ -130,7 +130,7 @@ function Flagged() {
       ${items.map((e) => html`<li key=${e.id}>
         <p><strong>${e.question}</strong></p>
         <p>${e.answer}</p>
-        <p class="meta">${t('groundedness')} ${Math.round(e.groundedness * 100)}% · ${t('risk')} ${Math.round(e.hallucination_risk * 100)}% · ${formatDate(e.created_at, lang)}</p>
+        <p class="meta">${e.confidence && html`<${ConfidenceBadge} confidence=${e.confidence} /> `}${t('groundedness')} ${Math.round(e.groundedness * 100)}% · ${t('risk')} ${Math.round(e.hallucination_risk * 100)}% · ${formatDate(e.created_at, lang)}</p>
         <ul class="claims">${e.claims.map((c, i) => html`<li key=${i} class=${c.supported ? 'supported' : 'unsupported'}>
           <span class="visually-hidden">${c.supported ? t('supported') : t('unsupported')}: </span>${c.supported ? '✓' : '✗'} ${c.claim}</li>`)}</ul>
       </li>`)}
