@@ -23,7 +23,8 @@ class Passage(ChunkRef):
 def best_sentence(text: str, about: str) -> tuple[str, float]:
     """The sentence of `text` holding the largest share of `about`'s words, with that share."""
     best, share = "", -1.0
-    for sentence in split_sentences(text):
+    # Flattened first: Markdown wraps its lines mid-sentence, and a line end would cut a sentence.
+    for sentence in split_sentences(" ".join(text.split())):
         covered = term_coverage(about, sentence) or 0.0
         if covered > share:
             best, share = sentence, covered

@@ -18,6 +18,7 @@ from agents.common.context import AgentContext
 from agents.common.language import question_language
 from agents.qa import build_graph
 from agents.qa.config import QAConfig
+from agents.qa.evidence import best_sentence
 from agents.qa.excerpts import best_window
 from agents.qa.gate import content_words, judge
 from agents.qa.options import question_stem
@@ -645,3 +646,10 @@ async def test_a_streamed_answer_cut_at_its_token_cap_keeps_what_was_shown() -> 
     tokens, out = await stream(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), "What happens to the value?")
     # No error: cut before it named an excerpt, what was shown is withdrawn for the not-found reply.
     assert out["outcome"] == "unsupported" and tokens == [NOT_FOUND["en"]] == [out["answer"]]
+
+
+def test_a_passages_highlight_is_a_whole_sentence_across_wrapped_lines() -> None:
+    first = "Assigning a String moves it: the first variable is no longer valid, so the memory"
+    text = f"{first}\nis freed exactly once.\nAnother sentence."
+    sentence, share = best_sentence(text, "When is the memory freed?")
+    assert sentence == f"{first} is freed exactly once." and share == 1.0
