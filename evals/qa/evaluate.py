@@ -129,7 +129,7 @@ async def judge_all(
     mode = plan.structured_mode
     judged: dict[str, Judgement] = {}
     for record in records:
-        if not record.has_answer or record.error:
+        if not (record.has_answer or record.guess) or record.error:
             continue
         known = chunks[cases[record.case_id][0].corpus.name]
         # What the sampled-answer job reads: the cited chunks first, then the retrieved ones, at most 5.
@@ -138,13 +138,14 @@ async def judge_all(
         judgement = await judge_answer(
             llm,
             question=record.question,
-            answer=record.answer,
+            answer=record.guess or record.answer,  # an unsure reply's guess is what would be checked
             chunks=given,
             mode=mode,
             embeddings=embeddings,
             contrast=ContrastCheck(llm) if settings.groundedness.contrast_check else None,
         )
         judged[record.case_id] = judgement
+        record.groundedness = judgement.groundedness
     return judged
 
 

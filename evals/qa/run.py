@@ -49,6 +49,7 @@ class QARecord:
     # Scored (evals.qa.evaluate): was the model's answer (claimed or not) right? None: it gave none.
     # An answer to an absent question is wrong whatever it says. evals.calibration fits on this.
     answer_right: bool | None = None
+    groundedness: float | None = None  # with --groundedness: the judge's share of supported claims
 
 
 def corpus_key(corpus: Corpus) -> str:
