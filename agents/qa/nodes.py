@@ -20,7 +20,7 @@ from agents.qa.evidence import passages
 from agents.qa.gate import judge
 from agents.qa.options import parse_choice, question_stem
 from agents.qa.planning import exact_terms, named_document, needs_model_plan
-from agents.qa.signals import answer_self_check, answer_signals
+from agents.qa.signals import answer_self_check, answer_signals, field_logprobs
 from agents.qa.state import ModelAnswer, QAState, QueryPlan, ThreadPlan
 from agents.qa.stream_json import JsonStream, bool_field, int_list_field, streams_content, string_field
 from agents.qa.support import answer_support
@@ -180,7 +180,7 @@ async def answer(
     ctx.timings_ms["generation"] = timing.elapsed_ms(mark, 1)
     text, claimed = reply.answer.strip(), reply.used_chunk_ids
     update = finish(state, chunks, text, reply.has_answer, claimed, prompt=messages, qa=qa)
-    return await with_confidence(ctx, state, update, chunks, messages, reply.model_dump_json())
+    return await with_confidence(ctx, state, update, chunks, messages, reply.model_dump_json(), {})
 
 
 async def answer_stream(
@@ -196,10 +196,9 @@ async def answer_stream(
     await ctx.wait_for_model(write)
     mark = timing.mark()
     chunks, messages = answer_prompt(state, qa)
-    stream, sent = (
-        JsonStream(capped(ctx.llm, qa.answer_max_tokens), ModelAnswer, messages, ctx.structured_mode),
-        "",
-    )
+    # With the tokens' log-probabilities: how sure the model was of its words is a confidence signal.
+    llm = capped(ctx.llm, qa.answer_max_tokens).bind(logprobs=True)
+    stream, sent = JsonStream(llm, ModelAnswer, messages, ctx.structured_mode), ""
     async for raw in stream:
         if bool_field(raw, "has_answer") is False:
             continue
@@ -225,7 +224,8 @@ async def answer_stream(
             write({"reset": True})
         write({"token": update["answer"]})
         return update
-    return await with_confidence(ctx, state, update, chunks, messages, stream.raw, write=write)
+    logprobs = field_logprobs(stream.message, stream.raw, "answer")
+    return await with_confidence(ctx, state, update, chunks, messages, stream.raw, logprobs, write=write)
 
 
 async def with_confidence(
@@ -235,6 +235,7 @@ async def with_confidence(
     chunks: list[Any],
     prompt: list[Any],
     reply_json: str,
+    logprobs: dict[str, float],
     *,
     write: Any = None,
 ) -> dict[str, Any]:
@@ -244,6 +245,7 @@ async def with_confidence(
     mark = timing.mark()
     self_yes = await answer_self_check(ctx.llm, prompt, reply_json, ctx.usage)
     signals = answer_signals(
+        logprobs=logprobs,
         support=update.get("support"),
         self_yes=self_yes,
         cited=len(update.get("citations", [])),

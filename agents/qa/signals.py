@@ -10,6 +10,7 @@ support) and two one-token checks that reuse the prompt the server has just cach
 Each signal is a float (booleans as 0/1) under a fixed name; a signal that could not be read (an
 endpoint without log-probabilities) is absent, and the calibration fills it with its mean."""
 
+import re
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -51,6 +52,29 @@ async def closed_book(
     return await score_options(llm, "", choice, order_count=order_count, usage=usage)
 
 
+def field_logprobs(message: AIMessage | None, raw: str, field: str) -> dict[str, float]:
+    """The mean and the lowest log-probability of the tokens that wrote a JSON string field's value
+    (the answer's own words, not the JSON around them): how sure the model was of each word it wrote.
+    Empty where the endpoint gave no log-probabilities."""
+    content = ((message.response_metadata or {}).get("logprobs") or {}).get("content") if message else None
+    match = re.search(rf'"{re.escape(field)}"\s*:\s*"', raw)
+    if not content or match is None:
+        return {}
+    end = raw.find('"', match.end())
+    while end > 0 and raw[end - 1] == "\\":
+        end = raw.find('"', end + 1)
+    start, end = match.end(), end if end > 0 else len(raw)
+    offset, inside = 0, []
+    for token in content:
+        text = str(token.get("token", ""))
+        if start <= offset < end and text.strip():
+            inside.append(float(token["logprob"]))
+        offset += len(text)
+    if not inside:
+        return {}
+    return {"answer_logprob_mean": sum(inside) / len(inside), "answer_logprob_min": min(inside)}
+
+
 def gate_signals(gate: dict[str, Any]) -> dict[str, float]:
     return {
         "best_dense": float(gate.get("best_dense") or 0.0),
@@ -86,6 +110,7 @@ def choice_signals(
 
 def answer_signals(
     *,
+    logprobs: dict[str, float],
     support: float | None,
     self_yes: float | None,
     cited: int,
@@ -94,7 +119,7 @@ def answer_signals(
     gate: dict[str, Any],
 ) -> dict[str, float]:
     """A free answer's evidence: how much of it the excerpts hold, and how the model itself rates it."""
-    signals = gate_signals(gate) | {
+    signals = gate_signals(gate) | logprobs | {
         "cited": float(cited),
         "invented": float(invented > 0),
         "answer_words": float(answer_words),

@@ -24,6 +24,7 @@ from agents.qa.gate import content_words, judge
 from agents.qa.options import question_stem
 from agents.qa.planning import named_document
 from agents.qa.prompts import NOT_FOUND
+from agents.qa.signals import field_logprobs
 from core.embeddings.thresholds import UNCALIBRATED, Thresholds
 from core.retrieval import Candidate
 from core.retrieval.types import RetrievalResult, StageTimings
@@ -653,3 +654,22 @@ def test_a_passages_highlight_is_a_whole_sentence_across_wrapped_lines() -> None
     text = f"{first}\nis freed exactly once.\nAnother sentence."
     sentence, share = best_sentence(text, "When is the memory freed?")
     assert sentence == f"{first} is freed exactly once." and share == 1.0
+
+
+def test_the_answers_own_tokens_log_probabilities_are_a_signal() -> None:
+    raw = '{"has_answer": true, "answer": "It is \\"dropped\\".", "used_chunk_ids": [11]}'
+    pieces = [
+        '{"has_answer": true, "answer": "',
+        "It",
+        " is",
+        ' \\"dropped',
+        '\\".',
+        '", "used_chunk_ids": [11]}',
+    ]
+    logprobs = [-0.01, -0.5, -0.1, -2.0, -0.3, -0.01]
+    content = [{"token": t, "logprob": lp} for t, lp in zip(pieces, logprobs, strict=True)]
+    message = AIMessage(content=raw, response_metadata={"logprobs": {"content": content}})
+    got = field_logprobs(message, raw, "answer")
+    assert got["answer_logprob_min"] == -2.0  # the JSON around the answer is not counted
+    assert got["answer_logprob_mean"] == pytest.approx((-0.5 - 0.1 - 2.0 - 0.3) / 4)
+    assert field_logprobs(AIMessage(content=raw), raw, "answer") == {}  # no log-probabilities: no signal
