@@ -16,7 +16,7 @@ from agents.qa.confidence import judged
 from agents.qa.config import DEFAULT_CONFIG, QAConfig
 from agents.qa.nodes import capped, leaks_instructions
 from agents.qa.options import Choice, parse_choice
-from agents.qa.signals import choice_self_check, choice_signals, closed_book, gate_signals
+from agents.qa.signals import choice_self_check, choice_signals, closed_book, gate_signals, option_words
 from agents.qa.state import QAState
 from agents.qa.stream_json import JsonStream, int_list_field, streams_content, string_field
 from core.llm.structured import StructuredOutputError, ask_structured, model_name
@@ -80,7 +80,13 @@ async def choose(
     ctx.timings_ms["generation"] = timing.elapsed_ms(mark, 1)
     closed = await closed_book(ctx.llm, choice, ctx.usage) if scored is not None else None
     signals = (
-        choice_signals(scored, closed=closed, self_yes=self_yes, gate=state["gate"])
+        choice_signals(
+            scored,
+            closed=closed,
+            self_yes=self_yes,
+            gate=state["gate"],
+            held=option_words(choice, [c.text for c in chunks], index),
+        )
         if scored is not None
         else gate_signals(state["gate"])
     )

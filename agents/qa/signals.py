@@ -20,6 +20,7 @@ from agents.common.one_token import yes_probability
 from agents.qa.choice import Scored, score_options
 from agents.qa.options import Choice
 from core.llm.structured import TokenUsage
+from core.text.words import term_coverage
 
 CHOICE_CHECK = (
     "Do the excerpts clearly state that option {letter} is the correct answer? Answer with one word,"
@@ -82,20 +83,35 @@ def gate_signals(gate: dict[str, Any]) -> dict[str, float]:
     }
 
 
+def option_words(choice: Choice, texts: list[str], chosen: int) -> dict[str, float]:
+    """How much of the chosen option's wording a shown passage holds, and its lead over the best-held
+    other option: a quiz's key often restates the book, its distractors do not."""
+    held = [
+        max((term_coverage(option, text) or 0.0 for text in texts), default=0.0) for option in choice.options
+    ]
+    others = held[:chosen] + held[chosen + 1 :]
+    return {"option_held": held[chosen], "option_held_lead": held[chosen] - max(others, default=0.0)}
+
+
 def choice_signals(
     scored: Scored,
     *,
     closed: Scored | None,
     self_yes: float | None,
     gate: dict[str, Any],
+    held: dict[str, float],
 ) -> dict[str, float]:
     """The option scorers' agreement and margins, for the option `scored` chose."""
     ranked = sorted(scored.probabilities, reverse=True)
-    signals = gate_signals(gate) | {
-        "p_top": ranked[0],
-        "margin": ranked[0] - (ranked[1] if len(ranked) > 1 else 0.0),
-        "options": float(len(ranked)),
-    }
+    signals = (
+        gate_signals(gate)
+        | held
+        | {
+            "p_top": ranked[0],
+            "margin": ranked[0] - (ranked[1] if len(ranked) > 1 else 0.0),
+            "options": float(len(ranked)),
+        }
+    )
     if len(scored.per_order) > 1:
         picks = {_argmax(p) for p in scored.per_order}
         signals["orders_agree"] = float(len(picks) == 1)
@@ -119,11 +135,15 @@ def answer_signals(
     gate: dict[str, Any],
 ) -> dict[str, float]:
     """A free answer's evidence: how much of it the excerpts hold, and how the model itself rates it."""
-    signals = gate_signals(gate) | logprobs | {
-        "cited": float(cited),
-        "invented": float(invented > 0),
-        "answer_words": float(answer_words),
-    }
+    signals = (
+        gate_signals(gate)
+        | logprobs
+        | {
+            "cited": float(cited),
+            "invented": float(invented > 0),
+            "answer_words": float(answer_words),
+        }
+    )
     if support is not None:
         signals["support"] = support
     if self_yes is not None:

@@ -585,6 +585,7 @@ async def test_a_question_with_options_is_answered_by_scoring_them() -> None:
     assert out["choice"]["closed"][0] > 0.5  # the fake knows the answer without the excerpts too
     signals = out["confidence"]["signals"]
     assert signals["orders_agree"] == 1.0 and signals["closed_agree"] == 1.0 and signals["margin"] > 0
+    assert signals["option_held"] > 0.5 and signals["option_held_lead"] > 0  # the passage words option A
 
 
 async def test_options_judged_alone_have_no_position_bias() -> None:
