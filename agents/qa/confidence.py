@@ -16,6 +16,9 @@ from typing import Any
 from agents.common.context import AgentContext
 from agents.qa.evidence import options_stated, passage, passages
 from agents.qa.options import Choice
+from agents.qa.signals import answer_self_check, answer_signals
+from agents.qa.state import QAState
+from core.observability import timing
 from core.retrieval import Candidate
 
 UNSURE = {
@@ -61,3 +64,32 @@ def judged(
     if choice is not None:
         low["options_stated"] = options_stated(choice, chunks)
     return low
+
+
+async def with_confidence(
+    ctx: AgentContext,
+    state: QAState,
+    update: dict[str, Any],
+    chunks: list[Any],
+    prompt: list[Any],
+    reply_json: str,
+    logprobs: dict[str, float],
+    *,
+    write: Any = None,
+) -> dict[str, Any]:
+    """An answered reply with its confidence (agents/qa/confidence.py); others as they are."""
+    if update.get("outcome") != "answered":
+        return update
+    mark = timing.mark()
+    self_yes = await answer_self_check(ctx.llm, prompt, reply_json, ctx.usage)
+    signals = answer_signals(
+        logprobs=logprobs,
+        support=update.get("support"),
+        self_yes=self_yes,
+        cited=len(update.get("citations", [])),
+        invented=len(update.get("invented_ids", [])),
+        answer_words=len(update["answer"].split()),
+        gate=state["gate"],
+    )
+    ctx.timings_ms["confidence"] = timing.elapsed_ms(mark, 1)
+    return judged(ctx, dict(state), update, kind="answer", signals=signals, chunks=chunks, write=write)

@@ -14,13 +14,13 @@ from agents.common.context import AgentContext
 from agents.common.injection import quotes_instructions
 from agents.common.language import question_language
 from agents.qa import prompts
-from agents.qa.confidence import judged
+from agents.qa.confidence import with_confidence
 from agents.qa.config import DEFAULT_CONFIG, QAConfig
 from agents.qa.evidence import passages
 from agents.qa.gate import judge
 from agents.qa.options import parse_choice, question_stem
 from agents.qa.planning import exact_terms, named_document, needs_model_plan
-from agents.qa.signals import answer_self_check, answer_signals, field_logprobs
+from agents.qa.signals import field_logprobs
 from agents.qa.state import ModelAnswer, QAState, QueryPlan, ThreadPlan
 from agents.qa.stream_json import JsonStream, bool_field, int_list_field, streams_content, string_field
 from agents.qa.support import answer_support
@@ -226,35 +226,6 @@ async def answer_stream(
         return update
     logprobs = field_logprobs(stream.message, stream.raw, "answer")
     return await with_confidence(ctx, state, update, chunks, messages, stream.raw, logprobs, write=write)
-
-
-async def with_confidence(
-    ctx: AgentContext,
-    state: QAState,
-    update: dict[str, Any],
-    chunks: list[Any],
-    prompt: list[Any],
-    reply_json: str,
-    logprobs: dict[str, float],
-    *,
-    write: Any = None,
-) -> dict[str, Any]:
-    """An answered reply with its confidence (agents/qa/confidence.py); others as they are."""
-    if update.get("outcome") != "answered":
-        return update
-    mark = timing.mark()
-    self_yes = await answer_self_check(ctx.llm, prompt, reply_json, ctx.usage)
-    signals = answer_signals(
-        logprobs=logprobs,
-        support=update.get("support"),
-        self_yes=self_yes,
-        cited=len(update.get("citations", [])),
-        invented=len(update.get("invented_ids", [])),
-        answer_words=len(update["answer"].split()),
-        gate=state["gate"],
-    )
-    ctx.timings_ms["confidence"] = timing.elapsed_ms(mark, 1)
-    return judged(ctx, dict(state), update, kind="answer", signals=signals, chunks=chunks, write=write)
 
 
 def answer_prompt(state: QAState, qa: QAConfig) -> tuple[list[Any], list[Any]]:
