@@ -4,24 +4,38 @@ member attempts, each seeing only their own attempts; owners, the teacher, every
 A student's attempts carry the reference answer once the question is done for them: an attempt was
 correct, or the project's `max_attempts_per_question` is used up (with no limit: after any attempt).
 Until then an exactly graded wrong option is not told which option was right. Editors and owners see
-the answers and are not limited."""
+the answers and are not limited.
 
-from typing import Annotated
+A model's grade labelled low (its `confidence`) is `provisional`: its feedback says the teacher will
+check it, it is queued for the owners (GET .../attempts/provisional) and it neither shows the reference
+nor moves mastery until an owner confirms or corrects it (POST .../attempts/{id}/review)."""
+
+from typing import Annotated, TypeVar
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, HTTPException, Query, status
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 
-from agents.runs.attempts import attempt
-from backend.deps import DbDep, ProjectDep, ProjectOwnerDep, QueueDep, SettingsDep
-from backend.schemas.questions import AttemptCreate, AttemptOut, AttemptResult
+from agents.runs.attempts import attempt, provisional_note, review
+from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectOwnerDep, QueueDep, SettingsDep
+from backend.schemas.questions import (
+    AttemptCreate,
+    AttemptOut,
+    AttemptResult,
+    AttemptReview,
+    ProvisionalAttemptOut,
+    ReviewedAttemptOut,
+)
 from backend.services.agent_runs import RunnerDep
 from backend.services.clock import ClockDep
 from backend.services.paging import Page, PageDep, paging
+from backend.services.project_log import record_project_event
 from backend.services.project_store import as_member
 from backend.services.question_access import attempter, visible_question
 from core.store import attempts
-from core.store.attempts import ListedAttempt
+from core.store.access import Connection
+from core.store.attempts import ListedAttempt, ReviewedAttempt
 
+Out = TypeVar("Out", bound=AttemptOut)
 router = APIRouter(prefix="/projects/{project_id}", tags=["questions"])
 
 
@@ -45,7 +59,7 @@ async def attempt_question(
     done = await attempt(
         runner, db, queue, question, body.answer, attempter=attempter(access), stored=stored, now=clock()
     )
-    return AttemptResult(
+    result = AttemptResult(
         **{key: done.row[key] for key in AttemptOut.model_fields if key in done.row},
         reference_answer=question.answer if done.done else None,
         explanation=question.explanation if done.done else None,
@@ -53,11 +67,22 @@ async def attempt_question(
         timings_ms={k: round(v, 1) for k, v in runner.context.timings_ms.items()},
         usage=runner.context.usage.by_model,
     )
+    return _told(result, access)
 
 
-def _attempts_out(rows: list[ListedAttempt], *, with_reference: bool) -> list[AttemptOut]:
+def _told(out: Out, access: ProjectAccess) -> Out:
+    """A provisional grade's feedback opens with the note that the teacher will check it."""
+    if out.status != "provisional":
+        return out
+    note = provisional_note(access.project.language, out.answer)
+    return out.model_copy(update={"feedback": f"{note} {out.feedback}".strip()})
+
+
+def _attempts_out(
+    rows: list[ListedAttempt], access: ProjectAccess, *, with_reference: bool
+) -> list[AttemptOut]:
     hidden = {} if with_reference else {"reference_answer": None, "explanation": None}
-    return [AttemptOut.model_validate(row).model_copy(update=hidden) for row in rows]
+    return [_told(AttemptOut.model_validate(row).model_copy(update=hidden), access) for row in rows]
 
 
 @router.get("/questions/{question_id}/attempts")
@@ -81,7 +106,7 @@ async def list_attempts(
         mine = await attempts.attempt_stats(conn, **access.scope, question_id=question_id)
     # Owners see the bank's answers anyway; anyone else only where they are done with the question.
     shown = access.role == "owner" or attempter(access).done(attempts=mine.count, correct=mine.correct)
-    return _attempts_out(rows, with_reference=shown)
+    return _attempts_out(rows, access, with_reference=shown)
 
 
 @router.get("/attempts")
@@ -97,4 +122,48 @@ async def list_class_attempts(
     rows = await as_member(
         db, access, attempts.list_attempts, question_id=question_id, member_id=user_id, **page
     )
-    return _attempts_out(rows, with_reference=True)
+    return _attempts_out(rows, access, with_reference=True)
+
+
+@router.get("/attempts/provisional")
+async def list_provisional(
+    access: ProjectOwnerDep, db: DbDep, page: Annotated[Page, Depends(paging(default=100, most=500))]
+) -> list[ProvisionalAttemptOut]:
+    """Owners (the teacher): the grades waiting for review, oldest first, each with its question,
+    reference answer, student, answer, the grader's grade and its confidence (editors 403, others 404)."""
+    rows = await as_member(db, access, attempts.list_provisional, **page)
+    return [ProvisionalAttemptOut.model_validate(row) for row in rows]
+
+
+@router.post("/attempts/{attempt_id}/review")
+async def review_attempt(
+    attempt_id: UUID,
+    body: AttemptReview,
+    request: Request,
+    access: ProjectOwnerDep,
+    db: DbDep,
+    queue: QueueDep,
+    clock: ClockDep,
+) -> ReviewedAttemptOut:
+    """Owners: confirm a provisional grade (the grader's verdict, with no score or its own) or correct it
+    (another verdict and/or score). The grade then enters the student's mastery and study schedule.
+    404 for an attempt not in this project; 409 when it is not provisional (reviewed already)."""
+
+    async def log(conn: Connection, reviewed: ReviewedAttempt) -> None:
+        details = {
+            "question_id": str(reviewed.question_id),
+            "status": reviewed.status,
+            "verdict": reviewed.verdict,
+            "score": reviewed.score,
+            "model_verdict": reviewed.model_verdict,
+            "model_score": reviewed.model_score,
+        }
+        await record_project_event(
+            conn, request, access, "attempt.reviewed", target_user_id=reviewed.user_id,
+            target_id=reviewed.id, details=details,
+        )  # fmt: skip
+
+    reviewed = await review(
+        db, queue, access.scope, attempt_id, verdict=body.verdict, score=body.score, now=clock(), log=log
+    )
+    return ReviewedAttemptOut.model_validate(reviewed)

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agents.common.citations import Citation
 from agents.question_generator.state import QuestionType, Rejection
+from backend.schemas.qa import ConfidenceOut
 from core.store.questions import Question
 
 QuestionStatus = Literal["active", "review", "archived"]
@@ -129,9 +130,15 @@ class AttemptCreate(BaseModel):
     answer: str = Field(min_length=1, max_length=5000)
 
 
+Verdict = Literal["correct", "partially_correct", "incorrect"]
+AttemptStatus = Literal["settled", "provisional", "confirmed", "corrected"]
+
+
 class AttemptOut(BaseModel):
     """`reference_answer` and `explanation` are null until the question is done for its attempter (an
-    attempt was correct, or none are left under the project's limit); editors and owners always see them."""
+    attempt was correct, or none are left under the project's limit); editors and owners always see them.
+    A `provisional` grade (the model's, labelled low by its `confidence`) waits for the teacher: it
+    counts against the limit, but not as correct, until an owner confirms or corrects it."""
 
     model_config = ConfigDict(from_attributes=True)
 
@@ -140,12 +147,18 @@ class AttemptOut(BaseModel):
     user_id: UUID
     answer: str
     score: float
-    verdict: Literal["correct", "partially_correct", "incorrect"]
+    verdict: Verdict
     feedback: str
     missing_points: list[str]
     citations: list[Citation]
     graded_by: Literal["model", "choice"]
     created_at: datetime
+    status: AttemptStatus = Field(
+        description="settled; provisional (waits for the teacher); confirmed or corrected by an owner"
+    )
+    confidence: ConfidenceOut | None = Field(
+        default=None, description="a model grade's confidence; null for an exact or a forfeited one"
+    )
     reference_answer: str | None = None
     explanation: str | None = None
 
@@ -157,3 +170,28 @@ class AttemptResult(AttemptOut):
     attempts_left: int | None  # under the project's limit; None: unlimited (or attempts are not stored)
     timings_ms: dict[str, float]
     usage: dict[str, dict[str, int]]  # tokens per model; empty when graded without the model
+
+
+class ProvisionalAttemptOut(AttemptOut):
+    """An attempt in the teacher's review queue: its question, reference answer and student, and the
+    grader's own grade."""
+
+    question: str
+    student_email: str
+    model_score: float | None
+    model_verdict: Verdict | None
+
+
+class AttemptReview(BaseModel):
+    """An owner's review of a provisional grade: the grader's verdict (and score, or none) confirms it;
+    another corrects it (with no score: 1, 0.5 or 0 by the verdict)."""
+
+    verdict: Verdict
+    score: float | None = Field(default=None, ge=0, le=1)
+
+
+class ReviewedAttemptOut(AttemptOut):
+    model_score: float | None
+    model_verdict: Verdict | None
+    reviewed_by: UUID
+    reviewed_at: datetime

@@ -24,6 +24,7 @@ ACTIONS = (
     "project.created",
     "project.updated",
     "project.deleted",
+    "attempt.reviewed",
 )
 _COLUMNS = (
     "e.id, e.project_id, e.action, e.actor_user_id, a.email AS actor_email, e.target_user_id,"

@@ -106,6 +106,9 @@ STUDIABLE = studyable("q")
 # The items the whole class studies (a student's own pending items are theirs, not the class's).
 CLASS_ITEMS = "q.flag IS NULL AND q.status <> 'archived' AND q.review_state = 'approved'"
 
+# The attempts mastery counts: a provisional grade (migration 0016) waits for an owner's review.
+COUNTED = "a.status <> 'provisional'"
+
 _CARD_FIELDS = tuple(field.name for field in fields(StudyCard))
 # The card's columns as card_<field> (all NULL when the item is new), gathered by _with_card.
 _CARD = ", ".join(f"c.{name} AS card_{name}" for name in _CARD_FIELDS)
@@ -121,13 +124,14 @@ def _with_card(record: Callable[..., T]) -> BaseRowFactory[T]:
 
 async def study_items(conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID) -> list[StudyItem]:
     """Every item the caller may study, with their card, in bank order, and the scores of their graded
-    attempts at it, oldest first."""
+    attempts at it (not the provisional ones), oldest first."""
     return await fetch_all(
         conn,
         _with_card(StudyItem),
         f"SELECT {COLUMNS}, {_CARD},"
         " coalesce((SELECT array_agg(a.score ORDER BY a.created_at, a.id) FROM question_attempts a"
-        "  WHERE a.project_id = q.project_id AND a.question_id = q.id AND a.user_id = %(user_id)s),"
+        "  WHERE a.project_id = q.project_id AND a.question_id = q.id AND a.user_id = %(user_id)s"
+        f"  AND {COUNTED}),"
         "  '{}') AS attempt_scores"
         " FROM questions q"
         " LEFT JOIN study_cards c ON c.project_id = q.project_id AND c.question_id = q.id"
@@ -313,8 +317,9 @@ async def save_parameters(
 
 
 async def class_cards(conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID) -> list[ClassCard]:
-    """Owners only: every member's cards and attempt scores at the class's items, one row per (member,
-    item) with any activity. `student` is an opaque per-call number, never the member's id."""
+    """Owners only: every member's cards and attempt scores (not the provisional ones) at the class's
+    items, one row per (member, item) with any activity. `student` is an opaque per-call number, never
+    the member's id."""
     return await fetch_all(
         conn,
         _with_card(ClassCard),
@@ -325,6 +330,7 @@ async def class_cards(conn: AsyncConnection[object], *, project_id: UUID, user_i
         "       FULL JOIN (SELECT a.user_id, a.question_id,"
         "                   array_agg(a.score ORDER BY a.created_at, a.id) AS scores"
         "                  FROM question_attempts a WHERE a.project_id = %(project_id)s"
+        f"                  AND {COUNTED}"
         "                  GROUP BY a.user_id, a.question_id) a2"
         "        ON a2.user_id = c2.user_id AND a2.question_id = c2.question_id) s"
         " JOIN questions q ON q.id = s.question_id AND q.project_id = %(project_id)s"

@@ -54,6 +54,9 @@ export const ROUTES = {
   reviewQuestion: ['POST', `${P}/questions/{question_id}/review`, { optional: true }],
   attempt: ['POST', `${P}/questions/{question_id}/attempts`],
   listAttempts: ['GET', `${P}/questions/{question_id}/attempts`, { query: ['limit'] }],
+  // provisional grades (issue 28): the owners' queue of low-confidence grades, confirmed or corrected
+  provisionalAttempts: ['GET', `${P}/attempts/provisional`, { query: ['limit', 'offset'], optional: true }],
+  reviewAttempt: ['POST', `${P}/attempts/{attempt_id}/review`, { optional: true }],
   // the study loop (issue 12)
   studyQueue: ['GET', `${P}/study/queue`, { query: ['limit'], optional: true }],
   review: ['POST', `${P}/study/reviews`, { optional: true }],

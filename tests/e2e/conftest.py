@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 from backend.main import create_app
@@ -35,6 +36,7 @@ AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 class WebStack:
     base: str
     fake: CitingChatServer
+    app: FastAPI  # the served app: a test may swap its runtime's resources (tests.conftest.change_runtime)
 
 
 class ApiServer(ThreadedServer):
@@ -42,7 +44,8 @@ class ApiServer(ThreadedServer):
 
     def __init__(self, settings: Settings, urls: ServiceUrls) -> None:
         # 180 s: the lifespan loads the embedding model.
-        super().__init__(create_app(settings, urls), start_timeout_s=180, name="the API server")
+        self.app = create_app(settings, urls)
+        super().__init__(self.app, start_timeout_s=180, name="the API server")
 
 
 # A free answer's confidence from its self-check alone, P(yes) as the fake chat model gives it
@@ -79,7 +82,7 @@ def web_stack(
     if not CHROMIUM.exists():
         pytest.fail("Debian's chromium is missing: apt-get install -y chromium (.ci/run does)")
     with CitingChatServer() as fake, ApiServer(settings, replace(services, llm_base_url=fake.url)) as api:
-        yield WebStack(base=f"http://127.0.0.1:{api.port}", fake=fake)
+        yield WebStack(base=f"http://127.0.0.1:{api.port}", fake=fake, app=api.app)
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,8 @@
 import { html, useEffect, useRef, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { BarChart } from '../charts.js';
-import { Busy, CitationChips, Empty, ErrorNote, PassagePanel, sectionLabel, useAction, useAsync } from '../ui.js';
+import { Busy, CitationChips, Empty, ErrorNote, PassagePanel, formatDate, sectionLabel, useAction, useAsync } from '../ui.js';
+import { GradeStatus } from './grades.js';
 
 export function Study() {
   const { api, t } = useApp();
@@ -110,12 +111,35 @@ export function QuizCard({ question: q, onOpen, onGraded }) {
       ${busy ? html`<${Busy} label=${t('grading')} />` : html`<button type="submit" class="primary" disabled=${!answer}>${grade ? t('tryAgain') : t('submitAnswer')}</button>`}
     </form>
     ${grade && html`<${Grade} grade=${grade} onOpen=${onOpen} />`}
+    <${Attempts} question=${q} graded=${grade} />
   </article>`;
+}
+
+// The student's own attempts at the question (a provisional grade says the teacher will check it),
+// read when opened and again after each grade.
+function Attempts({ question: q, graded }) {
+  const { api, t, lang, projectId } = useApp();
+  const [open, setOpen] = useState(false);
+  const list = useAsync(
+    () => (open ? api.call('listAttempts', { project_id: projectId, question_id: q.id }, { query: { limit: 20 } }) : Promise.resolve(null)),
+    [projectId, q.id, open, graded],
+  );
+  return html`<details class="attempts" onToggle=${(e) => setOpen(e.target.open)}>
+    <summary>${t('yourAttempts')}</summary>
+    ${open && list.loading && !list.data && html`<${Busy} />`}
+    <${ErrorNote} error=${list.error} />
+    ${list.data && !list.data.length && html`<${Empty}>${t('noAttempts')}<//>`}
+    ${list.data?.length > 0 && html`<ul class="list">${list.data.map((a) => html`<li key=${a.id} class=${`verdict-${a.verdict}`}>
+      <span class="meta">${formatDate(a.created_at, lang)}</span> <strong>${t(`verdict.${a.verdict}`)}</strong> · ${t('score')} ${Math.round(a.score * 100)}%
+      <${GradeStatus} status=${a.status} />
+    </li>`)}</ul>`}
+  </details>`;
 }
 
 function Grade({ grade: g, onOpen }) {
   const { t } = useApp();
   return html`<div class=${`grade verdict-${g.verdict}`} role="status" aria-live="polite">
+    <${GradeStatus} status=${g.status} />
     <p><strong>${t(`verdict.${g.verdict}`)}</strong> · ${t('score')} ${Math.round(g.score * 100)}%</p>
     <p>${g.feedback}</p>
     ${g.missing_points?.length > 0 && html`<h4>${t('missingPoints')}</h4><ul>${g.missing_points.map((m, i) => html`<li key=${i}>${m}</li>`)}</ul>`}

@@ -1,16 +1,19 @@
 // The teacher's view (owners and editors curate; owners alone see the class): the review queue of
-// generated items (approve, edit, reject), class mastery per topic, groundedness evaluations over time,
-// and flagged answers (each with its confidence label where the row carries one).
+// generated items (approve, edit, reject), the owners' provisional grades to confirm or correct
+// (grades.js), class mastery per topic, groundedness evaluations over time, and flagged answers (each
+// with its confidence label where the row carries one).
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { BarChart, LineChart } from '../charts.js';
 import { Busy, ConfidenceBadge, Empty, ErrorNote, formatDate, sectionLabel, useAction, useAsync } from '../ui.js';
+import { GradeReview } from './grades.js';
 
 export function Teacher() {
   const { t, owner, api } = useApp();
   return html`<section aria-labelledby="teacher-title">
     <h2 id="teacher-title">${t('tab.teacher')}</h2>
     <${ReviewQueue} />
+    ${owner && api.has('provisionalAttempts') && html`<${GradeReview} />`}
     ${owner && api.has('classMastery') && html`<${ClassMastery} />`}
     ${owner && html`<${Groundedness} />`}
     ${owner && html`<${Flagged} />`}
