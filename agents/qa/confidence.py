@@ -16,7 +16,7 @@ from typing import Any
 from agents.common.context import AgentContext
 from agents.qa.evidence import options_stated, passage, passages
 from agents.qa.options import Choice
-from agents.qa.signals import answer_self_check, answer_signals
+from agents.qa.signals import answer_self_check, answer_signals, source_fit
 from agents.qa.state import QAState
 from core.observability import timing
 from core.retrieval import Candidate
@@ -83,6 +83,7 @@ async def with_confidence(
     mark = timing.mark()
     self_yes = await answer_self_check(ctx.llm, prompt, reply_json, ctx.usage)
     signals = answer_signals(
+        question_in_source=source_fit(update["answer"], state["question"], [c.text for c in chunks]),
         logprobs=logprobs,
         support=update.get("support"),
         self_yes=self_yes,

@@ -24,7 +24,7 @@ from agents.qa.gate import content_words, judge
 from agents.qa.options import question_stem
 from agents.qa.planning import named_document
 from agents.qa.prompts import NOT_FOUND
-from agents.qa.signals import field_logprobs
+from agents.qa.signals import field_logprobs, source_fit
 from core.embeddings.thresholds import UNCALIBRATED, Thresholds
 from core.retrieval import Candidate
 from core.retrieval.types import RetrievalResult, StageTimings
@@ -674,3 +674,14 @@ def test_the_answers_own_tokens_log_probabilities_are_a_signal() -> None:
     assert got["answer_logprob_min"] == -2.0  # the JSON around the answer is not counted
     assert got["answer_logprob_mean"] == pytest.approx((-0.5 - 0.1 - 2.0 - 0.3) / 4)
     assert field_logprobs(AIMessage(content=raw), raw, "answer") == {}  # no log-probabilities: no signal
+
+
+def test_an_answer_copied_from_a_sentence_about_something_else_fits_its_question_less() -> None:
+    passage = (
+        "The borrow checker compares scopes to decide whether all borrows are valid. "
+        "Every reference has a lifetime. Structs can hold references. Modules organise code. "
+        "Cargo downloads the crates a project depends on from crates.io."
+    )  # an answer's source sentence is read with its neighbours
+    question = "What does the borrow checker compare to decide whether borrows are valid?"
+    assert source_fit("It compares scopes.", question, [passage]) > 0.5
+    assert source_fit("Crates from crates.io.", question, [passage]) < 0.3
