@@ -4,10 +4,11 @@ how an answer addresses its reader.
 - The verdict check: after the grading prompt and the grader's own reply (both cached by the server),
   one token: "is the student answer correct?" P(yes). A grade the model itself doubts when asked
   differently is one to check.
-- Addressed sentences: every sentence of the answer that speaks to its reader (you, your, você,
-  please, the teacher, the grader ...). The screens catch the phrasings they know and forfeit the grade;
-  for any other answer that has such sentences, the answer is graded again without them and the
-  lower grade is kept, so a pull on the grader no pattern names cannot raise a grade either.
+- Addressed sentences: every sentence of the answer about its grading rather than its subject (the
+  teacher or the grader named, "this answer", the grade or the reference answer mentioned, please).
+  The screens catch the phrasings they know and forfeit the grade; for any other answer that has such
+  sentences, the answer is graded again without them and the lower grade is kept, so a pull on the
+  grader no pattern names cannot raise a grade either.
 - The signals: the final and the model's own score, the verdict check and how far it is from the
   verdict, the answer's agreement with the reference's key terms, what the screens left out, and how
   much the second grading lowered the grade."""
@@ -25,12 +26,18 @@ VERDICT_CHECK = (
     "Is the student answer correct: does it say what the reference answer says? Answer with one word,"
     " yes or no."
 )
-# Second person, a vocative to the marker, or a request of the reader, English and Portuguese.
+# A sentence about the grading rather than the subject: the marker named or spoken to, the answer
+# itself talked about, the grade asked for. Not a bare "you": students explain with a generic "you"
+# ("you write the value after break"), and on the grading set's dev split removing such sentences took
+# the content out of three answers and lowered their grades below their labels.
 _ADDRESSED = re.compile(
-    r"\b(you|your|yours|yourself|você|vocês|voce|voces|tu|teu|tua|contigo)\b"
-    r"|\b(grader|teacher|professor|professora|examiner|marker|instructor|tutor|avaliador|avaliadora"
-    r"|corretor|corretora|sir|madam)\b"
-    r"|^\W*(please|kindly|note that|remember|por favor|note que|lembre|considere|consider)\b",
+    r"\b(grader|grading|graded|teacher|professor|professora|examiner|marker|instructor|tutor|avaliador"
+    r"|avaliadora|corretor|corretora|sir|madam)\b"
+    r"|\b(this|my|the above|the following)\s+(answer|response|reply|submission)\b"
+    r"|\b(esta|essa|minha)\s+resposta\b"
+    r"|\b(grade|full marks|full credit|score of|reference answer|expected answer|answer key)\b"
+    r"|\b(nota|notas|pontuação|pontuacao|gabarito|resposta de referência|resposta esperada)\b"
+    r"|^\W*(please|kindly|por favor)\b",
     re.IGNORECASE | re.UNICODE,
 )
 EXPECTED_YES = {"correct": 1.0, "partially_correct": 0.5, "incorrect": 0.0}
@@ -42,6 +49,12 @@ def without_addressed(answer: str) -> tuple[str, tuple[str, ...]]:
     for piece in sentence_pieces(answer):
         (removed if _ADDRESSED.search(piece.strip()) else kept).append(piece)
     return "".join(kept).strip(), tuple(p.strip() for p in removed if p.strip())
+
+
+def read_any(sentences: tuple[str, ...], graded: str) -> bool:
+    """Whether the grader read any clause of these sentences (the topical cut may have left some out)."""
+    clauses = (piece.strip(" ,;:.") for sentence in sentences for piece in re.split(r"[,;:]\s+", sentence))
+    return any(clause and clause in graded for clause in clauses)
 
 
 async def verdict_check(

@@ -35,7 +35,7 @@ from agents.common.citations import build_citations
 from agents.common.context import AgentContext
 from agents.common.contrast import ContrastCheck
 from agents.common.injection import screen_answer
-from agents.question_evaluator.confidence import grade_signals, verdict_check, without_addressed
+from agents.question_evaluator.confidence import grade_signals, read_any, verdict_check, without_addressed
 from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.prompts import Grade, grading_messages
 from agents.question_evaluator.state import InputState, OutputState, State, Verdict
@@ -190,11 +190,12 @@ async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     graded = (first.get("_check") or {}).get("graded", "")
     # Only when the model read some of them (the screens and the topical cut may have left them out)
     # and there is a grade to lower.
-    if kept and first["score"] > 0 and any(sentence in graded for sentence in addressed):
+    if kept and first["score"] > 0 and read_any(addressed, graded):
         second = await _grade_text(state, ctx, kept)
         second_drop = max(0.0, first["score"] - second["score"])
         if second["score"] < first["score"]:
             first = second | {"addressed": list(addressed)}
+    first.setdefault("addressed", [])
     checked = first.pop("_check", None)
     if checked is None:  # nothing reached the model: a forfeit or an answer off the subject is sure
         return first | {"confidence": None}
