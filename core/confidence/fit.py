@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
 from sklearn.model_selection import StratifiedKFold
 
-from core.confidence.model import Calibration, KindModel, Label
+from core.confidence.model import Calibration, KindModel, Label, with_extremes
 
 HIGH_PRECISION = 0.92  # a little above the 0.90 promised, for the step from fitted to unseen replies
 LOW_ACCURACY = 0.35  # below this share right, the reply claims no answer
@@ -28,8 +28,11 @@ class Sample:
     case_id: str
     group: str  # e.g. "rust-book / multiple_choice"
     kind: str  # "choice", "answer" or "grade"
-    signals: dict[str, float]
+    signals: dict[str, float]  # as the reply carried them; fitted with their extremities (with_extremes)
     right: bool
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "signals", with_extremes(self.signals))
 
 
 def feature_names(samples: Sequence[Sample]) -> tuple[str, ...]:

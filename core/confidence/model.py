@@ -11,6 +11,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 Label = Literal["high", "medium", "low"]
+# Probabilities and scores whose distance from an even call says more than their value: a grade of 0.5
+# or a verdict check at P(yes) 0.5 is the grader hesitating (on the grading set's dev split the
+# extremity of the verdict check told right grades from wrong at AUROC 0.65, its value at 0.45).
+EXTREMES = ("score", "model_score", "verdict_yes", "self_yes", "p_top", "closed_p")
+
+
+def with_extremes(signals: dict[str, float]) -> dict[str, float]:
+    """The signals plus each EXTREMES one's distance from 0.5, scaled to 0..1 (`<name>_extremity`)."""
+    extremes = {f"{name}_extremity": abs(signals[name] - 0.5) * 2 for name in EXTREMES if name in signals}
+    return signals | extremes
 
 
 @dataclass(frozen=True)
@@ -69,7 +79,7 @@ class Calibration:
         model = self.kinds.get(kind)
         if model is None:
             return Confidence(None, "medium", signals)
-        p = model.probability(signals)
+        p = model.probability(with_extremes(signals))
         return Confidence(round(p, 4), model.label(p), signals)
 
     def as_dict(self) -> dict[str, Any]:
