@@ -50,10 +50,10 @@ def answerable(asked: dict[str, int], kind: str | None = None) -> int:
     def wanted(group: str) -> bool:
         if group.endswith("/ absent"):
             return False
-        if kind is None:
-            return True
         if group.startswith("grading /"):
             return kind == "grade"
+        if kind is None:  # every QA kind
+            return True
         return kind != "grade" and group.endswith("/ multiple_choice") == (kind == "choice")
 
     return sum(count for group, count in asked.items() if wanted(group))
