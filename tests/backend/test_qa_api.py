@@ -324,9 +324,11 @@ async def test_real_model_streams_tokens_then_citations(
             )
         ]
     names = [name for name, _, _ in events]
-    assert names[0] == "token" and names[-2:] == ["citations", "done"] and names.count("token") > 3
+    # The passages first, then the answer's tokens, then its citations and the reply with its confidence.
+    assert names[:2] == ["evidence", "token"] and names[-2:] == ["citations", "done"]
+    assert names.count("token") > 3 and events[-1][1]["confidence"]["label"] in ("high", "medium", "low")
     done = events[-1][1]
-    first_token_s = events[0][2]
+    first_token_s = events[1][2]
     # httpx's in-process transport hands the body over only when it is complete, so the client's
     # clock cannot show streaming; the server's can: the first token left before generation ended.
     print(
@@ -337,7 +339,8 @@ async def test_real_model_streams_tokens_then_citations(
         done["answer"],
     )
     assert timings(done)["first_token"] < timings(done)["generation"]
-    assert done["has_answer"] is True and done["citations"], done
+    # Answered, or (labelled low) not claimed but kept with its citations: the stream is what is tested.
+    assert done["outcome"] in ("answered", "unsure") and done["citations"], done
     assert project.document_ids["ch08-02-strings.md"] in {c["document_id"] for c in done["citations"]}
 
 
