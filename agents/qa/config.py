@@ -15,7 +15,8 @@ class QAConfig:
     # ~720 tokens to prefill after the cached system prompt, TTFT p50 12.5 s, FaQuAD 20/20, short
     # answers 6/12; 1400 -> ~480 tokens, TTFT p50 8.0 s, FaQuAD 17/20, short answers 7/12. Later, on an
     # AVX-512 machine (evals/reports/qa-context-dev.md): 1400 -> extractive TTFT p50 5.4 s, FaQuAD
-    # 19/20, short answers 7/12; 1000 -> 3.3 s, 20/20, 8/12.
+    # 19/20, short answers 7/12; 1000 -> 3.3 s, 20/20, 8/12. Below it the extractive answers fall
+    # (evals/reports/qa-prompt-budget-dev.md): 700 -> 14/20, 500 -> 16/20, for ~250 / ~180 tokens.
     context_chars: int = 1000
     evidence_passages: int = 2  # sent as the stream's `evidence` event before the model's first token
     history_turns: int = 3  # question/answer pairs the planner sees
