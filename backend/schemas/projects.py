@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from backend.schemas.records import record_fields
 from core.store.chunks import Chunk
 from core.store.jobs import Job
+from core.text.filetypes import SourceType
 
 Language = Literal["pt", "en", "auto"]
 Role = Literal["owner", "editor", "viewer"]
@@ -78,7 +79,7 @@ class DocumentOut(BaseModel):
     project_id: UUID
     title: str
     filename: str
-    source_type: Literal["pdf", "markdown", "text"]
+    source_type: SourceType
     kind: Literal["uploaded", "generated"]
     language: Language
     version: int

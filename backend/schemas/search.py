@@ -6,6 +6,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from core.retrieval import Candidate, Filters, RetrievalResult
+from core.text.filetypes import SourceType
 
 SECTION_SEPARATOR = " > "
 # A section path as stored: at most six heading levels of at most 200 characters (workers/chunking).
@@ -27,7 +28,7 @@ class SearchFilters(BaseModel):
     section: SectionPath = Field(
         default=None, description="A prefix of the section path, as a list or joined with ' > '."
     )
-    source_type: Literal["pdf", "markdown", "text"] | None = None
+    source_type: SourceType | None = None
     kind: Literal["uploaded", "generated"] | None = None
 
     def to_filters(self) -> Filters:

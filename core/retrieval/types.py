@@ -4,7 +4,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from uuid import UUID
 
-SourceType = Literal["pdf", "markdown", "text"]
+from core.text.filetypes import SourceType
+
 Kind = Literal["uploaded", "generated"]
 
 

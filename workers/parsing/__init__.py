@@ -1,5 +1,8 @@
 """Uploaded bytes into a ParsedDocument: text plus heading-delimited sections, no database."""
 
+import importlib
+from collections.abc import Callable
+
 from workers.parsing.markdown import parse_markdown, parse_text
 from workers.parsing.pdf import parse_pdf
 from workers.parsing.types import ParsedDocument, ParseError, Section
@@ -8,7 +11,15 @@ __all__ = [
     "ParseError", "ParsedDocument", "Section", "parse_document", "parse_markdown", "parse_pdf", "parse_text",
 ]  # fmt: skip
 
-_PARSERS = {"markdown": parse_markdown, "text": parse_text}
+# "module:function" per source type, imported on first use: the parse child of a PDF does not load
+# trafilatura or python-pptx (memory counted against its RLIMIT_AS).
+_STRUCTURED = {
+    "pptx": "workers.parsing.pptx:parse_pptx",
+    "docx": "workers.parsing.docx:parse_docx",
+    "xlsx": "workers.parsing.xlsx:parse_xlsx",
+    "epub": "workers.parsing.epub:parse_epub",
+    "html": "workers.parsing.html:parse_html",
+}
 
 
 def parse_document(
@@ -19,12 +30,27 @@ def parse_document(
     title: str | None = None,
     max_pages: int | None = None,
     max_chars: int | None = None,
+    max_memory_mb: int = 2048,
+    on_ocr_page: Callable[[int], None] | None = None,
 ) -> ParsedDocument:
-    """Dispatch on source_type ("pdf", "markdown", "text"); raises ParseError with a user-facing reason.
-    In-process and unbounded in time and memory: the worker goes through workers/parsing/bounded.py."""
-    if source_type == "pdf":
-        return parse_pdf(data, filename=filename, title=title, max_pages=max_pages, max_chars=max_chars)
-    parser = _PARSERS.get(source_type)
-    if parser is None:
-        raise ParseError(f"Unsupported document type {source_type!r}; upload a PDF, Markdown or text file.")
-    return parser(data, filename=filename, title=title, max_chars=max_chars)
+    """Dispatch on source_type (core/text/filetypes.py); raises ParseError with a user-facing reason.
+    In-process and unbounded in time and memory: the worker goes through workers/parsing/bounded.py.
+    `on_ocr_page(n)` is called before each page that goes through OCR (the bounded parent extends its
+    deadline by OCR_PAGE_TIMEOUT_S per page)."""
+    if source_type in ("pdf", "image"):
+        return parse_pdf(
+            data, filename=filename, title=title, max_pages=max_pages, max_chars=max_chars,
+            image=source_type == "image", on_ocr_page=on_ocr_page,
+        )  # fmt: skip
+    if source_type in ("markdown", "text"):
+        parser = parse_markdown if source_type == "markdown" else parse_text
+        return parser(data, filename=filename, title=title, max_chars=max_chars)
+    target = _STRUCTURED.get(source_type)
+    if target is None:
+        raise ParseError(f"Unsupported document type {source_type!r}.")
+    module, function = target.split(":")
+    structured_parser = getattr(importlib.import_module(module), function)
+    parsed: ParsedDocument = structured_parser(
+        data, filename=filename, title=title, max_chars=max_chars, max_memory_mb=max_memory_mb
+    )
+    return parsed

@@ -1,7 +1,8 @@
 """Parsing held to bounds, so a compression bomb or a 100k-page file ends `failed` with a reason and
 the worker lives.
 
-A PDF is parsed in a child process (workers/parsing/child.py) with PDF_MAX_PAGES, PARSE_MAX_CHARS,
+Every type in core/text/filetypes.CHILD_PARSED (PDF, page images, Office files, EPUB, HTML) is parsed in a
+child process (workers/parsing/child.py) with PDF_MAX_PAGES, PARSE_MAX_CHARS,
 PARSE_MAX_MEMORY_MB (RLIMIT_AS: MuPDF's allocations fail past it) and PARSE_TIMEOUT_S (the child is
 killed). The child gets the allowlisted base environment only: no database URL or API key reaches the
 process that opens hostile files.
@@ -22,6 +23,7 @@ from typing import Any
 
 from core.runtime.child_env import child_environment
 from core.settings import Settings
+from core.text.filetypes import CHILD_PARSED
 from workers.parsing import parse_document
 from workers.parsing.types import ParsedDocument, ParseError, Section
 
@@ -54,7 +56,7 @@ class ParseLimits:
 
     @property
     def memory_reason(self) -> str:
-        return f"the PDF needs more memory than allowed to parse ({self.max_memory_mb} MB)"
+        return f"the file needs more memory than allowed to parse ({self.max_memory_mb} MB)"
 
     @property
     def timeout_reason(self) -> str:
@@ -65,18 +67,19 @@ async def parse_bounded(
     data: bytes, *, source_type: str, filename: str, title: str | None, limits: ParseLimits
 ) -> ParsedDocument:
     """Raises ParseError with the reason shown to the user, a bound's included."""
-    if source_type != "pdf":
+    if source_type not in CHILD_PARSED:
         return await asyncio.to_thread(
             parse_document, data, source_type=source_type, filename=filename, title=title,
             max_chars=limits.max_chars,
         )  # fmt: skip
-    return await parse_pdf_in_child(data, filename=filename, title=title, limits=limits)
+    return await parse_in_child(data, source_type=source_type, filename=filename, title=title, limits=limits)
 
 
-async def parse_pdf_in_child(
-    data: bytes, *, filename: str, title: str | None, limits: ParseLimits
+async def parse_in_child(
+    data: bytes, *, source_type: str, filename: str, title: str | None, limits: ParseLimits
 ) -> ParsedDocument:
     header = {
+        "source_type": source_type,
         "filename": filename,
         "title": title,
         "max_pages": limits.max_pages,
@@ -103,8 +106,9 @@ async def parse_pdf_in_child(
 
 
 def read_answer(out: bytes, returncode: int | None, limits: ParseLimits) -> ParsedDocument:
+    last_line = out.rstrip(b"\n").rsplit(b"\n", 1)[-1]  # after the progress lines, the answer
     try:
-        answer = json.loads(out.decode("utf-8", "surrogatepass")) if out else None
+        answer = json.loads(last_line.decode("utf-8", "surrogatepass")) if last_line else None
     except ValueError:
         answer = None
     if not isinstance(answer, dict):  # it died without answering: under RLIMIT_AS that is memory, mostly

@@ -1,7 +1,9 @@
-"""The child process that parses one PDF under a memory limit (started by workers/parsing/bounded.py).
+"""The child process that parses one file under a memory limit (started by workers/parsing/bounded.py):
+every type in core/text/filetypes.CHILD_PARSED (PDF, images, Office files, EPUB, HTML).
 
-stdin: one JSON header line ({filename, title, max_pages, max_chars, max_memory_mb, max_cpu_s}), then
-the file's bytes. stdout: one JSON object, {"document": ...} or {"error": reason[, "out_of_memory": true]}.
+stdin: one JSON header line ({source_type, filename, title, max_pages, max_chars, max_memory_mb,
+max_cpu_s}), then the file's bytes. stdout: progress lines ({"ocr_page": n}, before each page that goes
+through OCR), then one JSON object, {"document": ...} or {"error": reason[, "out_of_memory": true]}.
 The limits are set before the file is read and cannot be raised again from here: RLIMIT_AS (the whole
 address space) and RLIMIT_CPU, a backstop to the parent's timeout should the parent itself die.
 JSON rather than pickle: this process opens hostile files, and what it answers must not be able to run
@@ -13,7 +15,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from workers.parsing.pdf import parse_pdf
+from workers.parsing import parse_document
 from workers.parsing.types import ParsedDocument, ParseError, is_out_of_memory
 
 HEADER_MAX_BYTES = 64 * 1024
@@ -31,12 +33,15 @@ def encode(doc: ParsedDocument) -> dict[str, Any]:
 
 def answer_for(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
     try:
-        doc = parse_pdf(
+        doc = parse_document(
             data,
+            source_type=str(header.get("source_type", "pdf")),
             filename=str(header["filename"]),
             title=header.get("title"),
             max_pages=int(header["max_pages"]),
             max_chars=int(header["max_chars"]),
+            max_memory_mb=int(header["max_memory_mb"]),
+            on_ocr_page=_report_ocr_page,
         )
         return {"document": encode(doc)}
     except ParseError as error:
@@ -45,6 +50,11 @@ def answer_for(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
         if is_out_of_memory(error):
             return OUT_OF_MEMORY
         return {"error": f"the file could not be processed ({type(error).__name__})"}
+
+
+def _report_ocr_page(number: int) -> None:
+    sys.stdout.buffer.write(json.dumps({"ocr_page": number}).encode() + b"\n")
+    sys.stdout.buffer.flush()
 
 
 def main() -> int:

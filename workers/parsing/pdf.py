@@ -7,6 +7,7 @@ from the outline when there is one, else from font sizes (a slower layout pass, 
 
 import bisect
 import re
+from collections.abc import Callable
 from pathlib import PurePath
 
 import pymupdf
@@ -43,8 +44,11 @@ def parse_pdf(
     title: str | None = None,
     max_pages: int | None = None,
     max_chars: int | None = None,
+    image: bool = False,
+    on_ocr_page: Callable[[int], None] | None = None,
 ) -> ParsedDocument:
-    """Raises ParseError (with the reason) past `max_pages` pages or `max_chars` characters of text, and
+    """`image`: the bytes are a page image (PNG, JPEG, TIFF), read as a one-page document.
+    Raises ParseError (with the reason) past `max_pages` pages or `max_chars` characters of text, and
     OutOfMemory when MuPDF cannot allocate (workers/parsing/bounded.py runs this under a memory limit)."""
     doc = _open(data)
     try:
