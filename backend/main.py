@@ -17,6 +17,7 @@ from backend.middleware.request_context import RequestContextMiddleware
 from backend.resources import open_api_resources
 from backend.routes import (
     attempts,
+    batches,
     curation,
     documents,
     exports,
@@ -69,6 +70,8 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
         BodyLimitMiddleware,
         upload_bytes=settings.limits.max_upload_bytes,
         json_bytes=settings.limits.max_json_body_bytes,
+        course_bytes=settings.limits.course_upload_max_bytes,
+        course_files=settings.limits.course_upload_max_files,
     )
     app.add_middleware(RequestContextMiddleware)
     add_database_error_handlers(app)  # pool exhausted or database down: 503 + Retry-After, not 500
@@ -88,6 +91,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     app.include_router(members.router)
     app.include_router(project_audit.router)
     app.include_router(me.router)
+    app.include_router(batches.router)
     app.include_router(documents.router)
     app.include_router(jobs.router)
     app.include_router(search.router)

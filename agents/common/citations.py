@@ -3,7 +3,7 @@
 from typing import Any
 
 from core.retrieval import Candidate
-from core.store.refs import ChunkRef
+from core.store.refs import ChunkRef, location_of
 
 EXCERPT_CHARS = 300
 
@@ -22,6 +22,7 @@ def ref_fields(candidate: Candidate) -> dict[str, Any]:
         "section_path": list(row["section_path"]),
         "page_start": row["page_start"],
         "page_end": row["page_end"],
+        "location": location_of(row.get("source_type")),
     }
 
 

@@ -162,9 +162,10 @@ def next_step(state: WriterState) -> Literal["write_section", "assemble"]:
 def _pages(reference: Reference) -> str:
     if reference.page_start is None:
         return ""
+    one, many = ("slide", "slides") if reference.location == "slide" else ("p.", "pp.")
     if reference.page_end in (None, reference.page_start):
-        return f", p. {reference.page_start}"
-    return f", pp. {reference.page_start}–{reference.page_end}"
+        return f", {one} {reference.page_start}"
+    return f", {many} {reference.page_start}–{reference.page_end}"
 
 
 async def assemble(state: WriterState, runtime: Runtime[AgentContext]) -> dict:

@@ -4,7 +4,8 @@ A plain ASGI middleware: a Content-Length over the cap is refused before one byt
 without one (chunked) is counted as it streams through `receive` and cut off at the cap, so the app,
 the multipart parser and its temp files never see more than the cap. Only document uploads (POST
 /projects/{id}/documents, PATCH /projects/{id}/documents/{id}, file or JSON text) get
-MAX_UPLOAD_BYTES; every other route gets MAX_JSON_BODY_BYTES."""
+MAX_UPLOAD_BYTES, a course's folder or ZIP (POST /projects/{id}/documents/batch) COURSE_UPLOAD_MAX_BYTES;
+every other route gets MAX_JSON_BODY_BYTES."""
 
 import json
 import re
@@ -18,6 +19,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 MULTIPART_OVERHEAD = 64 * 1024
 _DOCUMENTS = re.compile(r"/projects/[^/]+/documents/?")
 _DOCUMENT = re.compile(r"/projects/[^/]+/documents/[^/]+/?")
+_BATCH = re.compile(r"/projects/[^/]+/documents/batch/?")
+# A course's files around their parts: headers per file, at most COURSE_UPLOAD_MAX_FILES of them.
+_PART_OVERHEAD = 1024
 _MIB = 1024 * 1024
 
 
@@ -45,9 +49,16 @@ class BodyTooLarge(HTTPException):
 class BodyCaps:
     upload_bytes: int  # MAX_UPLOAD_BYTES: a document's file, or its new text as JSON
     json_bytes: int  # MAX_JSON_BODY_BYTES: every other route
+    course_bytes: int = 500 * _MIB  # COURSE_UPLOAD_MAX_BYTES: a course's folder or ZIP (POST .../batch)
+    course_files: int = 2000
 
     def for_request(self, method: str, path: str) -> tuple[int, str]:
         """(cap in bytes, the 413's detail) for a request."""
+        if method == "POST" and _BATCH.fullmatch(path):
+            overhead = MULTIPART_OVERHEAD + self.course_files * _PART_OVERHEAD
+            cap = size_text(self.course_bytes)
+            detail = f"The course upload is larger than the limit of {cap}; send it in parts."
+            return self.course_bytes + overhead, detail
         if (method == "POST" and _DOCUMENTS.fullmatch(path)) or (
             method == "PATCH" and _DOCUMENT.fullmatch(path)
         ):
@@ -56,9 +67,22 @@ class BodyCaps:
 
 
 class BodyLimitMiddleware:
-    def __init__(self, app: ASGIApp, *, upload_bytes: int, json_bytes: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        upload_bytes: int,
+        json_bytes: int,
+        course_bytes: int = 500 * _MIB,
+        course_files: int = 2000,
+    ) -> None:
         self.app = app
-        self.caps = BodyCaps(upload_bytes=upload_bytes, json_bytes=json_bytes)
+        self.caps = BodyCaps(
+            upload_bytes=upload_bytes,
+            json_bytes=json_bytes,
+            course_bytes=course_bytes,
+            course_files=course_files,
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -56,6 +56,7 @@ AGENT_ROUTES = frozenset(
 UPLOAD_ROUTES = frozenset(
     {
         ("POST", "/projects/{project_id}/documents"),
+        ("POST", "/projects/{project_id}/documents/batch"),
         ("PATCH", "/projects/{project_id}/documents/{document_id}"),
         ("POST", "/projects/{project_id}/documents/{document_id}/reindex"),
     }

@@ -17,6 +17,7 @@ from backend.services.enqueue import enqueue_index
 from backend.services.paging import Page, paging
 from backend.services.project_log import record_project_event
 from backend.services.project_store import as_member
+from backend.services.upload_budget import check_upload_budget
 from backend.services.uploads import CheckedUpload, check_content, read_upload
 from core.store import chunks, documents
 from core.store.jobs import index_job_id
@@ -40,9 +41,11 @@ async def upload_document(
     settings: SettingsDep,
     title: Annotated[str | None, Form(max_length=300)] = None,
 ) -> DocumentAccepted:
-    """Multipart upload of a PDF, Markdown or text file; answers at once with the indexing job. A body
-    over MAX_UPLOAD_BYTES was refused before this runs (backend/middleware/body_limit.py)."""
+    """Multipart upload of one file of an accepted type (core/text/filetypes.py); answers at once with
+    the indexing job. A body over MAX_UPLOAD_BYTES was refused before this runs
+    (backend/middleware/body_limit.py); one past an upload budget is refused here (429 or 413)."""
     upload = await read_upload(file, settings.limits.max_upload_bytes)
+    await check_upload_budget(db, settings, access.scope, incoming_bytes=len(upload.content))
     document = await as_member(
         db,
         access,
@@ -110,6 +113,7 @@ async def update_document(
         raise _not_found()
     # No connection is held while the body arrives: a slow client must not keep one from others.
     upload, title = await _new_content(request, current, db, access, settings.limits.max_upload_bytes)
+    await check_upload_budget(db, settings, access.scope, incoming_bytes=len(upload.content))
     document = await as_member(
         db,
         access,
@@ -150,8 +154,8 @@ async def _new_content(
         if content is None:
             raise _not_found()
         return check_content(content, current.filename), body.title
-    if current.source_type == "pdf":
-        raise HTTPException(415, "This document is a PDF: send the new version as a file, not as text.")
+    if current.source_type not in ("markdown", "text"):
+        raise HTTPException(415, "This document is not Markdown or text: send the new version as a file.")
     if len(body.content.encode()) > limit:
         raise HTTPException(413, "The new content is larger than the upload limit.")
     return check_content(body.content.encode(), current.filename), body.title

@@ -18,6 +18,27 @@ class LimitSettings(SettingsGroup):
     parse_max_chars: int = Field(default=20_000_000, ge=1, validation_alias="PARSE_MAX_CHARS")
     parse_timeout_s: float = Field(default=300.0, gt=0, validation_alias="PARSE_TIMEOUT_S")
     parse_max_memory_mb: int = Field(default=2048, ge=128, validation_alias="PARSE_MAX_MEMORY_MB")
+    # Upload budgets (backend/services/upload_budget.py): bytes stored in the last hour per user and per
+    # project, a project's stored bytes (every version), and its index jobs waiting. A teacher putting a
+    # whole course in (500 files / 1 GB in an hour) stays within them; filling the disk does not.
+    upload_bytes_per_hour_user: int = Field(
+        default=2 * 1024**3, ge=0, validation_alias="UPLOAD_BYTES_PER_HOUR_USER"
+    )
+    upload_bytes_per_hour_project: int = Field(
+        default=4 * 1024**3, ge=0, validation_alias="UPLOAD_BYTES_PER_HOUR_PROJECT"
+    )
+    project_max_bytes: int = Field(default=20 * 1024**3, ge=0, validation_alias="PROJECT_MAX_BYTES")
+    project_max_pending_jobs: int = Field(default=2000, ge=1, validation_alias="PROJECT_MAX_PENDING_JOBS")
+    # A course uploaded at once (POST /projects/{id}/documents/batch: a folder's files or a ZIP): the
+    # request's cap, its files (ZIP members included), and what a ZIP may inflate to. Each file inside is
+    # still held to MAX_UPLOAD_BYTES.
+    course_upload_max_bytes: int = Field(
+        default=500 * 1024**2, ge=1, validation_alias="COURSE_UPLOAD_MAX_BYTES"
+    )
+    course_upload_max_files: int = Field(default=2000, ge=1, validation_alias="COURSE_UPLOAD_MAX_FILES")
+    course_zip_max_inflated_bytes: int = Field(
+        default=2 * 1024**3, ge=1, validation_alias="COURSE_ZIP_MAX_INFLATED_BYTES"
+    )
     # Live (unrevoked, unexpired) API keys per user.
     api_keys_max_per_user: int = Field(default=20, ge=1, validation_alias="API_KEYS_MAX_PER_USER")
 
@@ -30,8 +51,9 @@ class RateLimitSettings(SettingsGroup):
     # Per user (all of a user's keys share one budget): agent routes (model time), uploads (POST/PATCH
     # documents, reindex), the rest.
     agent: str = Field(default="20/minute", validation_alias="RATE_LIMIT_AGENT")
-    # A teacher uploading a book chapter by chapter stays within it.
-    upload: str = Field(default="60/hour", validation_alias="RATE_LIMIT_UPLOAD")
+    # Upload requests: a flood guard only; what uploads may cost is budgeted in bytes and queued jobs
+    # (LimitSettings above). A course folder or ZIP is one request.
+    upload: str = Field(default="2000/hour", validation_alias="RATE_LIMIT_UPLOAD")
     read: str = Field(default="300/minute", validation_alias="RATE_LIMIT_READ")
     # Per client address, before authentication (every route but /health*). A class behind one NAT
     # shares it: raise it there. Failed authentications (401) per address have their own, smaller one.

@@ -61,16 +61,27 @@ async def create_document(
     kind: str,
     content: bytes,
     content_hash: str,
+    batch_id: UUID | None = None,
 ) -> Document | None:
     """Document row, its first version's bytes and its index job, in one transaction.
     Returns None when the caller may not write to the project."""
-    params = scope(project_id, user_id, title=title, filename=filename, source_type=source_type, kind=kind)
+    params = scope(
+        project_id,
+        user_id,
+        title=title,
+        filename=filename,
+        source_type=source_type,
+        kind=kind,
+        batch_id=batch_id,
+    )
     async with conn.transaction():
         document_id: UUID | None = await fetch_one(
             conn,
             scalar_row,
-            "INSERT INTO documents (project_id, title, filename, source_type, kind, language, created_by)"
-            " SELECT p.id, %(title)s, %(filename)s, %(source_type)s, %(kind)s, p.language, %(user_id)s"
+            "INSERT INTO documents"
+            " (project_id, title, filename, source_type, kind, language, created_by, batch_id)"
+            " SELECT p.id, %(title)s, %(filename)s, %(source_type)s, %(kind)s, p.language, %(user_id)s,"
+            " %(batch_id)s"
             f" FROM projects p WHERE p.id = %(project_id)s AND {writer_of('p.id')}"
             " RETURNING id",
             params,

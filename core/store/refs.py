@@ -4,7 +4,18 @@
 Only the fields every one of them carries: a base field comes first in a subclass's JSON, so these are
 the ones those models already listed first. The document id is a string, as the agents' JSON has it."""
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
+
+# What page_start/page_end count: a deck's slides or a PDF's (or scan's) pages; None where the format has
+# neither (Markdown, Word, web pages, e-books: cited by section).
+Location = Literal["page", "slide"]
+_LOCATION_OF_SOURCE: dict[str, Location] = {"pdf": "page", "image": "page", "pptx": "slide"}
+
+
+def location_of(source_type: str | None) -> Location | None:
+    return _LOCATION_OF_SOURCE.get(source_type or "")
 
 
 class ChunkRef(BaseModel):
@@ -14,5 +25,6 @@ class ChunkRef(BaseModel):
     document_id: str
     document_title: str
     section_path: list[str]
-    page_start: int | None  # 1-based, PDF only
+    page_start: int | None  # 1-based page (PDF, scan) or slide (deck); see `location`
     page_end: int | None
+    location: Location | None = None

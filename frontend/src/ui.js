@@ -74,9 +74,11 @@ export function formatDate(value, lang) {
   return new Date(value).toLocaleString(lang === 'pt' ? 'pt-BR' : 'en-GB', { dateStyle: 'medium', timeStyle: 'short' });
 }
 
-export function pagesLabel(t, start, end) {
+// "page 3" / "pages 3–4" for a PDF, "slide 7" / "slides 7–8" for a deck (`location` of the citation).
+export function pagesLabel(t, start, end, location) {
   if (start === null || start === undefined) return '';
-  return end && end !== start ? t('pages', { a: start, b: end }) : t('page', { a: start });
+  const [one, many] = location === 'slide' ? ['slide', 'slides'] : ['page', 'pages'];
+  return end && end !== start ? t(many, { a: start, b: end }) : t(one, { a: start });
 }
 
 export function sectionLabel(path) {
@@ -90,7 +92,7 @@ export function CitationChips({ citations, onOpen, label }) {
     ${citations.map(
       (c, i) => html`<li key=${`${c.chunk_id}-${i}`}>
         <button type="button" class="chip" onClick=${() => onOpen(c)} title=${c.excerpt || ''}>
-          <span class="chip-n">${i + 1}</span> ${c.document_title}${c.section_path?.length ? ` · ${c.section_path.at(-1)}` : ''}${c.page_start ? ` · ${pagesLabel(t, c.page_start, c.page_end)}` : ''}
+          <span class="chip-n">${i + 1}</span> ${c.document_title}${c.section_path?.length ? ` · ${c.section_path.at(-1)}` : ''}${c.page_start ? ` · ${pagesLabel(t, c.page_start, c.page_end, c.location)}` : ''}
         </button>
       </li>`,
     )}
@@ -131,7 +133,7 @@ export function PassagePanel({ citation, onClose }) {
     </div>
     <p class="meta">
       ${sectionLabel(citation.section_path) || t('noSection')}
-      ${citation.page_start ? html` · ${pagesLabel(t, citation.page_start, citation.page_end)}` : ''}
+      ${citation.page_start ? html` · ${pagesLabel(t, citation.page_start, citation.page_end, citation.location)}` : ''}
     </p>
     <${ErrorNote} error=${error} />
     <blockquote class="passage-text">${chunk ? chunk.text : citation.excerpt}</blockquote>
@@ -215,7 +217,7 @@ export function Passages({ passages, title, onOpen }) {
           ${onOpen
             ? html`<button type="button" class="link" onClick=${() => onOpen({ ...p, excerpt: p.text })}>${p.document_title}</button>`
             : p.document_title}
-          ${p.section_path?.length ? ` · ${sectionLabel(p.section_path)}` : ''}${p.page_start ? ` · ${pagesLabel(t, p.page_start, p.page_end)}` : ''}
+          ${p.section_path?.length ? ` · ${sectionLabel(p.section_path)}` : ''}${p.page_start ? ` · ${pagesLabel(t, p.page_start, p.page_end, p.location)}` : ''}
         </p>
       </li>`)}
     </ul>

@@ -151,7 +151,7 @@ function Chunks({ documentId }) {
     ${chunks.data && !chunks.data.length && html`<${Empty}>${t('noChunks')}<//>`}
     <ol class="chunks">
       ${(chunks.data || []).map((c) => html`<li key=${c.id} class="chunk">
-        <p class="meta"><strong>#${c.ordinal + 1}</strong> · ${sectionLabel(c.section_path) || t('noSection')}${c.page_start ? ` · ${pagesLabel(t, c.page_start, c.page_end)}` : ''} · ${t('chars')} ${c.char_start}–${c.char_end}</p>
+        <p class="meta"><strong>#${c.ordinal + 1}</strong> · ${sectionLabel(c.section_path) || t('noSection')}${c.page_start ? ` · ${pagesLabel(t, c.page_start, c.page_end, doc.data?.source_type === 'pptx' ? 'slide' : 'page')}` : ''} · ${t('chars')} ${c.char_start}–${c.char_end}</p>
         <pre class="chunk-text">${c.text}</pre>
       </li>`)}
     </ol>

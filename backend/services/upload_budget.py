@@ -1,0 +1,70 @@
+"""Upload budgets: bytes and queued jobs, per user and per project, checked before anything is stored.
+
+A request count would stop a teacher at the 61st chapter file and let an abuser send 60 files of 50 MB;
+bytes stored in the last hour (per user, per project), a project's stored bytes and its waiting index
+jobs bound what fills the disk and the queue instead (LimitSettings: UPLOAD_BYTES_PER_HOUR_*,
+PROJECT_MAX_BYTES, PROJECT_MAX_PENDING_JOBS). Two uploads racing may each pass with the other's bytes
+uncounted: the overshoot is bounded by one request's size."""
+
+from fastapi import HTTPException, status
+from psycopg_pool import AsyncConnectionPool
+
+from backend.deps import ProjectScope
+from backend.middleware.body_limit import size_text
+from core.settings import Settings
+from core.store.upload_budget import UploadUsage, upload_usage
+
+# The hour's budget frees up gradually; ten minutes is a fair first retry.
+RETRY_AFTER_S = "600"
+
+
+def _gib(size: int) -> str:
+    return f"{size / 1024**3:.1f} GB" if size >= 1024**3 else size_text(size)
+
+
+def budget_refusal(
+    usage: UploadUsage, settings: Settings, *, incoming_bytes: int, files: int
+) -> HTTPException | None:
+    """The refusal (413 past the project's storage, 429 past a rate) of `files` more files of
+    `incoming_bytes`, or None."""
+    limits = settings.limits
+    if usage.project_bytes_stored + incoming_bytes > limits.project_max_bytes:
+        return HTTPException(
+            status.HTTP_413_CONTENT_TOO_LARGE,
+            f"The project's storage limit of {_gib(limits.project_max_bytes)} would be passed "
+            f"({_gib(usage.project_bytes_stored)} stored); delete old documents or ask the operator to raise "
+            "PROJECT_MAX_BYTES.",
+        )
+    if usage.user_bytes_last_hour + incoming_bytes > limits.upload_bytes_per_hour_user:
+        return _retry_later(
+            f"You uploaded {_gib(usage.user_bytes_last_hour)} in the last hour; the limit is "
+            f"{_gib(limits.upload_bytes_per_hour_user)} per hour."
+        )
+    if usage.project_bytes_last_hour + incoming_bytes > limits.upload_bytes_per_hour_project:
+        return _retry_later(
+            f"This project received {_gib(usage.project_bytes_last_hour)} in the last hour; the limit is "
+            f"{_gib(limits.upload_bytes_per_hour_project)} per hour."
+        )
+    if usage.project_jobs_pending + files > limits.project_max_pending_jobs:
+        return _retry_later(
+            f"{usage.project_jobs_pending:,} documents of this project are still waiting to be indexed "
+            f"(at most {limits.project_max_pending_jobs:,})."
+        )
+    return None
+
+
+def _retry_later(reason: str) -> HTTPException:
+    return HTTPException(
+        status.HTTP_429_TOO_MANY_REQUESTS, f"{reason} Retry later.", headers={"Retry-After": RETRY_AFTER_S}
+    )
+
+
+async def check_upload_budget(
+    db: AsyncConnectionPool, settings: Settings, scope: ProjectScope, *, incoming_bytes: int, files: int = 1
+) -> None:
+    """Raises the refusal when the upload would pass a budget."""
+    async with db.connection() as conn:
+        usage = await upload_usage(conn, **scope)
+    refusal = budget_refusal(usage, settings, incoming_bytes=incoming_bytes, files=files)
+    if refusal is not None:
+        raise refusal
