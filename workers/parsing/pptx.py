@@ -46,7 +46,7 @@ def parse_pptx(
         for number, slide in enumerate(presentation.slides, start=1):
             heading, body = _slide(slide)
             has_text = has_text or bool(heading or body)
-            blocks.append(Block(path=(deck_title, heading or f"Slide {number}"), body=body or _empty(heading),
+            blocks.append(Block(path=(heading or f"Slide {number}",), body=body or _empty(heading),
                                 page=number))  # fmt: skip
             total += len(heading) + len(body)
             if max_chars is not None and total > max_chars:  # stop here, not after the last slide

@@ -47,7 +47,7 @@ def parse_xlsx(
                     sheet.iter_rows(max_col=MAX_COLUMNS + 1, values_only=True)
                 )
                 table = markdown_table(_trim_columns(rows))
-                blocks.append(Block(path=(book_title, str(sheet.title)), body=table or EMPTY_SHEET))
+                blocks.append(Block(path=(str(sheet.title),), body=table or EMPTY_SHEET))
                 warnings.extend(_warnings(str(sheet.title), cut_rows, cut_columns))
                 total += len(table)
                 if max_chars is not None and total > max_chars:  # stop here, not after the last sheet
