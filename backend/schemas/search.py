@@ -6,6 +6,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from core.retrieval import Candidate, Filters, RetrievalResult
+from core.store.refs import Location, location_of
 from core.text.filetypes import SourceType
 
 SECTION_SEPARATOR = " > "
@@ -73,6 +74,7 @@ class SearchHit(BaseModel):
     section_path: list[str]
     page_start: int | None
     page_end: int | None
+    location: Location | None  # what page_start/page_end count: "page" (PDF, scan) or "slide" (deck)
     char_start: int
     char_end: int
     context_header: str
@@ -133,6 +135,7 @@ def to_response(result: RetrievalResult, *, debug: bool) -> SearchResponse:
             section_path=list(c.row["section_path"]),
             page_start=c.row["page_start"],
             page_end=c.row["page_end"],
+            location=location_of(c.row["source_type"]),
             char_start=c.row["char_start"],
             char_end=c.row["char_end"],
             context_header=c.row["context_header"],

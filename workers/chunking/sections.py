@@ -3,7 +3,7 @@
 Rules (DESIGN.md §3):
 - A section that fits in max_chars is one chunk. A section shorter than min_chars absorbs the
   following sections while the merged slice of the document still fits in max_chars, so a file of
-  tiny sections does not become thousands of near-empty chunks. Only sections that fit whole are
+  tiny sections does not become thousands of near-empty chunks; never across a deck's slides. Only sections that fit whole are
   merged, and merging looks forward only, so an edit moves at most the boundaries of its own run of
   small sections.
 - A merged chunk's section_path is the longest common prefix of the merged paths (sections that are
@@ -95,6 +95,8 @@ def _embed_text(header: str, text: str) -> str:
 
 def _group_sections(doc: ParsedDocument, config: ChunkingConfig) -> list[list[Section]]:
     sections = [section for section in doc.sections if section.char_end > section.char_start]
+    # A deck's slides are never merged (a citation names one slide); a PDF's small sections may span pages.
+    per_page = doc.source_type == "markdown" and bool(doc.page_offsets)
     groups: list[list[Section]] = []
     index = 0
     while index < len(sections):
@@ -106,6 +108,7 @@ def _group_sections(doc: ParsedDocument, config: ChunkingConfig) -> list[list[Se
                 index < len(sections)
                 and group[-1].char_end - start < config.min_chars
                 and sections[index].char_end - start <= config.max_chars
+                and not (per_page and sections[index].page_start != group[-1].page_end)
             ):
                 group.append(sections[index])
                 index += 1
