@@ -3,9 +3,9 @@
 Rules (DESIGN.md §3):
 - A section that fits in max_chars is one chunk. A section shorter than min_chars absorbs the
   following sections while the merged slice of the document still fits in max_chars, so a file of
-  tiny sections does not become thousands of near-empty chunks; never across a deck's slides. Only sections that fit whole are
-  merged, and merging looks forward only, so an edit moves at most the boundaries of its own run of
-  small sections.
+  tiny sections does not become thousands of near-empty chunks; never across a deck's slides. Only
+  sections that fit whole are merged, and merging looks forward only, so an edit moves at most the
+  boundaries of its own run of small sections.
 - A merged chunk's section_path is the longest common prefix of the merged paths (sections that are
   only a heading left out), or the first section's path when they share nothing (the chunk starts
   there, and () would lose the place).

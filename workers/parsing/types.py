@@ -22,11 +22,16 @@ class OutOfMemory(Exception):
 
 
 def is_out_of_memory(error: BaseException) -> bool:
-    """A MemoryError, or MuPDF's failed allocation (FzErrorSystem "malloc (N bytes) failed"), which
-    pymupdf raises as another exception type: a page that fails this way is no "unreadable page"."""
+    """A MemoryError, MuPDF's failed allocation (FzErrorSystem "malloc (N bytes) failed"), which
+    pymupdf raises as another exception type (a page that fails this way is no "unreadable page"), or a
+    shared library that could not be mapped."""
     if isinstance(error, MemoryError | OutOfMemory):
         return True
     message = str(error).lower()
+    # A library loaded on first use (python-pptx's lxml, Pillow) under RLIMIT_AS: the loader cannot map it.
+    unmapped = "failed to map segment" in message or "cannot allocate" in message
+    if isinstance(error, ImportError) and unmapped:
+        return True
     return "out of memory" in message or ("alloc" in message and "failed" in message)
 
 
