@@ -14,6 +14,11 @@ RUN case ",${EXTRAS}," in \
         && rm -rf /var/lib/apt/lists/* ;; \
     esac
 
+# OCR of scanned PDFs and page images (workers/parsing/ocr.py): Tesseract's English and Portuguese data.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends tesseract-ocr-eng tesseract-ocr-por \
+    && rm -rf /var/lib/apt/lists/*
+
 WORKDIR /app
 COPY pyproject.toml README.md requirements.lock ./
 COPY core core

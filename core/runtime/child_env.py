@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from core.settings import Settings
 
 # What any Python child needs to run, find its libraries and temp files, speak the locale, reach a
-# proxy or a private CA (hosted model endpoints), and size its thread pools.
+# proxy or a private CA (hosted model endpoints), size its thread pools, and find OCR's language data.
 _BASE_NAMES = frozenset(
     {
         "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP",
@@ -18,7 +18,7 @@ _BASE_NAMES = frozenset(
         "VIRTUAL_ENV", "LD_LIBRARY_PATH", "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_OFFLINE",
         "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
         "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-        "CUDA_VISIBLE_DEVICES",
+        "CUDA_VISIBLE_DEVICES", "TESSDATA_PREFIX",
     }
 )  # fmt: skip
 _BASE_PREFIXES = ("LC_", "OMP_", "OPENBLAS_", "MKL_", "GOTO_")

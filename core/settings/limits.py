@@ -18,6 +18,17 @@ class LimitSettings(SettingsGroup):
     parse_max_chars: int = Field(default=20_000_000, ge=1, validation_alias="PARSE_MAX_CHARS")
     parse_timeout_s: float = Field(default=300.0, gt=0, validation_alias="PARSE_TIMEOUT_S")
     parse_max_memory_mb: int = Field(default=2048, ge=128, validation_alias="PARSE_MAX_MEMORY_MB")
+    # Pages without a text layer (scans) and page images are read by OCR (workers/parsing/ocr.py: PyMuPDF's
+    # Tesseract, with Debian's tesseract-ocr-eng/-por data), inside the same child. Each OCR page
+    # extends the parse deadline to at least OCR_PAGE_TIMEOUT_S after it starts, so a scanned book is
+    # not held to PARSE_TIMEOUT_S alone and one stuck page is stopped; more scanned pages than
+    # OCR_MAX_PAGES fail the document before any is read. OCR_LANGUAGES: Tesseract's names joined by "+".
+    ocr_enabled: bool = Field(default=True, validation_alias="OCR_ENABLED")
+    ocr_languages: str = Field(
+        default="eng+por", pattern=r"^[A-Za-z_]+(\+[A-Za-z_]+)*$", validation_alias="OCR_LANGUAGES"
+    )
+    ocr_page_timeout_s: float = Field(default=60.0, gt=0, validation_alias="OCR_PAGE_TIMEOUT_S")
+    ocr_max_pages: int = Field(default=500, ge=1, validation_alias="OCR_MAX_PAGES")
     # Upload budgets (backend/services/upload_budget.py): bytes stored in the last hour per user and per
     # project, a project's stored bytes (every version), and its index jobs waiting. A teacher putting a
     # whole course in (500 files / 1 GB in an hour) stays within them; filling the disk does not.

@@ -229,7 +229,7 @@ def test_unknown_source_type_is_a_parse_error() -> None:
 REJECTED = {
     "empty.pdf": "empty",
     "encrypted.pdf": "password-protected",
-    "image-only.pdf": "No extractable text.*OCR",
+    "image-only.pdf": "No text was found.*OCR recognised no text",
     "not-a-pdf.pdf": "not a PDF",
     "latin1.md": "not valid UTF-8",
     "binary.md": "is not text",

@@ -4,11 +4,13 @@ import importlib
 from collections.abc import Callable
 
 from workers.parsing.markdown import parse_markdown, parse_text
+from workers.parsing.ocr import OcrOptions
 from workers.parsing.pdf import parse_pdf
 from workers.parsing.types import ParsedDocument, ParseError, Section
 
 __all__ = [
-    "ParseError", "ParsedDocument", "Section", "parse_document", "parse_markdown", "parse_pdf", "parse_text",
+    "OcrOptions", "ParseError", "ParsedDocument", "Section", "parse_document", "parse_markdown", "parse_pdf",
+    "parse_text",
 ]  # fmt: skip
 
 # "module:function" per source type, imported on first use: the parse child of a PDF does not load
@@ -32,15 +34,17 @@ def parse_document(
     max_chars: int | None = None,
     max_memory_mb: int = 2048,
     on_ocr_page: Callable[[int], None] | None = None,
+    ocr: OcrOptions | None = None,
 ) -> ParsedDocument:
     """Dispatch on source_type (core/text/filetypes.py); raises ParseError with a user-facing reason.
     In-process and unbounded in time and memory: the worker goes through workers/parsing/bounded.py.
     `on_ocr_page(n)` is called before each page that goes through OCR (the bounded parent extends its
-    deadline by OCR_PAGE_TIMEOUT_S per page)."""
+    deadline by OCR_PAGE_TIMEOUT_S per page); `ocr`: OCR_ENABLED, OCR_LANGUAGES, OCR_MAX_PAGES (None: the
+    defaults)."""
     if source_type in ("pdf", "image"):
         return parse_pdf(
             data, filename=filename, title=title, max_pages=max_pages, max_chars=max_chars,
-            image=source_type == "image", on_ocr_page=on_ocr_page,
+            image=source_type == "image", on_ocr_page=on_ocr_page, ocr=ocr,
         )  # fmt: skip
     if source_type in ("markdown", "text"):
         parser = parse_markdown if source_type == "markdown" else parse_text

@@ -4,8 +4,11 @@ the worker lives.
 Every type in core/text/filetypes.CHILD_PARSED (PDF, page images, Office files, EPUB, HTML) is parsed in a
 child process (workers/parsing/child.py) with PDF_MAX_PAGES, PARSE_MAX_CHARS,
 PARSE_MAX_MEMORY_MB (RLIMIT_AS: MuPDF's allocations fail past it) and PARSE_TIMEOUT_S (the child is
-killed). The child gets the allowlisted base environment only: no database URL or API key reaches the
-process that opens hostile files.
+killed). Scanned pages are read by OCR in the same child (OCR_ENABLED, OCR_LANGUAGES, OCR_MAX_PAGES):
+it reports each page before reading it, and each report moves the deadline to at least
+OCR_PAGE_TIMEOUT_S later, so a scanned book gets time by its pages and a page that hangs is stopped.
+The child gets the allowlisted base environment only: no database URL or API key reaches the process
+that opens hostile files.
 
 Markdown and text are parsed in the worker (a thread), held to PARSE_MAX_CHARS: their parsers are
 linear in a file already capped at MAX_UPLOAD_BYTES, and a process per file would cost more than
@@ -17,6 +20,7 @@ import math
 import os
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +41,9 @@ _CHILD = (
     "from workers.parsing.child import main; sys.exit(main())"
 )
 
+_READ_BYTES = 1 << 16
+_PROGRESS_MAX_BYTES = 64  # {"ocr_page": n}; the answer line is never taken for one
+
 
 @dataclass(frozen=True)
 class ParseLimits:
@@ -44,6 +51,10 @@ class ParseLimits:
     max_chars: int
     timeout_s: float
     max_memory_mb: int
+    ocr_enabled: bool = True
+    ocr_languages: str = "eng+por"
+    ocr_page_timeout_s: float = 60.0
+    ocr_max_pages: int = 500
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ParseLimits":
@@ -52,6 +63,10 @@ class ParseLimits:
             max_chars=settings.limits.parse_max_chars,
             timeout_s=settings.limits.parse_timeout_s,
             max_memory_mb=settings.limits.parse_max_memory_mb,
+            ocr_enabled=settings.limits.ocr_enabled,
+            ocr_languages=settings.limits.ocr_languages,
+            ocr_page_timeout_s=settings.limits.ocr_page_timeout_s,
+            ocr_max_pages=settings.limits.ocr_max_pages,
         )
 
     @property
@@ -61,6 +76,16 @@ class ParseLimits:
     @property
     def timeout_reason(self) -> str:
         return f"parsing took longer than {self.timeout_s:g} s and was stopped"
+
+    def ocr_timeout_reason(self, page: int) -> str:
+        return f"OCR of page {page} took longer than {self.ocr_page_timeout_s:g} s and was stopped"
+
+    @property
+    def max_cpu_s(self) -> int:
+        """RLIMIT_CPU of the child: only if this process is no longer there to kill it, so the longest
+        time the deadline can reach (every OCR page at its bound) and a margin."""
+        ocr_s = self.ocr_max_pages * self.ocr_page_timeout_s if self.ocr_enabled else 0
+        return math.ceil(self.timeout_s + ocr_s) + 10
 
 
 async def parse_bounded(
@@ -85,7 +110,10 @@ async def parse_in_child(
         "max_pages": limits.max_pages,
         "max_chars": limits.max_chars,
         "max_memory_mb": limits.max_memory_mb,
-        "max_cpu_s": math.ceil(limits.timeout_s) + 10,  # only if this process is no longer there to kill it
+        "max_cpu_s": limits.max_cpu_s,
+        "ocr_enabled": limits.ocr_enabled,
+        "ocr_languages": limits.ocr_languages,
+        "ocr_max_pages": limits.ocr_max_pages,
     }
     environment = child_environment(with_settings=False)
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, (_CODE_ROOT, environment.get("PYTHONPATH"))))
@@ -93,16 +121,66 @@ async def parse_in_child(
         sys.executable, "-c", _CHILD,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=environment,
     )  # fmt: skip
+    loop = asyncio.get_running_loop()
+    ocr_page: int | None = None  # the OCR page that set the deadline, if one did
+
+    def on_progress(page: int) -> None:
+        nonlocal ocr_page
+        extended = loop.time() + limits.ocr_page_timeout_s
+        if extended > (timer.when() or 0.0):
+            timer.reschedule(extended)
+            ocr_page = page
+
     try:
-        async with asyncio.timeout(limits.timeout_s):
-            out, _ = await process.communicate(json.dumps(header).encode() + b"\n" + data)
+        async with asyncio.timeout(limits.timeout_s) as timer:
+            await _send(process, json.dumps(header).encode() + b"\n" + data)
+            assert process.stdout is not None
+            out = await _read_output(process.stdout, on_progress)
+            await process.wait()
     except TimeoutError:
-        raise ParseError(limits.timeout_reason) from None
+        raise ParseError(
+            limits.timeout_reason if ocr_page is None else limits.ocr_timeout_reason(ocr_page)
+        ) from None
     finally:
         if process.returncode is None:  # timed out, or the job was cancelled: never leave it running
             process.kill()
             await process.wait()
     return read_answer(out, process.returncode, limits)
+
+
+async def _send(process: asyncio.subprocess.Process, payload: bytes) -> None:
+    assert process.stdin is not None
+    try:
+        process.stdin.write(payload)
+        await process.stdin.drain()
+        process.stdin.close()
+    except (BrokenPipeError, ConnectionResetError):  # it died reading (its memory bound): its answer says
+        pass
+
+
+async def _read_output(stdout: asyncio.StreamReader, on_progress: Callable[[int], None]) -> bytes:
+    """Everything the child writes, `on_progress(n)` called for each {"ocr_page": n} line as it comes."""
+    out = bytearray()
+    line_start = 0
+    while chunk := await stdout.read(_READ_BYTES):
+        searched = len(out)  # only the new bytes are searched: the answer line can be tens of MB
+        out += chunk
+        while (newline := out.find(b"\n", searched)) >= 0:
+            page = _progress_page(bytes(out[line_start:newline]))
+            if page is not None:
+                on_progress(page)
+            line_start = searched = newline + 1
+    return bytes(out)
+
+
+def _progress_page(line: bytes) -> int | None:
+    if len(line) > _PROGRESS_MAX_BYTES or not line.startswith(b'{"ocr_page"'):
+        return None
+    try:
+        page = json.loads(line)["ocr_page"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return page if isinstance(page, int) else None
 
 
 def read_answer(out: bytes, returncode: int | None, limits: ParseLimits) -> ParsedDocument:

@@ -2,8 +2,9 @@
 every type in core/text/filetypes.CHILD_PARSED (PDF, images, Office files, EPUB, HTML).
 
 stdin: one JSON header line ({source_type, filename, title, max_pages, max_chars, max_memory_mb,
-max_cpu_s}), then the file's bytes. stdout: progress lines ({"ocr_page": n}, before each page that goes
-through OCR), then one JSON object, {"document": ...} or {"error": reason[, "out_of_memory": true]}.
+max_cpu_s, ocr_enabled, ocr_languages, ocr_max_pages}), then the file's bytes. stdout: progress lines
+({"ocr_page": n}, before each page that goes through OCR), then one JSON object, {"document": ...} or
+{"error": reason[, "out_of_memory": true]}.
 The limits are set before the file is read and cannot be raised again from here: RLIMIT_AS (the whole
 address space) and RLIMIT_CPU, a backstop to the parent's timeout should the parent itself die.
 JSON rather than pickle: this process opens hostile files, and what it answers must not be able to run
@@ -15,7 +16,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from workers.parsing import parse_document
+from workers.parsing import OcrOptions, parse_document
 from workers.parsing.types import ParsedDocument, ParseError, is_out_of_memory
 
 HEADER_MAX_BYTES = 64 * 1024
@@ -42,6 +43,11 @@ def answer_for(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
             max_chars=int(header["max_chars"]),
             max_memory_mb=int(header["max_memory_mb"]),
             on_ocr_page=_report_ocr_page,
+            ocr=OcrOptions(
+                enabled=bool(header.get("ocr_enabled", True)),
+                languages=str(header.get("ocr_languages", OcrOptions.languages)),
+                max_pages=int(header.get("ocr_max_pages", OcrOptions.max_pages)),
+            ),
         )
         return {"document": encode(doc)}
     except ParseError as error:

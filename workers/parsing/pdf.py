@@ -6,14 +6,14 @@ from the outline when there is one, else from font sizes (a slower layout pass, 
 """
 
 import bisect
-import re
 from collections.abc import Callable
 from pathlib import PurePath
 
 import pymupdf
 
+from workers.parsing.ocr import OcrOptions, check_image_upload, is_scanned, recognise_pages
 from workers.parsing.pdf_headings import OutlineEntry, font_size_outline, heading_positions
-from workers.parsing.text import trim_span
+from workers.parsing.text import clean_page, describe_pages, trim_span
 from workers.parsing.types import (
     OutOfMemory,
     ParsedDocument,
@@ -27,14 +27,16 @@ from workers.parsing.types import (
 PAGE_SEPARATOR = "\n\n"
 # Ligatures expanded ("ﬁ" -> "fi") and words hyphenated across lines joined: both matter for search.
 _TEXT_FLAGS = (pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES) | pymupdf.TEXT_DEHYPHENATE
-_BLANK_RUNS = re.compile(r"\n{3,}")
 
 EMPTY = "The file is empty."
 NOT_PDF = "The file is not a PDF (its content does not start with a PDF header)."
 PASSWORD = "This PDF is password-protected; upload a copy without a password."
 DAMAGED = "The PDF is damaged or incomplete and could not be read."
 NO_PAGES = "The PDF has no pages."
-NO_TEXT = "No extractable text was found in this PDF; it looks like a scan or images and would need OCR."
+NO_TEXT = "No text was found in this PDF: its pages have no text layer and OCR recognised no text in them."
+BLANK = "No text was found in this PDF: its pages are blank."
+IMAGE_NO_TEXT = "No text was recognised in this image (OCR)."
+IMAGE_DAMAGED = "The image is damaged or in a form that cannot be read."
 
 
 def parse_pdf(
@@ -46,29 +48,50 @@ def parse_pdf(
     max_chars: int | None = None,
     image: bool = False,
     on_ocr_page: Callable[[int], None] | None = None,
+    ocr: OcrOptions | None = None,
 ) -> ParsedDocument:
-    """`image`: the bytes are a page image (PNG, JPEG, TIFF), read as a one-page document.
+    """`image`: the bytes are a page image (PNG, JPEG, TIFF), read as a one-page document (a TIFF: one
+    page per image). Pages without a text layer that draw something (scans) are read by OCR
+    (workers/parsing/ocr.py, `ocr` its options), `on_ocr_page(n)` called before each.
     Raises ParseError (with the reason) past `max_pages` pages or `max_chars` characters of text, and
     OutOfMemory when MuPDF cannot allocate (workers/parsing/bounded.py runs this under a memory limit)."""
-    doc = _open(data)
+    kind = "image" if image else "PDF"
+    doc = _open_image(data, max_pages) if image else _open(data)
     try:
         page_count = _page_count(doc)
         if max_pages is not None and page_count > max_pages:
-            raise ParseError(f"The PDF has {page_count:,} pages, more than the {max_pages:,} pages allowed.")
-        page_texts, unreadable = _extract_pages(doc, page_count, max_chars)
+            raise ParseError(
+                f"The {kind} has {page_count:,} pages, more than the {max_pages:,} pages allowed."
+            )
+        if image:  # no text layer to extract: every page is a scan
+            page_texts, unreadable, scanned = [""] * page_count, [], list(range(1, page_count + 1))
+        else:
+            page_texts, unreadable, scanned = _extract_pages(doc, page_count, max_chars)
+        warnings = [_unreadable_warning(unreadable)] if unreadable else []
+        failed: list[int] = []
+        if scanned:
+            ocr_warnings, failed = recognise_pages(
+                doc, page_texts, scanned, options=ocr or OcrOptions(), kind=kind, flags=_TEXT_FLAGS,
+                max_chars=max_chars, on_page=on_ocr_page,
+            )  # fmt: skip
+            warnings += ocr_warnings
         if not any(page_texts):
-            raise ParseError(DAMAGED if unreadable else NO_TEXT)
+            if unreadable or failed:
+                raise ParseError(IMAGE_DAMAGED if image else DAMAGED)
+            raise ParseError(IMAGE_NO_TEXT if image else NO_TEXT if scanned else BLANK)
         text, page_offsets = _join_pages(page_texts)
-        outline = _outline(doc, page_count)
-        if not outline:
-            readable = [number for number, page in enumerate(page_texts, start=1) if page]
+        outline = [] if image else _outline(doc, page_count)
+        if not outline:  # font sizes of the text layer; OCR keeps no sizes worth ranking
+            with_layer = set(range(1, page_count + 1)) - set(scanned)
+            readable = [
+                number for number, page in enumerate(page_texts, start=1) if page and number in with_layer
+            ]
             outline = font_size_outline(doc, readable)
         headings = [(position, tuple(bounded(part) for part in path)) for position, path in
                     heading_positions(text, page_offsets, outline)]  # fmt: skip
-        metadata_title = _metadata_title(doc)
+        metadata_title = "" if image else _metadata_title(doc)
     finally:
         doc.close()
-    warnings = [_unreadable_warning(unreadable)] if unreadable else []
     return ParsedDocument(
         title=bounded((title or "").strip() or metadata_title or PurePath(filename).stem or filename),
         text=text,
@@ -78,6 +101,25 @@ def parse_pdf(
         source_type="pdf",
         page_offsets=page_offsets,
     )
+
+
+def _open_image(data: bytes, max_pages: int | None) -> pymupdf.Document:
+    if not data:
+        raise ParseError(EMPTY)
+    try:  # MuPDF reads the headers only here: the pixels are decoded when a page is rendered
+        doc = pymupdf.open(stream=data)
+        frames = doc.page_count
+    except Exception:
+        raise ParseError(IMAGE_DAMAGED) from None
+    if doc.is_pdf or frames < 1:
+        doc.close()
+        raise ParseError(IMAGE_DAMAGED)
+    try:  # the size of each image before any is decoded (a decompression bomb)
+        check_image_upload(data, frames if max_pages is None else min(frames, max_pages))
+    except ParseError:
+        doc.close()
+        raise
+    return doc
 
 
 def _open(data: bytes) -> pymupdf.Document:
@@ -112,29 +154,29 @@ def _page_count(doc: pymupdf.Document) -> int:
 
 def _extract_pages(
     doc: pymupdf.Document, page_count: int, max_chars: int | None = None
-) -> tuple[list[str], list[int]]:
+) -> tuple[list[str], list[int], list[int]]:
+    """Each page's text layer; the pages that could not be read; the pages without text that are
+    scans (1-based)."""
     texts: list[str] = []
     unreadable: list[int] = []
+    scanned: list[int] = []
     total = 0
     for index in range(page_count):
         try:
-            raw = doc.load_page(index).get_text("text", flags=_TEXT_FLAGS)
+            page = doc.load_page(index)
+            text = clean_page(page.get_text("text", flags=_TEXT_FLAGS))
+            if not text and is_scanned(page):
+                scanned.append(index + 1)
         except Exception as error:  # a broken page must not sink the document; it is reported in warnings
             if is_out_of_memory(error):  # but a page that needs more memory than allowed is no broken page
                 raise OutOfMemory(str(error)) from None
             unreadable.append(index + 1)
-            raw = ""
-        texts.append(_clean_page(raw))
-        total += len(texts[-1])
+            text = ""
+        texts.append(text)
+        total += len(text)
         if max_chars is not None and total > max_chars:  # stop extracting here, not after the last page
             raise too_many_chars(max_chars)
-    return texts, unreadable
-
-
-def _clean_page(raw: str) -> str:
-    raw = raw.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
-    lines = "\n".join(line.rstrip() for line in raw.split("\n"))
-    return _BLANK_RUNS.sub("\n\n", lines).strip()
+    return texts, unreadable, scanned
 
 
 def _join_pages(page_texts: list[str]) -> tuple[str, tuple[int, ...]]:
@@ -199,18 +241,4 @@ def _sections(
 
 def _unreadable_warning(pages: list[int]) -> str:
     verb = "was" if len(pages) == 1 else "were"
-    return f"{_describe_pages(pages)} could not be read and {verb} left out"
-
-
-def _describe_pages(pages: list[int]) -> str:
-    """[3, 4, 5, 9] -> "pages 3-5, 9"."""
-    ranges: list[str] = []
-    start = previous = pages[0]
-    for page in [*pages[1:], None]:
-        if page is not None and page == previous + 1:
-            previous = page
-            continue
-        ranges.append(str(start) if start == previous else f"{start}-{previous}")
-        if page is not None:
-            start = previous = page
-    return ("page " if len(pages) == 1 else "pages ") + ", ".join(ranges)
+    return f"{describe_pages(pages)} could not be read and {verb} left out"

@@ -76,3 +76,28 @@ def line_starts(text: str) -> list[int]:
     starts = [0]
     starts.extend(match.end() for match in re.finditer("\n", text))
     return starts
+
+
+_BLANK_RUNS = re.compile(r"\n{3,}")
+
+
+def clean_page(raw: str) -> str:
+    """A page's extracted (or recognised) text: no NULs, "\\n" newlines, no trailing spaces, at most
+    one blank line in a row."""
+    raw = raw.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
+    lines = "\n".join(line.rstrip() for line in raw.split("\n"))
+    return _BLANK_RUNS.sub("\n\n", lines).strip()
+
+
+def describe_pages(pages: list[int]) -> str:
+    """[3, 4, 5, 9] -> "pages 3-5, 9"."""
+    ranges: list[str] = []
+    start = previous = pages[0]
+    for page in [*pages[1:], None]:
+        if page is not None and page == previous + 1:
+            previous = page
+            continue
+        ranges.append(str(start) if start == previous else f"{start}-{previous}")
+        if page is not None:
+            start = previous = page
+    return ("page " if len(pages) == 1 else "pages ") + ", ".join(ranges)

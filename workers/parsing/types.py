@@ -32,7 +32,10 @@ def is_out_of_memory(error: BaseException) -> bool:
     unmapped = "failed to map segment" in message or "cannot allocate" in message
     if isinstance(error, ImportError) and unmapped:
         return True
-    return "out of memory" in message or ("alloc" in message and "failed" in message)
+    # "memoryerror": a MemoryError in pymupdf's Python callback (OCR output) comes back as FzErrorGeneric.
+    return (
+        "out of memory" in message or "memoryerror" in message or ("alloc" in message and "failed" in message)
+    )
 
 
 def too_many_chars(max_chars: int) -> ParseError:
