@@ -26,6 +26,9 @@ export const ROUTES = {
   // documents and jobs
   listDocuments: ['GET', `${P}/documents`, { query: ['limit', 'offset'] }],
   uploadDocument: ['POST', `${P}/documents`],
+  // a course's folder or ZIP as one batch, sent in several requests that share the first one's batch_id
+  uploadBatch: ['POST', `${P}/documents/batch`, { query: ['batch_id'] }],
+  getBatch: ['GET', `${P}/documents/batches/{batch_id}`],
   getDocument: ['GET', `${P}/documents/{document_id}`],
   newVersion: ['PATCH', `${P}/documents/{document_id}`],
   deleteDocument: ['DELETE', `${P}/documents/{document_id}`],
@@ -170,11 +173,11 @@ export class Api {
   }
 
   // Multipart upload with byte progress (fetch has none for request bodies): XMLHttpRequest.
-  upload(name, params, form, onProgress) {
+  upload(name, params, form, onProgress, query = {}) {
     const [method] = ROUTES[name];
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
-      xhr.open(method, this.url(name, params));
+      xhr.open(method, this.url(name, params, query));
       xhr.setRequestHeader('Authorization', `Bearer ${this.key}`);
       xhr.upload.onprogress = (e) => e.lengthComputable && onProgress?.(e.loaded / e.total);
       xhr.onerror = () => reject(new ApiError(0, 'network error'));

@@ -47,7 +47,7 @@ async def test_sign_in_create_project_and_upload(
     await page.get_by_label("Language").select_option("en")
     await page.get_by_role("button", name="Create").click()
     await expect(page.get_by_role("heading", name="Systems programming")).to_be_visible()
-    await expect(page.get_by_text("Drop PDF or Markdown files here")).to_be_visible()
+    await expect(page.get_by_text("Drop course files, a folder or a course ZIP here")).to_be_visible()
 
     # A real drop event carrying the file, as a drag from the desktop delivers it.
     transfer = await page.evaluate_handle(
@@ -176,7 +176,7 @@ async def test_viewer_is_offered_no_upload(
     await expect(page.locator(".badge").first).to_have_text("Viewer")
     await expect(page.locator("tr[data-document=ownership]")).to_be_visible()
     await expect(page.locator("#upload-input")).to_have_count(0)
-    await expect(page.get_by_text("Drop PDF or Markdown files here")).to_have_count(0)
+    await expect(page.get_by_text("Drop course files, a folder or a course ZIP here")).to_have_count(0)
     await expect(page.get_by_role("button", name="Delete: ownership")).to_have_count(0)
     await expect(page.get_by_role("link", name="Teacher")).to_have_count(0)
     assert problems.errors == []

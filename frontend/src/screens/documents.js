@@ -1,13 +1,13 @@
 // Documents: drag-and-drop upload with live progress by stage, status and reasons, versions, reindex,
-// delete, and the chunk viewer (#/p/<id>/documents/<document id>).
+// delete, and the chunk viewer (#/p/<id>/documents/<document id>). Folders and course ZIPs go up as one
+// batch (course_upload.js).
 import { html, useEffect, useRef, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { href } from '../router.js';
 import {
   Busy, Empty, ErrorNote, JobProgress, formatDate, pagesLabel, sectionLabel, useAction, useAsync, useJob,
 } from '../ui.js';
-
-const ACCEPT = '.pdf,.md,.markdown,.txt,application/pdf,text/markdown,text/plain';
+import { ACCEPT, ACCEPT_DOCUMENT, CourseBatchRow, droppedItems, planUploads, readFolder } from './course_upload.js';
 
 export function Documents({ item }) {
   return item ? html`<${Chunks} documentId=${item} />` : html`<${DocumentList} />`;
@@ -24,8 +24,12 @@ function DocumentList() {
     return () => clearTimeout(timer);
   }, [docs.data]);
 
-  const addFiles = (files) => {
-    const added = [...files].map((file) => ({ id: `${file.name}-${performance.now()}-${Math.random()}`, file }));
+  // Loose files one row each; a folder's files and ZIPs together as one batch row.
+  const addFiles = (files, folderItems = []) => {
+    const { single, course } = planUploads(files, folderItems);
+    const id = (name) => `${name}-${performance.now()}-${Math.random()}`;
+    const added = single.map((file) => ({ id: id(file.name), file }));
+    if (course.length) added.unshift({ id: id('batch'), items: course });
     setUploads((list) => [...added, ...list]);
   };
   const dismiss = (id) => setUploads((list) => list.filter((u) => u.id !== id));
@@ -34,7 +38,9 @@ function DocumentList() {
     <h2 id="docs-title">${t('tab.documents')}</h2>
     ${writer && html`<${DropZone} onFiles=${addFiles} />`}
     ${uploads.length > 0 && html`<ul class="list uploads" aria-label=${t('uploads')}>
-      ${uploads.map((u) => html`<${UploadRow} key=${u.id} upload=${u} onDone=${docs.reload} onDismiss=${() => dismiss(u.id)} />`)}
+      ${uploads.map((u) => (u.items
+        ? html`<${CourseBatchRow} key=${u.id} upload=${u} onAccepted=${docs.reload} onDone=${docs.reload} onDismiss=${() => dismiss(u.id)} />`
+        : html`<${UploadRow} key=${u.id} upload=${u} onDone=${docs.reload} onDismiss=${() => dismiss(u.id)} />`))}
     </ul>`}
     ${docs.loading && !docs.data && html`<${Busy} />`}
     <${ErrorNote} error=${docs.error} />
@@ -46,19 +52,36 @@ function DocumentList() {
 function DropZone({ onFiles }) {
   const { t } = useApp();
   const [over, setOver] = useState(false);
+  const [error, setError] = useState(null);
   const input = useRef(null);
-  const drop = (e) => {
+  const drop = async (e) => {
     e.preventDefault();
     setOver(false);
-    if (e.dataTransfer?.files?.length) onFiles(e.dataTransfer.files);
+    setError(null);
+    const { folders, files } = droppedItems(e.dataTransfer);
+    try {
+      const folderItems = (await Promise.all(folders.map((folder) => readFolder(folder)))).flat();
+      if (files.length || folderItems.length) onFiles(files, folderItems);
+    } catch (err) {
+      setError(err); // a folder the browser could not read (moved, no permission): said, not lost silently
+    }
+  };
+  // The folder picker gives each file its path in the folder (webkitRelativePath): the batch keeps it.
+  const pickFolder = (e) => {
+    onFiles([], [...e.target.files].map((file) => ({ file, path: file.webkitRelativePath || file.name })));
+    e.target.value = '';
   };
   return html`<div class=${`dropzone${over ? ' over' : ''}`} data-testid="dropzone"
       onDragOver=${(e) => { e.preventDefault(); setOver(true); }} onDragLeave=${() => setOver(false)} onDrop=${drop}>
     <p>${t('dropHere')}</p>
     <label class="button" for="upload-input">${t('chooseFiles')}</label>
     <input id="upload-input" class="visually-hidden" type="file" multiple accept=${ACCEPT} ref=${input}
-      onChange=${(e) => { onFiles(e.target.files); e.target.value = ''; }} />
+      onChange=${(e) => { onFiles([...e.target.files]); e.target.value = ''; }} />
+    <label class="button" for="folder-input">${t('chooseFolder')}</label>
+    <input id="folder-input" class="visually-hidden" type="file" multiple webkitdirectory
+      onChange=${pickFolder} />
     <p class="hint">${t('uploadHint')}</p>
+    <${ErrorNote} error=${error} />
   </div>`;
 }
 
@@ -125,7 +148,7 @@ function DocumentTable({ docs, reload }) {
             <a href=${href('p', projectId, 'documents', d.id)}>${t('viewChunks')}</a>
             ${writer && html`
               <label class="link" for=${`version-${d.id}`}>${t('newVersion')}</label>
-              <input id=${`version-${d.id}`} class="visually-hidden" type="file" accept=${ACCEPT}
+              <input id=${`version-${d.id}`} class="visually-hidden" type="file" accept=${ACCEPT_DOCUMENT}
                 aria-label=${`${t('newVersion')}: ${d.title}`}
                 onChange=${(e) => { if (e.target.files[0]) newVersion(d, e.target.files[0]); e.target.value = ''; }} />
               ${d.status === 'failed' && html`<button type="button" class="link" onClick=${() => reindex(d)}>${t('retry')}</button>`}
@@ -146,7 +169,7 @@ function Chunks({ documentId }) {
     <p><a href=${href('p', projectId, 'documents')}>← ${t('tab.documents')}</a></p>
     <h2 id="chunks-title">${doc.data ? doc.data.title : t('document')}</h2>
     <${ErrorNote} error=${doc.error || chunks.error} />
-    ${doc.data && html`<p class="meta">${doc.data.filename} · v${doc.data.version} · ${t(`status.${doc.data.status}`)} · ${doc.data.chunk_count} ${t('chunks')}${doc.data.page_count ? ` · ${doc.data.page_count} ${t('pagesCount')}` : ''}</p>`}
+    ${doc.data && html`<p class="meta">${doc.data.filename} · v${doc.data.version} · ${t(`status.${doc.data.status}`)} · ${doc.data.chunk_count} ${t('chunks')}${doc.data.page_count ? ` · ${doc.data.page_count} ${t(doc.data.source_type === 'pptx' ? 'slidesCount' : 'pagesCount')}` : ''}</p>`}
     ${chunks.loading && !chunks.data && html`<${Busy} />`}
     ${chunks.data && !chunks.data.length && html`<${Empty}>${t('noChunks')}<//>`}
     <ol class="chunks">
