@@ -9,6 +9,20 @@ install:
 	.venv/bin/pip install --upgrade -c requirements.lock pip
 	.venv/bin/pip install -c requirements.lock -e ".[$(EXTRAS)]"
 	CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" .venv/bin/python -m core.llm.build
+	$(MAKE) ocr-data
+
+# OCR's language data (workers/parsing/ocr.py: PyMuPDF's Tesseract reads Debian's tessdata). Installed with
+# apt where it is missing and apt is there (root or sudo); elsewhere the product says OCR is unavailable.
+ocr-data:
+	@if ls /usr/share/tesseract-ocr/*/tessdata/por.traineddata >/dev/null 2>&1; then \
+	  echo "OCR language data: present"; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends \
+	    tesseract-ocr-eng tesseract-ocr-por; \
+	else \
+	  echo "OCR language data missing: install Tesseract's eng and por data (see README)"; \
+	fi
 
 # Moves .venv to the newest versions pyproject.toml allows and pins them in requirements.lock;
 # run `make test` before committing the new lock.
@@ -31,4 +45,4 @@ lint:
 	.venv/bin/ruff check .
 	.venv/bin/mypy core/store core/runtime core/jobs core/settings workers/jobs/framework.py
 
-.PHONY: install lock test up lint
+.PHONY: install ocr-data lock test up lint
