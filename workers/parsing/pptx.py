@@ -34,7 +34,7 @@ def parse_pptx(
     max_chars: int | None = None,
     max_memory_mb: int = 2048,
 ) -> ParsedDocument:
-    """One Block per slide, path (deck title, slide title), page = slide number; raises ParseError."""
+    """One Block per slide: path (slide title,) under the deck's title, page = the slide number."""
     # The guard reads every part first: python-pptx must never see a bomb or an entity declaration.
     checked_archive(data, ArchiveLimits.within_memory(max_memory_mb), what=WHAT).close()
     blocks: list[Block] = []

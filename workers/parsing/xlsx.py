@@ -32,7 +32,7 @@ def parse_xlsx(
     max_chars: int | None = None,
     max_memory_mb: int = 2048,
 ) -> ParsedDocument:
-    """One Block per worksheet, path (workbook title, sheet name); raises ParseError."""
+    """One Block per worksheet, path (sheet name,) under the workbook's title; raises ParseError."""
     # The guard reads every part first: openpyxl must never see a bomb or an entity declaration.
     checked_archive(data, ArchiveLimits.within_memory(max_memory_mb), what=WHAT).close()
     blocks: list[Block] = []
