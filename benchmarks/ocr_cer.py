@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pymupdf
 
-from tests.workers.scans import THINK_PYTHON, portuguese_prose, scanned_pdf, text_page_pdf
+from benchmarks.scans import THINK_PYTHON, portuguese_prose, scanned_pdf, text_page_pdf
 from workers.parsing import parse_document
 from workers.parsing.ocr import OCR_DPI, find_tessdata
 from workers.parsing.pdf import _TEXT_FLAGS

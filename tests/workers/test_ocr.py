@@ -1,5 +1,5 @@
 """OCR of scanned pages and page images (workers/parsing/ocr.py), made in the test from pages whose
-text is known (tests/workers/scans.py). Tesseract's eng and por data must be installed (.ci/run does):
+text is known (benchmarks/scans.py). Tesseract's eng and por data must be installed (.ci/run does):
 without them these tests fail, on purpose, rather than skip."""
 
 import dataclasses
@@ -14,7 +14,7 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from tests.workers.scans import THINK_PYTHON, page_picture, portuguese_prose, scanned_pdf, text_page_pdf
+from benchmarks.scans import THINK_PYTHON, page_picture, portuguese_prose, scanned_pdf, text_page_pdf
 from tests.workers.test_parsing import parse_children
 from workers.parsing import OcrOptions, ParsedDocument, ParseError, parse_document
 from workers.parsing import ocr as ocr_module

@@ -221,7 +221,7 @@ def test_portuguese_keeps_accents() -> None:
 
 def test_unknown_source_type_is_a_parse_error() -> None:
     with pytest.raises(ParseError, match="Unsupported document type"):
-        parse_document(b"x", source_type="docx", filename="a.docx")
+        parse_document(b"x", source_type="rtf", filename="a.rtf")
 
 
 # Hostile inputs (bad-inputs/README.md) ---------------------------------------------------------

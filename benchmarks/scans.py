@@ -12,7 +12,7 @@ from pathlib import Path
 import pymupdf
 from PIL import Image
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 THINK_PYTHON = DATA / "thinkpython2" / "thinkpython2.pdf"
 PENSE_PYTHON = DATA / "pense-python"
 
