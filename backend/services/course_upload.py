@@ -54,9 +54,6 @@ async def store_course_files(
         outcome.accepted.append(BatchFileAccepted(**accepted.model_dump(), path=item.path))
     if outcome.refused:
         async with db.connection() as conn:
-            existing = await batches.get_batch(conn, **scope, batch_id=batch_id)
-            kept = list(existing.rejected) if existing else []
-            await batches.set_rejected(
-                conn, **scope, batch_id=batch_id, rejected=kept + [r.model_dump() for r in outcome.refused]
-            )
+            refused = [item.model_dump() for item in outcome.refused]
+            await batches.add_rejected(conn, **scope, batch_id=batch_id, rejected=refused)
     return outcome

@@ -42,11 +42,12 @@ async def create_batch(conn: Connection, *, project_id: UUID, user_id: UUID) -> 
     return batch_id
 
 
-async def set_rejected(
+async def add_rejected(
     conn: Connection, *, project_id: UUID, user_id: UUID, batch_id: UUID, rejected: list[dict[str, str]]
 ) -> None:
+    """Appends in SQL: two parts of one batch arriving together both keep their refusals."""
     await conn.execute(
-        "UPDATE upload_batches b SET rejected = %(rejected)s"
+        "UPDATE upload_batches b SET rejected = b.rejected || %(rejected)s"
         f" WHERE b.id = %(batch_id)s AND {in_project('b')}",
         scope(project_id, user_id, batch_id=batch_id, rejected=Jsonb(rejected)),
     )
