@@ -1,6 +1,6 @@
 """Request dependencies as Annotated aliases: routes declare what they need, never build it."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, TypedDict
 from uuid import UUID
 
@@ -13,13 +13,17 @@ from starlette.applications import Starlette
 from agents.common.context import AgentContext
 from backend.middleware.rate_limits import RateLimited, RateLimiter, note
 from backend.resources import ApiResources
+from backend.services.browser_sessions import SESSION_COOKIE, csrf_refusal
 from core.retrieval import Retriever
 from core.runtime import Runtime
 from core.settings import Settings
-from core.store import projects, users
+from core.store import projects, sessions, users
 from core.store.projects import Project
 
-_bearer = HTTPBearer(auto_error=False, description="An API key from `studyai users create EMAIL`.")
+_bearer = HTTPBearer(
+    auto_error=False,
+    description="An API key (POST /me/keys, `studyai users create EMAIL`); the web app uses a cookie.",
+)
 
 
 # The app's state, set once by its lifespan (backend/main.py): read here and nowhere else.
@@ -77,6 +81,9 @@ class CurrentUser:
     id: UUID
     email: str
     key_id: UUID | None = None  # the API key this request came with
+    session_id: UUID | None = None  # or the browser session (cookie) it came with
+    csrf_token: str | None = field(default=None, repr=False)  # that session's, sent back by the app
+    is_admin: bool = False
 
 
 def get_rate_limiter(request: Request) -> RateLimiter | None:
@@ -89,32 +96,66 @@ async def get_current_user(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     limiter: Annotated[RateLimiter | None, Depends(get_rate_limiter)],
 ) -> CurrentUser:
-    """The key's user, checked in SQL on every request (a revoked or expired key fails at once), then
-    the user's rate-limit budget for this route (backend/middleware/rate_limits.py)."""
+    """The caller, checked in SQL on every request (a revoked or expired key or session, or a disabled
+    account, fails at once), then the user's rate-limit budget for this route
+    (backend/middleware/rate_limits.py). An API key (Authorization: Bearer) wins over a session cookie; a
+    cookie-authenticated write must carry the session's CSRF token and no foreign Origin (403)."""
     if limiter is not None and (blocked := await limiter.auth_blocked(request.scope)):
         note(request.scope, blocked)
         raise RateLimited(blocked, "Too many failed authentications from this address; retry later.")
-    if credentials is None or credentials.scheme.lower() != "bearer":
+    if credentials is not None and credentials.scheme.lower() == "bearer":
+        user = await _key_user(request, db, limiter, credentials.credentials)
+    elif cookie := request.cookies.get(SESSION_COOKIE):
+        user = await _session_user(request, db, cookie)
+    else:
         # Not a guess: only wrong keys spend the failure budget (requests without one, the address's).
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
-            "Missing API key: send 'Authorization: Bearer <key>'.",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    async with db.connection() as conn:
-        user = await users.user_for_key(conn, credentials.credentials)
-    if user is None:
-        await _failed(limiter, request)
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            "Invalid, revoked or expired API key.",
+            "Not signed in: sign in to the app, or send 'Authorization: Bearer <key>'.",
             headers={"WWW-Authenticate": "Bearer"},
         )
     if limiter is not None:
         verdict = await limiter.limit_user(request.scope, user.id)
         if verdict is not None and not verdict.allowed:
             raise RateLimited(verdict, "Rate limit reached for this kind of request; retry later.")
-    return CurrentUser(id=user.id, email=user.email, key_id=user.key_id)
+    return user
+
+
+async def _key_user(
+    request: Request, db: AsyncConnectionPool, limiter: RateLimiter | None, key: str
+) -> CurrentUser:
+    async with db.connection() as conn:
+        holder = await users.user_for_key(conn, key)
+    if holder is None:
+        await _failed(limiter, request)
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "Invalid, revoked or expired API key.",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return CurrentUser(id=holder.id, email=holder.email, key_id=holder.key_id, is_admin=holder.is_admin)
+
+
+async def _session_user(request: Request, db: AsyncConnectionPool, cookie: str) -> CurrentUser:
+    """A stale cookie is not a guess (it is 256 random bits): it spends no failure budget."""
+    settings = get_settings(request)
+    async with db.connection() as conn:
+        holder = await sessions.holder_of(conn, cookie, idle_minutes=settings.accounts.session_idle_minutes)
+    if holder is None:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "Your session has ended: sign in again.",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    if refusal := csrf_refusal(request, holder, settings):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, refusal)
+    return CurrentUser(
+        id=holder.id,
+        email=holder.email,
+        session_id=holder.session_id,
+        csrf_token=holder.csrf_token,
+        is_admin=holder.is_admin,
+    )
 
 
 async def _failed(limiter: RateLimiter | None, request: Request) -> None:
@@ -123,6 +164,15 @@ async def _failed(limiter: RateLimiter | None, request: Request) -> None:
 
 
 UserDep = Annotated[CurrentUser, Depends(get_current_user)]
+
+
+async def get_admin(user: UserDep) -> CurrentUser:
+    if not user.is_admin:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Only an administrator can do this.")
+    return user
+
+
+AdminDep = Annotated[CurrentUser, Depends(get_admin)]
 
 
 class ProjectScope(TypedDict):

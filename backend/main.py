@@ -17,6 +17,7 @@ from backend.middleware.request_context import RequestContextMiddleware
 from backend.resources import open_api_resources
 from backend.routes import (
     attempts,
+    auth,
     batches,
     curation,
     documents,
@@ -87,6 +88,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     # GET /health/ready: each component's state (backend/routes/health.py), the chat model's included.
     app.include_router(health_routes.router)
 
+    app.include_router(auth.router)
     app.include_router(projects.router)
     app.include_router(members.router)
     app.include_router(project_audit.router)

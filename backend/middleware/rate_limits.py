@@ -158,6 +158,8 @@ class RateLimiter:
         }
         self.per_address = parse_budget(settings.rate_limits.per_address, "rate_limit_per_address")
         self.auth_failures = parse_budget(settings.rate_limits.auth_failures, "rate_limit_auth_failures")
+        self.login_failures = parse_budget(settings.accounts.login_failures, "rate_limit_login_failures")
+        self.join_failures = parse_budget(settings.accounts.join_failures, "rate_limit_join_failures")
 
     @classmethod
     def from_settings(cls, settings: Settings, redis_url: str) -> RateLimiter | None:
@@ -208,6 +210,22 @@ class RateLimiter:
 
     async def auth_failed(self, scope: Scope) -> None:
         await self.hit(self.auth_failures, "auth-failures", client_address(scope))
+
+    async def login_blocked(self, email: str) -> Verdict | None:
+        """The account's wrong-password budget when it is spent (a backoff for that account only)."""
+        verdict = await self.peek(self.login_failures, "login-failures", email.strip().lower())
+        return verdict if verdict is not None and not verdict.allowed else None
+
+    async def login_failed(self, email: str) -> None:
+        await self.hit(self.login_failures, "login-failures", email.strip().lower())
+
+    async def join_blocked(self, scope: Scope) -> Verdict | None:
+        """The address's wrong-invitation-code budget when it is spent (right codes spend nothing)."""
+        verdict = await self.peek(self.join_failures, "join-failures", client_address(scope))
+        return verdict if verdict is not None and not verdict.allowed else None
+
+    async def join_failed(self, scope: Scope) -> None:
+        await self.hit(self.join_failures, "join-failures", client_address(scope))
 
     async def limit_user(self, scope: Scope, user_id: Any) -> Verdict | None:
         route = scope.get("route")

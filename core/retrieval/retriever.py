@@ -190,4 +190,3 @@ def _listed(by_id: dict[int, Candidate], chunk_id: int, dense_similarity: float 
     if dense_similarity is not None and candidate.dense_similarity is None:
         candidate.dense_similarity = dense_similarity
     return candidate
-

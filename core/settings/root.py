@@ -19,6 +19,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from core.settings.accounts import AccountSettings, OidcSettings, SmtpSettings
 from core.settings.agents import GroundednessSettings, QaSettings, TracingSettings
 from core.settings.group import SettingsGroup
 from core.settings.limits import LimitSettings, RateLimitSettings, RetentionSettings
@@ -51,6 +52,9 @@ class Settings(BaseSettings):
     tracing: TracingSettings = Field(default_factory=TracingSettings)
     workers: WorkerSettings = Field(default_factory=WorkerSettings)
     study: StudySettings = Field(default_factory=StudySettings)
+    accounts: AccountSettings = Field(default_factory=AccountSettings)
+    oidc: OidcSettings = Field(default_factory=OidcSettings)
+    smtp: SmtpSettings = Field(default_factory=SmtpSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -31,6 +31,7 @@ class KeyHolder:
 
     id: UUID
     email: str
+    is_admin: bool
     key_id: UUID
 
 
@@ -100,9 +101,9 @@ async def create_api_key_row(
 
 
 async def user_for_key(conn: Connection, key: str) -> KeyHolder | None:
-    """The user of a live key (not revoked, not expired) with the key's id, else None. Checked in SQL on
-    every request, so a revocation or an expiry takes effect on the next one. last_used_at is bumped in
-    the same statement, at most once per LAST_USED_RESOLUTION_S."""
+    """The user of a live key (not revoked, not expired, account not disabled) with the key's id, else
+    None. Checked in SQL on every request, so a revocation or an expiry takes effect on the next one.
+    last_used_at is bumped in the same statement, at most once per LAST_USED_RESOLUTION_S."""
     return await fetch_one(
         conn,
         class_row(KeyHolder),
@@ -110,7 +111,8 @@ async def user_for_key(conn: Connection, key: str) -> KeyHolder | None:
         f"  WHERE k.key_hash = %(key_hash)s AND {_LIVE}),"
         " touched AS (UPDATE api_keys a SET last_used_at = now() FROM k WHERE a.id = k.id"
         "  AND (k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => %(resolution)s)))"
-        " SELECT u.id, u.email, k.id AS key_id FROM k JOIN users u ON u.id = k.user_id",
+        " SELECT u.id, u.email, u.is_admin, k.id AS key_id FROM k JOIN users u ON u.id = k.user_id"
+        " WHERE u.disabled_at IS NULL",
         {"key_hash": hash_key(key), "resolution": LAST_USED_RESOLUTION_S},
     )
 

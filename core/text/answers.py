@@ -67,6 +67,7 @@ def chosen_option(answer: str, options: Sequence[str]) -> int | None:
 
 def right_answer(answer: str, golds: Sequence[str]) -> bool:
     """A free answer is right: it holds a gold answer, or shares enough words with one."""
-    return any(contains(answer, gold) for gold in golds) or max(
-        (token_f1(answer, gold) for gold in golds), default=0.0
-    ) >= F1_BAR
+    return (
+        any(contains(answer, gold) for gold in golds)
+        or max((token_f1(answer, gold) for gold in golds), default=0.0) >= F1_BAR
+    )

@@ -1,0 +1,1 @@
+"""Accounts: password hashing and checks, one-time secrets, invitation codes (pure functions, no I/O)."""

@@ -1,0 +1,177 @@
+"""Accounts beyond their keys (migration 0018): passwords (Argon2id hashes from core/accounts/passwords.py),
+administrators, disabled accounts, and one-time tokens (reset links, the first-run set-up token)."""
+
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from psycopg.rows import class_row, scalar_row
+
+from core.accounts.secrets import new_token, token_hash
+from core.store.access import Connection
+from core.store.rows import fetch_all, fetch_one, fetch_required
+
+_ACCOUNT_COLUMNS = (
+    "id, email, display_name, is_admin, disabled_at, created_at, password_hash IS NOT NULL AS has_password"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    id: UUID
+    email: str
+    display_name: str | None
+    is_admin: bool
+    disabled_at: datetime | None
+    created_at: datetime
+    has_password: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """What a password sign-in checks: never leaves the store and the sign-in route."""
+
+    id: UUID
+    email: str
+    password_hash: str | None
+    disabled_at: datetime | None
+
+
+async def create_account(
+    conn: Connection,
+    *,
+    email: str,
+    password_hash: str | None = None,
+    display_name: str | None = None,
+    is_admin: bool = False,
+) -> Account | None:
+    """A new account; None when the email is taken."""
+    return await fetch_one(
+        conn,
+        class_row(Account),
+        "INSERT INTO users (email, password_hash, display_name, is_admin, password_changed_at)"
+        " VALUES (%(email)s, %(hash)s, %(name)s, %(admin)s,"
+        "  CASE WHEN %(hash)s::text IS NULL THEN NULL ELSE now() END)"
+        f" ON CONFLICT (email) DO NOTHING RETURNING {_ACCOUNT_COLUMNS}",
+        {"email": email.strip().lower(), "hash": password_hash, "name": display_name, "admin": is_admin},
+    )
+
+
+async def account(conn: Connection, *, user_id: UUID) -> Account | None:
+    return await fetch_one(
+        conn, class_row(Account), f"SELECT {_ACCOUNT_COLUMNS} FROM users WHERE id = %(id)s", {"id": user_id}
+    )
+
+
+async def account_by_email(conn: Connection, *, email: str) -> Account | None:
+    return await fetch_one(
+        conn,
+        class_row(Account),
+        f"SELECT {_ACCOUNT_COLUMNS} FROM users WHERE email = %(email)s",
+        {"email": email.strip().lower()},
+    )
+
+
+async def credentials(conn: Connection, *, email: str) -> Credentials | None:
+    return await fetch_one(
+        conn,
+        class_row(Credentials),
+        "SELECT id, email, password_hash, disabled_at FROM users WHERE email = %(email)s",
+        {"email": email.strip().lower()},
+    )
+
+
+async def password_hash_of(conn: Connection, *, user_id: UUID) -> str | None:
+    return await fetch_one(
+        conn, scalar_row, "SELECT password_hash FROM users WHERE id = %(id)s", {"id": user_id}
+    )
+
+
+async def set_password(conn: Connection, *, user_id: UUID, password_hash: str) -> None:
+    await conn.execute(
+        "UPDATE users SET password_hash = %s, password_changed_at = now() WHERE id = %s",
+        (password_hash, user_id),
+    )
+
+
+async def set_disabled(conn: Connection, *, user_id: UUID, disabled: bool) -> Account | None:
+    """Disables (or enables) an account; its sessions and keys fail on their next request while disabled."""
+    return await fetch_one(
+        conn,
+        class_row(Account),
+        "UPDATE users SET disabled_at = CASE WHEN %(disabled)s THEN coalesce(disabled_at, now()) END"
+        f" WHERE id = %(id)s RETURNING {_ACCOUNT_COLUMNS}",
+        {"id": user_id, "disabled": disabled},
+    )
+
+
+async def set_admin(conn: Connection, *, user_id: UUID) -> None:
+    await conn.execute("UPDATE users SET is_admin = true WHERE id = %s", (user_id,))
+
+
+async def count_admins(conn: Connection) -> int:
+    return await fetch_required(
+        conn, scalar_row, "SELECT count(*) FROM users WHERE is_admin AND disabled_at IS NULL", {}
+    )
+
+
+async def list_accounts(conn: Connection, *, query: str | None, limit: int, offset: int) -> list[Account]:
+    """Every account, by email, optionally those whose email contains `query` (administrators only)."""
+    return await fetch_all(
+        conn,
+        class_row(Account),
+        f"SELECT {_ACCOUNT_COLUMNS} FROM users"
+        " WHERE %(query)s::text IS NULL OR strpos(email, lower(%(query)s)) > 0"
+        " ORDER BY email LIMIT %(limit)s OFFSET %(offset)s",
+        {"query": query, "limit": limit, "offset": offset},
+    )
+
+
+async def issue_token(
+    conn: Connection, *, kind: str, hours: int, user_id: UUID | None = None, created_by: UUID | None = None
+) -> str:
+    """A one-time token (a reset link's for user_id, or the set-up token); only its hash is stored. A new
+    reset link spends the account's earlier unused ones."""
+    if kind == "reset":
+        await conn.execute(
+            "UPDATE one_time_tokens SET used_at = now()"
+            " WHERE kind = 'reset' AND user_id = %s AND used_at IS NULL",
+            (user_id,),
+        )
+    token = new_token()
+    await conn.execute(
+        "INSERT INTO one_time_tokens (kind, token_hash, user_id, created_by, expires_at)"
+        " VALUES (%s, %s, %s, %s, now() + make_interval(hours => %s))",
+        (kind, token_hash(token), user_id, created_by, hours),
+    )
+    return token
+
+
+@dataclass(frozen=True, slots=True)
+class SpentToken:
+    id: UUID
+    user_id: UUID | None
+
+
+async def spend_token(conn: Connection, *, kind: str, token: str) -> SpentToken | None:
+    """Marks a live token of this kind used and returns it; None when unknown, used or expired. One
+    statement: two requests with the same token cannot both spend it."""
+    return await fetch_one(
+        conn,
+        class_row(SpentToken),
+        "UPDATE one_time_tokens SET used_at = now()"
+        " WHERE kind = %(kind)s AND token_hash = %(hash)s AND used_at IS NULL AND expires_at > now()"
+        " RETURNING id, user_id",
+        {"kind": kind, "hash": token_hash(token)},
+    )
+
+
+async def token_is_live(conn: Connection, *, kind: str, token: str) -> bool:
+    found = await fetch_one(
+        conn,
+        scalar_row,
+        "SELECT 1 FROM one_time_tokens WHERE kind = %(kind)s AND token_hash = %(hash)s"
+        " AND used_at IS NULL AND expires_at > now()",
+        {"kind": kind, "hash": token_hash(token)},
+    )
+    return found is not None
