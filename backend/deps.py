@@ -14,6 +14,7 @@ from agents.common.context import AgentContext
 from backend.middleware.rate_limits import RateLimited, RateLimiter, note
 from backend.resources import ApiResources
 from backend.services.browser_sessions import SESSION_COOKIE, csrf_refusal
+from core.llm.local import SERVER_CHILD
 from core.retrieval import Retriever
 from core.runtime import Runtime
 from core.settings import Settings
@@ -225,10 +226,25 @@ async def get_project_owner(access: Annotated[ProjectAccess, Depends(get_project
     return access
 
 
+MODEL_RESTART_RETRY_S = 30
+
+
 async def get_agent_context(
-    runtime: RuntimeDep, access: Annotated[ProjectAccess, Depends(get_project_access)]
+    runtime: RuntimeDep,
+    resources: ApiResourcesDep,
+    access: Annotated[ProjectAccess, Depends(get_project_access)],
 ) -> AgentContext:
-    """A fresh context per request: the project and caller come from the membership check."""
+    """A fresh context per request: the project and caller come from the membership check. While the
+    embedded model server is being restarted (it died, or hung and was killed) a model request answers 503
+    at once rather than waiting on a server that is not there."""
+    supervisor = resources.supervisor
+    server = supervisor.states().get(SERVER_CHILD) if supervisor is not None else None
+    if server is not None and server.status != "running":
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            f"The chat model is restarting ({server.last_exit or server.status}); retry shortly.",
+            headers={"Retry-After": str(MODEL_RESTART_RETRY_S)},
+        )
     llm = runtime.llm
     if llm is None:
         raise HTTPException(

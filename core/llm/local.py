@@ -19,7 +19,7 @@ import httpx
 
 from core.llm.build import SERVER_NAME, file_sha256, installed_server
 from core.runtime.child_env import child_environment
-from core.runtime.supervisor import ChildSpec, ChildStartError, describe_exit, log_tail
+from core.runtime.supervisor import ChildSpec, ChildStartError, LivenessProbe, describe_exit, log_tail
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -145,6 +145,10 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+SERVER_CHILD = "llm-server"  # its name under the supervisor, which the API asks before a model call
+PROBE_TIMEOUT_S = 5.0  # one liveness probe's wait: far above an idle server's milliseconds
+
+
 class LlamaServer:
     """llama.cpp's OpenAI-compatible server in a subprocess, for as long as the context lasts,
     or as a supervised child (`child_spec`) that `studyai up` restarts on the same port."""
@@ -158,6 +162,8 @@ class LlamaServer:
         log_path: Path,
         start_timeout_s: float = 180.0,
         flash_attn: bool = False,
+        probe_interval_s: float = 10.0,
+        probe_failures: int = 3,
     ) -> None:
         self.model_path = model_path
         self.context_tokens = context_tokens
@@ -165,6 +171,7 @@ class LlamaServer:
         self.log_path = log_path
         self.start_timeout_s = start_timeout_s
         self.flash_attn = flash_attn
+        self.probe = (probe_interval_s, probe_failures)
         self.port = _free_port()  # fixed for this server's life: a restart comes back on the same URL
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -179,6 +186,8 @@ class LlamaServer:
             log_path=settings.services.data_dir / "logs" / "llm-server.log",
             start_timeout_s=settings.llm.start_timeout_s,
             flash_attn=settings.llm.flash_attn,
+            probe_interval_s=settings.llm.probe_interval_s,
+            probe_failures=settings.llm.probe_failures,
         )
 
     @property
@@ -203,12 +212,21 @@ class LlamaServer:
 
     def child_spec(self) -> ChildSpec:
         return ChildSpec(
-            name="llm-server",
+            name=SERVER_CHILD,
             command=self.command,
             env=self.environment(),
             log_path=self.log_path,
             ready=self.wait_ready,
+            liveness=LivenessProbe(self.answers, interval_s=self.probe[0], failures=self.probe[1]),
         )
+
+    def answers(self) -> bool:
+        """llama.cpp's GET /health: 200 while it can take work, answered even mid-generation."""
+        try:
+            response = httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=PROBE_TIMEOUT_S)
+        except httpx.HTTPError:
+            return False
+        return response.status_code == 200
 
     def __enter__(self) -> "LlamaServer":
         self.log_path.parent.mkdir(parents=True, exist_ok=True)

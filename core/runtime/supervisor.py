@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 ChildStatus = Literal["starting", "running", "restarting", "crash_loop", "stopped"]
 # Called with the just-started process; returns once it serves, raises ChildStartError if it will not.
 ReadyCheck = Callable[["subprocess.Popen[bytes]"], None]
+# Whether a running child still answers (each call bounded by its own timeout): a process can be alive and
+# hung (stopped, deadlocked), which waiting on its exit never notices.
+LivenessCheck = Callable[[], bool]
 
 
 class ChildStartError(RuntimeError):
@@ -38,6 +41,19 @@ class ChildSpec:
     env: Mapping[str, str]
     log_path: Path | None = None  # None: the child writes to this process's stdout/stderr
     ready: ReadyCheck | None = None
+    liveness: "LivenessProbe | None" = None
+
+
+@dataclass(frozen=True)
+class LivenessProbe:
+    """A running child is probed every `interval_s`; `failures` unanswered probes in a row (each bounded
+    by the check's own timeout) mean it hangs: it is killed (SIGKILL: a stopped process ignores SIGTERM)
+    and restarted like a child that died. The probe asks the server whether it answers at all, not whether
+    a generation finished, so a long healthy generation is never cut."""
+
+    check: LivenessCheck
+    interval_s: float = 10.0
+    failures: int = 3
 
 
 @dataclass(frozen=True)
@@ -217,7 +233,7 @@ class Supervisor:
 
     def _watch(self, child: _Child) -> None:
         assert child.process is not None
-        how = describe_exit(child.process.wait())
+        how = self._wait_exit(child)
         while not self._stopping.is_set():
             self._record_death(child, how)
             if self._stopping.wait(self._backoff(child)):
@@ -232,7 +248,37 @@ class Supervisor:
                 continue
             if self._stopping.is_set():
                 return
-            how = describe_exit(child.process.wait())
+            how = self._wait_exit(child)
+
+    def _wait_exit(self, child: _Child) -> str:
+        """Waits for the child to exit and says how; with a liveness probe, a child that stops answering is
+        killed here and reported as hung."""
+        process, probe = child.process, child.spec.liveness
+        assert process is not None
+        if probe is None:
+            return describe_exit(process.wait())
+        unanswered = 0
+        while True:
+            try:
+                return describe_exit(process.wait(timeout=probe.interval_s))
+            except subprocess.TimeoutExpired:
+                pass
+            if self._stopping.is_set():
+                return describe_exit(process.wait())
+            unanswered = 0 if _answers(probe) else unanswered + 1
+            if unanswered >= probe.failures:
+                waited = probe.failures * probe.interval_s
+                log.error(
+                    "%s stopped answering (%d probes, ~%.0f s): killing it",
+                    child.spec.name,
+                    unanswered,
+                    waited,
+                )
+                with self._lock:
+                    child.status = "restarting"  # requests see it at once, before the kill completes
+                _signal_group(process, signal.SIGKILL)
+                process.wait()
+                return f"hung: no answer to {unanswered} liveness probes"
 
     def _record_death(self, child: _Child, how: str) -> None:
         now = time.monotonic()
@@ -262,6 +308,13 @@ class Supervisor:
         with self._lock:
             deaths = max(1, child.consecutive_deaths)
         return float(min(self.policy.backoff_initial_s * 2 ** (deaths - 1), self.policy.backoff_max_s))
+
+
+def _answers(probe: LivenessProbe) -> bool:
+    try:
+        return probe.check()
+    except Exception:  # a probe that raises is a probe unanswered
+        return False
 
 
 def _signal_group(process: "subprocess.Popen[bytes] | None", signum: int) -> None:

@@ -34,6 +34,11 @@ class LlmSettings(SettingsGroup):
     # How long the embedded model server may take to answer before `studyai up` stops with the reason
     # (its exit code or log lines, or the wait itself).
     start_timeout_s: float = Field(default=180.0, gt=0, validation_alias="LLM_START_TIMEOUT_S")
+    # The embedded server is asked GET /health this often (each probe waits at most 5 s); this many
+    # unanswered in a row and `studyai up` kills and restarts it (a hung process, e.g. stopped). llama.cpp
+    # answers /health while it generates, so a long generation is never taken for a hang.
+    probe_interval_s: float = Field(default=10.0, gt=0, validation_alias="LLM_PROBE_INTERVAL_S")
+    probe_failures: int = Field(default=3, ge=1, validation_alias="LLM_PROBE_FAILURES")
     # How to get JSON that fits a schema: "llama-grammar" (json_object + schema, grammar-constrained on
     # llama.cpp), "json_schema" (OpenAI strict), "function_calling", or "auto" (grammar for the
     # embedded server, json_schema for api.openai.com, function calling elsewhere).

@@ -8,11 +8,12 @@ import hashlib
 import json
 import re
 import subprocess
+import sys
 import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -26,7 +27,9 @@ from starlette.routing import Route
 from benchmarks.fake_model import USAGE, ThreadedServer, completion, free_port, sse_chunk
 from core.llm.admission import LlmAdmission
 from core.llm.chat import make_chat_model
+from core.llm.local import SERVER_CHILD
 from core.runtime.services import ServiceUrls
+from core.runtime.supervisor import ChildSpec, RestartPolicy, Supervisor
 from core.settings import Settings
 from tests.conftest import (
     SHARED_DATA,
@@ -248,3 +251,24 @@ async def test_a_model_server_that_is_down_answers_503_within_seconds(
     # The failed requests freed their slot.
     async with admission.slot(user="after") as ticket:
         assert ticket.granted
+
+
+async def test_while_the_model_server_restarts_model_requests_answer_503_at_once(setup: Setup) -> None:
+    """A hung or dead embedded server is being replaced (`studyai up`'s supervisor says so): a question
+    answers 503 with Retry-After at once instead of waiting on a server that is not there."""
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    with Supervisor(RestartPolicy(stop_timeout_s=5)) as supervisor:
+        supervisor.start(ChildSpec(SERVER_CHILD, sleeper, {}))
+        before = setup.app.state.api_resources
+        setup.app.state.api_resources = replace(before, supervisor=supervisor)
+        try:
+            url = f"/projects/{setup.project_id}/qa"
+            running = await setup.http.post(url, json={"question": QUESTIONS[0]}, headers=setup.owner)
+            assert running.status_code == 200, running.text  # the fake model answers
+            supervisor.stop()  # the server is down: as between a hang's kill and the new process
+            started = time.perf_counter()
+            down = await setup.http.post(url, json={"question": QUESTIONS[0]}, headers=setup.owner)
+            assert down.status_code == 503 and "restarting" in down.json()["detail"]
+            assert int(down.headers["Retry-After"]) > 0 and time.perf_counter() - started < 5
+        finally:
+            setup.app.state.api_resources = before

@@ -19,7 +19,7 @@ import pytest
 from benchmarks.fake_model import free_port
 from core.llm.local import LOCAL_MODELS, LlamaServer, assemble
 from core.runtime.child_env import child_environment, settings_env_names
-from core.runtime.supervisor import ChildSpec, ChildStartError, RestartPolicy, Supervisor
+from core.runtime.supervisor import ChildSpec, ChildStartError, LivenessProbe, RestartPolicy, Supervisor
 from tests.conftest import REPO_ROOT
 from tests.processes import alive
 
@@ -130,13 +130,42 @@ def test_a_model_server_that_never_answers_fails_within_the_bound(tmp_path: Path
     assert f"on port {server.port} within 2 s" in str(supervisor.states()["llm-server"].last_exit)
 
 
+PROBE_INTERVAL_S, PROBE_FAILURES = 1.0, 3  # a hang is found within ~3 s (production: 10 s x 3)
+
+
+def test_a_child_that_stops_answering_is_killed_and_restarted(caplog: pytest.LogCaptureFixture) -> None:
+    answering = {"now": True}
+    probe = LivenessProbe(lambda: answering["now"], interval_s=0.1, failures=3)
+    with Supervisor(FAST) as supervisor:
+        supervisor.start(ChildSpec("hangs", SLEEPER, env=child_environment(), liveness=probe))
+        first = supervisor.states()["hangs"].pid
+        time.sleep(0.5)  # answering: left alone
+        assert supervisor.states()["hangs"].pid == first and supervisor.states()["hangs"].restarts == 0
+        answering["now"] = False
+        wait_until(lambda: supervisor.states()["hangs"].restarts >= 1)
+        answering["now"] = True
+        wait_until(lambda: supervisor.states()["hangs"].status == "running")
+        state = supervisor.states()["hangs"]
+        assert state.pid not in (None, first) and not alive(first)
+        assert state.last_exit == "hung: no answer to 3 liveness probes"
+    assert "stopped answering" in caplog.text
+
+
 # The real embedded model server (the 0.5B model), started once for the tests below, with PORT and HOST
 # set the way a hosting platform sets them, and llama.cpp's own variables for another port and a key.
 @pytest.fixture(scope="module")
 def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Supervisor, LlamaServer, int]]:
     path = assemble(LOCAL_MODELS["qwen2.5-coder-0.5b-instruct"], REPO_ROOT / ".cache" / "models")
     log_path = tmp_path_factory.mktemp("llm") / "llm-server.log"
-    server = LlamaServer(path, context_tokens=2048, threads=None, log_path=log_path, start_timeout_s=180)
+    server = LlamaServer(
+        path,
+        context_tokens=2048,
+        threads=None,
+        log_path=log_path,
+        start_timeout_s=180,
+        probe_interval_s=PROBE_INTERVAL_S,
+        probe_failures=PROBE_FAILURES,
+    )
     decoy = free_port()
     with pytest.MonkeyPatch.context() as patch, Supervisor(FAST) as supervisor:
         patch.setenv("PORT", str(decoy))
@@ -205,4 +234,49 @@ def test_a_killed_model_server_comes_back_on_the_same_port(
     os.kill(first, signal.SIGKILL)
     wait_until(lambda: supervisor.states()["llm-server"].pid not in (None, first), timeout=180)
     assert supervisor.states()["llm-server"].last_exit == "killed by SIGKILL"
+    assert httpx.get(f"{server.base_url}/models", timeout=5).status_code == 200
+
+
+async def test_a_long_healthy_generation_is_never_taken_for_a_hang(
+    model_server: tuple[Supervisor, LlamaServer, int],
+) -> None:
+    """llama.cpp answers GET /health while its one slot generates: a generation many probe windows long
+    runs to its end on the same process."""
+    supervisor, server, _ = model_server
+    before = supervisor.states()["llm-server"]
+    body = {
+        "messages": [{"role": "user", "content": "Count from 1 to 2000, separated by commas."}],
+        "max_tokens": 900,
+        "ignore_eos": True,  # llama.cpp: generate all of max_tokens, so the run is long on any machine
+        "temperature": 0,
+    }
+    started = time.monotonic()
+    async with httpx.AsyncClient(timeout=600) as http:
+        response = await http.post(f"{server.base_url}/chat/completions", json=body)
+    took = time.monotonic() - started
+    assert response.status_code == 200
+    assert response.json()["usage"]["completion_tokens"] == 900
+    assert took > 3 * PROBE_INTERVAL_S * PROBE_FAILURES, took  # several hang windows long
+    after = supervisor.states()["llm-server"]
+    assert after.pid == before.pid and after.restarts == before.restarts
+
+
+def test_a_stopped_model_server_is_killed_and_restarted(
+    model_server: tuple[Supervisor, LlamaServer, int],
+) -> None:
+    """SIGSTOP: the process is alive, so waiting on its exit would never notice; the probe does."""
+    supervisor, server, _ = model_server
+    first = supervisor.states()["llm-server"].pid
+    assert first is not None
+    os.kill(first, signal.SIGSTOP)
+    stopped_at = time.monotonic()
+    wait_until(lambda: supervisor.states()["llm-server"].status != "running", timeout=60)
+    found_after = time.monotonic() - stopped_at
+    assert (
+        found_after < PROBE_INTERVAL_S * (PROBE_FAILURES + 1) + 5 * PROBE_FAILURES
+    )  # probes time out at 5 s
+    wait_until(lambda: supervisor.states()["llm-server"].status == "running", timeout=180)
+    state = supervisor.states()["llm-server"]
+    assert state.pid != first and not alive(first)
+    assert state.last_exit is not None and state.last_exit.startswith("hung")
     assert httpx.get(f"{server.base_url}/models", timeout=5).status_code == 200
