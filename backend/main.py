@@ -35,6 +35,7 @@ from backend.routes import (
     study,
 )
 from backend.routes import health as health_routes
+from backend.routes import invitations as invitation_routes
 from core.runtime import open_runtime
 from core.runtime.services import ServiceUrls
 from core.runtime.supervisor import Supervisor
@@ -91,6 +92,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     app.include_router(auth.router)
     app.include_router(projects.router)
     app.include_router(members.router)
+    app.include_router(invitation_routes.router)
     app.include_router(project_audit.router)
     app.include_router(me.router)
     app.include_router(batches.router)
