@@ -25,6 +25,23 @@ ACTIONS = (
     "project.updated",
     "project.deleted",
     "attempt.reviewed",
+    "member.joined",
+    "invitation.created",
+    "invitation.revoked",
+    "user.created",
+    "user.disabled",
+    "user.enabled",
+    "user.admin_granted",
+    "password.changed",
+    "password.reset_issued",
+    "password.reset_used",
+    "session.created",
+    "session.revoked",
+    "signin.failed",
+    "identity.linked",
+    "lti.platform_registered",
+    "lti.platform_removed",
+    "lti.launch",
 )
 _COLUMNS = (
     "e.id, e.project_id, e.action, e.actor_user_id, a.email AS actor_email, e.target_user_id,"

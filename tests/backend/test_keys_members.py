@@ -1,6 +1,7 @@
 """API keys (list, create, revoke, expiry, the CLI), members (list, role, remove, leave, the last owner)
 and the security log, through the API and `studyai users` on the real database."""
 
+import re
 import subprocess
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -12,6 +13,7 @@ import psycopg
 
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
+from core.store import security_events
 from tests.conftest import Caller, UserFactory, add_member, create_project, own_app, studyai
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
@@ -418,3 +420,13 @@ async def test_security_actions_are_logged_for_owners(
     ).fetchall()
     assert rows[0] == {"action": "project.deleted", "request_id": "log-delete"}
     assert len(rows) == len(events) + 2
+
+
+async def test_the_known_actions_are_the_databases(db: Any) -> None:
+    """core/store/security_events.ACTIONS and the table's CHECK list the same actions."""
+    cur = await db.execute(
+        "SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint"
+        " WHERE conname = 'security_events_action_check'"
+    )
+    definition = (await cur.fetchone())["definition"]
+    assert set(re.findall(r"'([a-z_.]+)'", definition)) == set(security_events.ACTIONS)
