@@ -35,6 +35,7 @@ from backend.routes import (
     study,
 )
 from backend.routes import health as health_routes
+from backend.routes import oidc as oidc_routes
 from core.runtime import open_runtime
 from core.runtime.services import ServiceUrls
 from core.runtime.supervisor import Supervisor
@@ -105,6 +106,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     app.include_router(exports.router)
     app.include_router(history.router)
     app.include_router(study.router)
+    app.include_router(oidc_routes.router)
     # The web app at /app: static files on the API's origin, using only the routes above.
     add_frontend(app)
     return app
