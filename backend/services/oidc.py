@@ -35,12 +35,6 @@ class LoginStarted:
     browser_secret: str  # the flow cookie's value; only its sha256 is stored
 
 
-@dataclass(frozen=True, slots=True)
-class SignedIn:
-    user_id: UUID
-    next_path: str
-
-
 def safe_next(next_path: str | None) -> str:
     """Where to land after signing in: a path of the app itself (/app...), never another site."""
     if not next_path or len(next_path) > MAX_NEXT or not next_path.startswith("/app"):
