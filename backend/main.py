@@ -23,9 +23,11 @@ from backend.routes import (
     documents,
     exports,
     history,
+    invitations,
     jobs,
     me,
     members,
+    oidc,
     plans,
     project_audit,
     projects,
@@ -35,7 +37,6 @@ from backend.routes import (
     study,
 )
 from backend.routes import health as health_routes
-from backend.routes import invitations as invitation_routes
 from core.runtime import open_runtime
 from core.runtime.services import ServiceUrls
 from core.runtime.supervisor import Supervisor
@@ -92,7 +93,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     app.include_router(auth.router)
     app.include_router(projects.router)
     app.include_router(members.router)
-    app.include_router(invitation_routes.router)
+    app.include_router(invitations.router)
     app.include_router(project_audit.router)
     app.include_router(me.router)
     app.include_router(batches.router)
@@ -107,6 +108,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     app.include_router(exports.router)
     app.include_router(history.router)
     app.include_router(study.router)
+    app.include_router(oidc.router)
     # The web app at /app: static files on the API's origin, using only the routes above.
     add_frontend(app)
     return app

@@ -12,6 +12,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from agents.qa import build_graph, qa_config
 from backend.middleware.rate_limits import RateLimiter
+from backend.services.oidc_provider import OidcProviders
 from core.runtime.services import ServiceUrls
 from core.runtime.supervisor import Supervisor
 from core.settings import Settings
@@ -22,6 +23,7 @@ class ApiResources:
     rate_limiter: RateLimiter | None  # shared through Redis; None when RATE_LIMIT_ENABLED is false
     qa_graph: CompiledStateGraph[Any, Any, Any, Any]  # compiled once with the deployment's QAConfig
     sampler: random.Random  # which answers are judged for groundedness; a test may seed its own
+    oidc_providers: OidcProviders  # the school's OIDC discovery document and keys, cached per app
     supervisor: Supervisor | None = None  # `studyai up`'s children, reported by GET /health/ready
     clock: Callable[[], datetime] | None = None  # None: UTC now; a test moves time with its own
 
@@ -32,8 +34,10 @@ async def open_api_resources(
 ) -> AsyncIterator[ApiResources]:
     rate_limiter = RateLimiter.from_settings(settings, urls.redis_url)
     qa = qa_config(settings.qa.context_chars, settings.qa.choice_context_chars, settings.qa.support_min)
+    oidc_providers = OidcProviders()
     try:
-        yield ApiResources(rate_limiter, build_graph(qa), random.Random(), supervisor)
+        yield ApiResources(rate_limiter, build_graph(qa), random.Random(), oidc_providers, supervisor)
     finally:
+        await oidc_providers.aclose()
         if rate_limiter is not None:
             await rate_limiter.aclose()
