@@ -16,6 +16,7 @@ from backend.middleware.rate_limits import RateLimited, RateLimitMiddleware, rat
 from backend.middleware.request_context import RequestContextMiddleware
 from backend.resources import open_api_resources
 from backend.routes import (
+    accounts,
     attempts,
     auth,
     batches,
@@ -91,6 +92,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     app.include_router(health_routes.router)
 
     app.include_router(auth.router)
+    app.include_router(accounts.router)
     app.include_router(projects.router)
     app.include_router(members.router)
     app.include_router(invitations.router)

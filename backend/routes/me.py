@@ -1,4 +1,4 @@
-"""The caller's own API keys and account events."""
+"""The caller's own account: profile, password, browser sessions, API keys and account events."""
 
 from dataclasses import asdict
 from typing import Any
@@ -8,13 +8,129 @@ from fastapi import APIRouter, HTTPException, Request, Response, status
 from psycopg import AsyncConnection
 
 from backend.deps import CurrentUser, DbDep, SettingsDep, UserDep
+from backend.middleware.rate_limits import RateLimited, note
+from backend.routes.accounts import refuse_weak_password
+from backend.routes.auth import LimiterDep
 from backend.schemas.account import KeyCreate, KeyCreated, KeyOut, SecurityEventOut
+from backend.schemas.accounts import MeOut, PasswordChange, ProfileChange, SessionRow
 from backend.services import security_log
+from backend.services.browser_sessions import clear_session_cookie
 from backend.services.paging import EventPageDep
-from core.store import security_events, users
+from core.accounts.passwords import hash_password_async, verify_password_async
+from core.store import accounts, security_events, sessions, users
 from core.store.users import ApiKey
 
 router = APIRouter(prefix="/me", tags=["account"])
+WRONG_PASSWORD = "Wrong current password."
+
+
+def _account_gone() -> HTTPException:
+    # The caller was found a moment ago: only a deletion in between gets here.
+    return HTTPException(status.HTTP_404_NOT_FOUND, "Account not found.")
+
+
+@router.get("")
+async def me(db: DbDep, user: UserDep) -> MeOut:
+    """The caller's account; `has_password` says whether it can sign in with one (never the hash)."""
+    async with db.connection() as conn:
+        found = await accounts.account(conn, user_id=user.id)
+    if found is None:
+        raise _account_gone()
+    return MeOut.model_validate(found)
+
+
+@router.patch("")
+async def change_profile(body: ProfileChange, db: DbDep, user: UserDep) -> MeOut:
+    """Sets the caller's display name (null clears it)."""
+    async with db.connection() as conn:
+        changed = await accounts.set_display_name(conn, user_id=user.id, display_name=body.display_name)
+    if changed is None:
+        raise _account_gone()
+    return MeOut.model_validate(changed)
+
+
+@router.post("/password", status_code=status.HTTP_204_NO_CONTENT)
+async def change_password(
+    body: PasswordChange,
+    request: Request,
+    db: DbDep,
+    settings: SettingsDep,
+    user: UserDep,
+    limiter: LimiterDep,
+) -> Response:
+    """Sets a new password. An account that has one must give it (403 when wrong, and it spends the
+    account's sign-in failure budget: a stolen session cannot guess the password here either); one
+    signed in only through its school sets its first. Every other session of the account ends."""
+    async with db.connection() as conn:
+        current_hash = await accounts.password_hash_of(conn, user_id=user.id)
+    if current_hash is not None:
+        if limiter is not None and (blocked := await limiter.login_blocked(user.email)):
+            note(request.scope, blocked)
+            raise RateLimited(blocked, "Too many wrong passwords; wait before trying again.")
+        if body.current_password is None:
+            raise HTTPException(status.HTTP_403_FORBIDDEN, "Give your current password to change it.")
+        if not await verify_password_async(current_hash, body.current_password):
+            if limiter is not None:
+                await limiter.login_failed(user.email)
+            async with db.connection() as conn:
+                await security_log.record(
+                    conn,
+                    request,
+                    action="signin.failed",
+                    actor_user_id=user.id,
+                    target_user_id=user.id,
+                    details={"via": "password-change"},
+                )
+            raise HTTPException(status.HTTP_403_FORBIDDEN, WRONG_PASSWORD)
+    refuse_weak_password(body.new_password, settings, user.email)
+    new_hash = await hash_password_async(body.new_password)  # no connection held meanwhile
+    async with db.connection() as conn, conn.transaction():
+        await accounts.set_password(conn, user_id=user.id, password_hash=new_hash)
+        ended = await sessions.revoke_all_sessions(conn, user_id=user.id, keep=user.session_id)
+        await security_log.record(
+            conn,
+            request,
+            action="password.changed",
+            actor_user_id=user.id,
+            target_user_id=user.id,
+            details={"first": current_hash is None, "sessions_ended": ended},
+        )
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/sessions")
+async def list_sessions(db: DbDep, settings: SettingsDep, user: UserDep) -> list[SessionRow]:
+    """The caller's live browser sessions, newest first; `current` marks the one of this request."""
+    async with db.connection() as conn:
+        rows = await sessions.list_sessions(
+            conn, user_id=user.id, idle_minutes=settings.accounts.session_idle_minutes
+        )
+    return [SessionRow.model_validate({**asdict(row), "current": row.id == user.session_id}) for row in rows]
+
+
+@router.delete("/sessions/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def revoke_session(
+    session_id: UUID, request: Request, db: DbDep, settings: SettingsDep, user: UserDep
+) -> Response:
+    """Ends one of the caller's sessions (a browser left signed in elsewhere): its cookie fails on its
+    next request. 404 for a session of someone else, an unknown or an already ended one."""
+    async with db.connection() as conn, conn.transaction():
+        ended = await sessions.revoke_session(conn, user_id=user.id, session_id=session_id)
+        if ended is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "Session not found.")
+        await security_log.record(
+            conn,
+            request,
+            action="session.revoked",
+            actor_user_id=user.id,
+            target_user_id=user.id,
+            target_id=session_id,
+            details={"via": "account", "own": session_id == user.session_id},
+        )
+    response = Response(status_code=status.HTTP_204_NO_CONTENT)
+    if session_id == user.session_id:  # this browser signed itself out
+        clear_session_cookie(response, request, settings)
+    return response
 
 
 @router.get("/keys")

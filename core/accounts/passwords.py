@@ -3,6 +3,7 @@ against the common passwords zxcvbn ships. Hashing and verifying cost ~50 ms of 
 the API runs them in a thread (`hash_password_async`), never on the event loop."""
 
 import asyncio
+import string
 from functools import cache
 
 from argon2 import PasswordHasher
@@ -12,6 +13,10 @@ _HASHER = PasswordHasher()  # Argon2id, RFC 9106 low-memory parameters; stateles
 # A hash of a random password, verified against when an account has none, so a wrong email costs the same
 # time as a wrong password (no account enumeration by timing).
 _DUMMY_HASH = _HASHER.hash("not-a-password-of-anyone-2f9c")
+
+
+# What people add around a common word to pass a rule ("password123456", "!sunshine2024").
+_AFFIXES = string.digits + string.punctuation + " "
 
 
 class WeakPassword(ValueError):
@@ -32,7 +37,10 @@ def check_password(password: str, *, min_length: int, email: str | None = None) 
     if len(password) > 1024:
         raise WeakPassword("The password is too long: use at most 1024 characters.")
     lowered = password.lower()
-    if lowered in _common_passwords() or len(set(lowered)) <= 2:
+    # A common password with digits or symbols added is as guessable as the word itself: cracking rules
+    # try those affixes first.
+    stem = lowered.strip(_AFFIXES)
+    if lowered in _common_passwords() or stem in _common_passwords() or len(set(lowered)) <= 2:
         raise WeakPassword("This password is too common: choose one that others are unlikely to use.")
     if email and lowered in {email.lower(), email.split("@")[0].lower()}:
         raise WeakPassword("The password must not be your email address.")

@@ -94,6 +94,16 @@ async def set_password(conn: Connection, *, user_id: UUID, password_hash: str) -
     )
 
 
+async def set_display_name(conn: Connection, *, user_id: UUID, display_name: str | None) -> Account | None:
+    """The account's own name (None clears it); the account, None when it is gone."""
+    return await fetch_one(
+        conn,
+        class_row(Account),
+        f"UPDATE users SET display_name = %(name)s WHERE id = %(id)s RETURNING {_ACCOUNT_COLUMNS}",
+        {"id": user_id, "name": display_name},
+    )
+
+
 async def set_disabled(conn: Connection, *, user_id: UUID, disabled: bool) -> Account | None:
     """Disables (or enables) an account; its sessions and keys fail on their next request while disabled."""
     return await fetch_one(

@@ -1,5 +1,5 @@
 """Students' personal rows: what a member may erase themself, what leaving a project does to them, and
-the retention purges of every table that holds a student's text.
+the retention purges of every table that holds a student's text, and of ended sign-in state.
 
 The forget rule lives in the database (`forget_member()`, migrations/0012), fired by a trigger on every
 deletion of a membership row, so no route can forget to apply it; `forget_member` here runs the same
@@ -10,7 +10,11 @@ from uuid import UUID
 
 from psycopg import AsyncConnection
 
+from core.store import sessions
 from core.store.access import member_of, scope
+
+# Ended sign-in state (sessions, one-time tokens) is kept this long for the account screen and the audit.
+SIGN_IN_KEEP_DAYS = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,3 +86,22 @@ async def purge_evaluations(conn: AsyncConnection[object], *, retention_days: in
         {"days": retention_days},
     )
     return cur.rowcount
+
+
+async def purge_sign_in_state(
+    conn: AsyncConnection[object], *, keep_days: int = SIGN_IN_KEEP_DAYS
+) -> dict[str, int]:
+    """Rows of sign-ins that can no longer sign anyone in, per table: browser sessions ended (revoked or
+    expired) and one-time tokens expired more than keep_days ago; sign-ins in flight (auth_flows) and
+    LTI nonces past their expiry (a replayed launch is refused by its token's own expiry from then on)."""
+    deleted = {"browser_sessions": await sessions.purge_ended(conn, keep_days=keep_days)}
+    cur = await conn.execute("DELETE FROM auth_flows WHERE expires_at < now()")
+    deleted["auth_flows"] = cur.rowcount
+    cur = await conn.execute("DELETE FROM lti_nonces WHERE expires_at < now()")
+    deleted["lti_nonces"] = cur.rowcount
+    cur = await conn.execute(
+        "DELETE FROM one_time_tokens WHERE expires_at < now() - make_interval(days => %(days)s)",
+        {"days": keep_days},
+    )
+    deleted["one_time_tokens"] = cur.rowcount
+    return deleted

@@ -134,7 +134,8 @@ async def _feedback(tracing: Tracing | None, row: HistoryEntry, judgement: Judge
 
 async def _purge(runtime: Runtime, args: PurgeHistory) -> Result:
     """The retention purge of every table holding a student's text, each with its own window:
-    query history, QA threads (by last turn) with their messages, attempts, evaluations."""
+    query history, QA threads (by last turn) with their messages, attempts, evaluations; and the
+    sign-in state that can sign nobody in any more (ended sessions, spent flows, nonces, old tokens)."""
     settings = runtime.settings
     windows = {
         "query_history": (history.purge_expired, settings.retention.query_history_days),
@@ -148,6 +149,11 @@ async def _purge(runtime: Runtime, args: PurgeHistory) -> Result:
             deleted[table] = await purge(conn, retention_days=days)
             if deleted[table]:
                 log.info("%s: %d rows older than %d days purged", table, deleted[table], days)
+        ended = await privacy.purge_sign_in_state(conn)
+        for table, count in ended.items():
+            if count:
+                log.info("%s: %d ended rows purged", table, count)
+        deleted.update(ended)
     return {
         "deleted": deleted["query_history"],
         "retention_days": settings.retention.query_history_days,
