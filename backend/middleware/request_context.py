@@ -39,7 +39,14 @@ def log_handled_error(request: Request, event: str, error: BaseException, **fiel
     the request's values or SQL parameters), and the path. Returns the request's id for the answer."""
     rid = request_id(request)
     error_type = type(error).__name__
-    log_json(logging.WARNING, event, request_id=rid, error_type=error_type, path=request.url.path, **fields)
+    log_json(
+        logging.WARNING,
+        event,
+        request_id=rid,
+        error_type=error_type,
+        path=loggable_path(request.url.path),
+        **fields,
+    )
     return rid
 
 
@@ -70,7 +77,7 @@ class RequestContextMiddleware:
         try:
             await self.app(scope, receive, send_with_id)
         except Exception as error:
-            log_failure(rid, error, method=scope["method"], path=scope["path"])
+            log_failure(rid, error, method=scope["method"], path=loggable_path(scope["path"]))
             if response_started:  # a streamed body broke off: the client sees the connection end
                 raise
             await _internal_error(send_with_id, rid)
@@ -80,10 +87,22 @@ class RequestContextMiddleware:
                 "http",
                 request_id=rid,
                 method=scope["method"],
-                path=scope["path"],
+                path=loggable_path(scope["path"]),
                 status=status_code,
                 duration_ms=timing.elapsed_ms(started, 1),
             )
+
+
+# Paths that carry a one-time secret (an invitation code, a reset or launch ticket): logged without it,
+# so the access log hands nobody a way in.
+SECRET_PATH_PREFIXES = ("/join/", "/auth/reset/", "/auth/ticket/")
+
+
+def loggable_path(path: str) -> str:
+    for prefix in SECRET_PATH_PREFIXES:
+        if path.startswith(prefix) and len(path) > len(prefix):
+            return prefix + "[redacted]"
+    return path
 
 
 async def _internal_error(send: Send, rid: str) -> None:

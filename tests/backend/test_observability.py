@@ -74,3 +74,23 @@ async def test_unhandled_error_is_a_500_with_the_request_id_and_a_log_line_witho
     access = next(line for line in lines if line["event"] == "http")
     assert access["status"] == 500 and access["request_id"] == "req-500"
     assert SECRET not in caplog.text
+
+
+async def test_the_access_log_never_holds_a_join_code_or_a_one_time_token(
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    secrets = {
+        "/join/ABCDE-12345": "ABCDE",
+        "/auth/reset/tok-secret-1": "tok-secret",
+        "/auth/ticket/tk-9": "tk-9",
+    }
+    for path in secrets:
+        await http.get(path)
+    lines = [json.loads(r.getMessage()) for r in caplog.records if '"event": "http"' in r.getMessage()]
+    logged = {line["path"] for line in lines}
+    assert {"/join/[redacted]", "/auth/reset/[redacted]", "/auth/ticket/[redacted]"} <= logged
+    ours = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("studyai"))
+    assert not any(secret in ours for secret in secrets.values())
+    await http.get("/ok")
+    assert '"path": "/ok"' in caplog.text
