@@ -16,6 +16,7 @@ from backend.middleware.rate_limits import RateLimited, RateLimitMiddleware, rat
 from backend.middleware.request_context import RequestContextMiddleware
 from backend.resources import open_api_resources
 from backend.routes import (
+    admin,
     attempts,
     auth,
     batches,
@@ -28,9 +29,11 @@ from backend.routes import (
     members,
     plans,
     project_audit,
+    project_mail,
     projects,
     qa,
     questions,
+    recovery,
     search,
     study,
 )
@@ -89,6 +92,9 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     app.include_router(health_routes.router)
 
     app.include_router(auth.router)
+    app.include_router(recovery.router)
+    app.include_router(admin.router)
+    app.include_router(project_mail.router)
     app.include_router(projects.router)
     app.include_router(members.router)
     app.include_router(project_audit.router)
