@@ -17,6 +17,7 @@ from backend.middleware.request_context import RequestContextMiddleware
 from backend.resources import open_api_resources
 from backend.routes import (
     accounts,
+    admin,
     attempts,
     auth,
     batches,
@@ -31,9 +32,11 @@ from backend.routes import (
     oidc,
     plans,
     project_audit,
+    project_mail,
     projects,
     qa,
     questions,
+    recovery,
     search,
     study,
 )
@@ -93,6 +96,9 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
 
     app.include_router(auth.router)
     app.include_router(accounts.router)
+    app.include_router(recovery.router)
+    app.include_router(admin.router)
+    app.include_router(project_mail.router)
     app.include_router(projects.router)
     app.include_router(members.router)
     app.include_router(invitations.router)

@@ -14,6 +14,7 @@ import uvicorn
 from agents.runs.calibration import NotEnoughQuestions
 from backend.cli.calibrate import refit_confidence
 from backend.cli.search_format import format_result
+from backend.cli.user_admin import announce_setup, base_url
 from backend.cli.users import users_app
 from backend.main import create_app
 from core.confidence import save_calibration
@@ -62,6 +63,8 @@ def up(
             for spec in worker_specs(urls, settings):
                 supervisor.start(spec)
         api = create_app(settings, urls, supervisor=supervisor)  # GET /health/ready reports each child
+        # No administrator yet: a one-time set-up link (a new one each start) creates the first one.
+        announce_setup(urls.database_url, settings, base_url(settings, host, port))
         uvicorn.run(api, host=host or settings.api.host, port=port or settings.api.port)
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import typer
 
+from backend.cli.user_admin import grant_admin, register
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
 from core.store import security_events
@@ -25,6 +26,7 @@ def create_user(
     expires_in_days: int | None = typer.Option(
         None, min=1, max=3650, help="The key stops working after this many days (default: never)."
     ),
+    admin: bool = typer.Option(False, "--admin", help="Make the user an administrator of the server."),
 ) -> None:
     """Create a user and print their API key, once. An existing email is refused (exit 1) unless
     --add-key is given: a typo must not silently hand someone's account a new key."""
@@ -32,7 +34,7 @@ def create_user(
     with EmbeddedServices(settings, redis=False) as urls:
         apply_migrations(urls.database_url)
         key = asyncio.run(
-            _create_user(urls.database_url, settings, email, key_name, add_key, expires_in_days)
+            _create_user(urls.database_url, settings, email, key_name, add_key, expires_in_days, admin)
         )
     if key is None:
         typer.echo(
@@ -41,6 +43,12 @@ def create_user(
             err=True,
         )
         raise typer.Exit(1)
+    if admin:
+        typer.echo(
+            f"{email.strip().lower()} is an administrator; for a password to sign in to the app, run"
+            f" `studyai users reset-link {email.strip().lower()}`.",
+            err=True,
+        )
     typer.echo(key)
 
 
@@ -51,6 +59,7 @@ async def _create_user(
     key_name: str,
     add_key: bool,
     expires_in_days: int | None,
+    admin: bool = False,
 ) -> str | None:
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
         conn.row_factory = psycopg.rows.dict_row
@@ -65,6 +74,8 @@ async def _create_user(
             )
             details = {"name": key_name, "prefix": row.prefix, "via": "cli"}
             await _log_key_event(conn, settings, "key.created", row, details)
+            if admin:
+                await grant_admin(conn, settings, user.id)
         return key
 
 
@@ -172,3 +183,6 @@ async def _list_keys(database_url: str, email: str) -> list[ApiKey] | None:
         conn.row_factory = psycopg.rows.dict_row
         user = await user_store.user_by_email(conn, email=email)
         return None if user is None else await user_store.list_keys(conn, user_id=user.id)
+
+
+register(users_app)  # setup-token, disable, enable, reset-link (backend/cli/user_admin.py)

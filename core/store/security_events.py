@@ -127,3 +127,13 @@ async def user_events(conn: Connection, *, user_id: UUID, limit: int, offset: in
         " ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
         {"user_id": user_id, "limit": limit, "offset": offset},
     )
+
+
+async def all_events(conn: Connection, *, limit: int, offset: int) -> list[SecurityEvent]:
+    """Every security event of the server, newest first (administrators only: the route checks)."""
+    return await fetch_all(
+        conn,
+        class_row(SecurityEvent),
+        f"SELECT {_COLUMNS} {_FROM} ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
+        {"limit": limit, "offset": offset},
+    )
