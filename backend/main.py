@@ -24,6 +24,7 @@ from backend.routes import (
     exports,
     history,
     jobs,
+    lti,
     me,
     members,
     plans,
@@ -89,6 +90,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     app.include_router(health_routes.router)
 
     app.include_router(auth.router)
+    app.include_router(lti.router)
     app.include_router(projects.router)
     app.include_router(members.router)
     app.include_router(project_audit.router)
