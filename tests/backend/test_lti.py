@@ -2,6 +2,8 @@
 real HTTP server on a local port. The whole flow (login initiation, the redirect to the platform, its
 signed ID token posted to the launch, the page's one-time ticket, the app's session) and each refusal."""
 
+import asyncio
+import hashlib
 import json
 import re
 import threading
@@ -443,3 +445,27 @@ async def test_a_disabled_account_cannot_launch(
     params = await login(http, lms)
     page = await post_launch(http, lms.token(params["nonce"], sub="to-be-disabled"), params["state"])
     assert page.status_code == 403 and "disabled" in page.text and "/auth/ticket/" not in page.text
+
+
+async def test_two_first_launches_at_once_make_one_account_and_one_project(
+    browser: Browser, lms: Lms, db: psycopg.AsyncConnection[dict[str, Any]]
+) -> None:
+    """The same new person launching a new course twice at once (two tabs): one account, one project."""
+    tabs = [await browser(), await browser()]
+    params = [await login(tab, lms) for tab in tabs]
+    course = {CLAIM + "context": {"id": f"race-{time.time_ns()}", "title": "Races"}}
+    pages = await asyncio.gather(
+        *(
+            post_launch(tab, lms.token(p["nonce"], sub="racer", **course), p["state"])
+            for tab, p in zip(tabs, params, strict=True)
+        )
+    )
+    opened = [await tab.get(ticket_path(page)) for tab, page in zip(tabs, pages, strict=True)]
+    assert {response.headers["location"] for response in opened} == {opened[0].headers["location"]}
+    sessions = [(await tab.get("/auth/session")).json() for tab in tabs]
+    assert sessions[0]["user"]["id"] == sessions[1]["user"]["id"]
+    prefix = "lti-" + hashlib.sha1(f"{lms.issuer}|racer".encode()).hexdigest()[:16]
+    made = await (
+        await db.execute("SELECT count(*) AS n FROM users WHERE email LIKE %s", (prefix + "%",))
+    ).fetchone()
+    assert made["n"] == 1  # the launch that lost the race left no account behind

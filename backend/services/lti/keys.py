@@ -26,14 +26,16 @@ def load_tool_key(data_dir: Path) -> RSAKey:
     path = data_dir / "lti" / "tool_key.pem"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        pem = RSAKey.generate_key(2048).as_pem(private=True)
-        try:  # O_EXCL: of two processes starting at once, one writes and both read the same key
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        draft = path.with_name(f"tool_key.{os.getpid()}.tmp")
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(RSAKey.generate_key(2048).as_pem(private=True))
+        try:  # a hard link appears whole or not at all: of two processes starting at once, one key wins
+            os.link(draft, path)
         except FileExistsError:
             pass
-        else:
-            with os.fdopen(fd, "wb") as out:
-                out.write(pem)
+        finally:
+            draft.unlink()
     key = RSAKey.import_key(path.read_bytes())
     return RSAKey.import_key(
         key.as_dict(private=True) | {"kid": key.thumbprint(), "alg": "RS256", "use": "sig"}

@@ -52,6 +52,14 @@ def short_roles(roles: list[str]) -> list[str]:
     return [role.rsplit("#", 1)[-1].rsplit("/", 1)[-1] for role in roles][:20]
 
 
+class _LostRace(Exception):
+    """The same person's first launch, running at once, linked the identity first: use its account."""
+
+    def __init__(self, user_id: UUID) -> None:
+        super().__init__(str(user_id))
+        self.user_id = user_id
+
+
 @dataclass(frozen=True)
 class Opened:
     user_id: UUID
@@ -118,18 +126,26 @@ async def _person(conn: AsyncConnection, request: Request, launch: Launch) -> UU
     # The synthetic address is derived from public values: one someone signed up with first is not
     # theirs to take over, so a random suffix makes it unique instead.
     candidates += [synthetic, synthetic.replace("@", f"-{secrets.token_hex(4)}@")]
-    for email in candidates:
-        name = launch.name[:200] if launch.name else None
-        created = await accounts.create_account(conn, email=email, display_name=name)
-        if created is not None:
-            break
-    else:  # pragma: no cover - three taken addresses, the last one random
-        raise LaunchRefused(
-            "no account could be created for this launch", status=409, platform=launch.platform
-        )
-    await identities.link(
-        conn, user_id=created.id, kind="lti", issuer=issuer, subject=launch.subject, email=launch.email
-    )
+    name = launch.name[:200] if launch.name else None
+    try:
+        async with conn.transaction():  # a savepoint: undone when a concurrent first launch won
+            for email in candidates:
+                if created := await accounts.create_account(conn, email=email, display_name=name):
+                    break
+            else:  # pragma: no cover - three taken addresses, the last one random
+                raise LaunchRefused("no account could be created", status=409, platform=launch.platform)
+            linked = await identities.link(
+                conn,
+                user_id=created.id,
+                kind="lti",
+                issuer=issuer,
+                subject=launch.subject,
+                email=launch.email,
+            )
+            if linked.user_id != created.id:
+                raise _LostRace(linked.user_id)
+    except _LostRace as race:
+        return race.user_id
     await security_log.record(
         conn,
         request,
