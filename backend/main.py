@@ -27,6 +27,7 @@ from backend.routes import (
     history,
     invitations,
     jobs,
+    lti,
     me,
     members,
     oidc,
@@ -99,6 +100,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     app.include_router(recovery.router)
     app.include_router(admin.router)
     app.include_router(project_mail.router)
+    app.include_router(lti.router)
     app.include_router(projects.router)
     app.include_router(members.router)
     app.include_router(invitations.router)

@@ -4,14 +4,16 @@ read through backend/deps.py."""
 import random
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import httpx
 from langgraph.graph.state import CompiledStateGraph
 
 from agents.qa import build_graph, qa_config
 from backend.middleware.rate_limits import RateLimiter
+from backend.services.lti.keys import LtiKeys, load_tool_key
 from backend.services.oidc_provider import OidcProviders
 from core.runtime.services import ServiceUrls
 from core.runtime.supervisor import Supervisor
@@ -26,6 +28,7 @@ class ApiResources:
     oidc_providers: OidcProviders  # the school's OIDC discovery document and keys, cached per app
     supervisor: Supervisor | None = None  # `studyai up`'s children, reported by GET /health/ready
     clock: Callable[[], datetime] | None = None  # None: UTC now; a test moves time with its own
+    lti: LtiKeys = field(kw_only=True)  # the tool's LTI key and the platforms' key sets (cached)
 
 
 @asynccontextmanager
@@ -35,9 +38,13 @@ async def open_api_resources(
     rate_limiter = RateLimiter.from_settings(settings, urls.redis_url)
     qa = qa_config(settings.qa.context_chars, settings.qa.choice_context_chars, settings.qa.support_min)
     oidc_providers = OidcProviders()
+    lti = LtiKeys(load_tool_key(settings.services.data_dir), httpx.AsyncClient())
     try:
-        yield ApiResources(rate_limiter, build_graph(qa), random.Random(), oidc_providers, supervisor)
+        yield ApiResources(
+            rate_limiter, build_graph(qa), random.Random(), oidc_providers, supervisor, lti=lti
+        )
     finally:
         await oidc_providers.aclose()
+        await lti.http.aclose()
         if rate_limiter is not None:
             await rate_limiter.aclose()

@@ -13,6 +13,7 @@ import uvicorn
 
 from agents.runs.calibration import NotEnoughQuestions
 from backend.cli.calibrate import refit_confidence
+from backend.cli.lti import lti_app
 from backend.cli.search_format import format_result
 from backend.cli.user_admin import announce_setup, base_url
 from backend.cli.users import users_app
@@ -33,6 +34,7 @@ from core.store.pool import open_pool
 
 app = typer.Typer(help="studyAI: a private, per-project RAG backend for studying.", no_args_is_help=True)
 app.add_typer(users_app, name="users")
+app.add_typer(lti_app, name="lti")
 
 
 @app.command()

@@ -1,0 +1,90 @@
+"""`studyai lti`: register and list LTI 1.3 platforms (LMSs) from the operator's shell; a registration
+goes to the security log (no actor: the CLI), as one through POST /admin/lti/platforms does."""
+
+import asyncio
+
+import psycopg
+import typer
+from pydantic import ValidationError
+
+from backend.schemas.lti import PlatformIn
+from core.runtime.services import EmbeddedServices
+from core.settings import Settings
+from core.store import lti as lti_store
+from core.store import security_events
+from core.store.lti import Platform
+from core.store.migrations import apply_migrations
+
+lti_app = typer.Typer(help="LTI 1.3 platforms (Moodle, Canvas, ...).", no_args_is_help=True)
+
+
+@lti_app.command("register")
+def register(
+    name: str = typer.Option(..., help="A label, e.g. the school's Moodle."),
+    issuer: str = typer.Option(..., help="The platform's issuer (iss), e.g. https://moodle.school.example."),
+    client_id: str = typer.Option(..., "--client-id", help="The client id the platform gave this tool."),
+    auth_login_url: str = typer.Option(..., "--auth-login-url", help="The platform's authorization URL."),
+    jwks_url: str = typer.Option(..., "--jwks-url", help="The platform's public keyset URL."),
+    deployment_id: list[str] = typer.Option(
+        ..., "--deployment-id", help="A deployment id it launches from (repeat for several)."
+    ),
+) -> None:
+    """Register a platform; prints its id. An issuer and client id registered already: exit 1."""
+    try:
+        body = PlatformIn(
+            name=name,
+            issuer=issuer,
+            client_id=client_id,
+            auth_login_url=auth_login_url,
+            jwks_url=jwks_url,
+            deployment_ids=deployment_id,
+        )
+    except ValidationError as error:
+        typer.echo(f"studyai lti register: {error}", err=True)
+        raise typer.Exit(2) from None
+    settings = Settings()
+    with EmbeddedServices(settings, redis=False) as urls:
+        apply_migrations(urls.database_url)
+        platform = asyncio.run(_register(urls.database_url, settings, body))
+    if platform is None:
+        typer.echo(
+            "studyai lti register: a platform with this issuer and client id exists already.", err=True
+        )
+        raise typer.Exit(1)
+    typer.echo(str(platform.id))
+
+
+async def _register(database_url: str, settings: Settings, body: PlatformIn) -> Platform | None:
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+        async with conn.transaction():
+            platform = await lti_store.register_platform(conn, **body.model_dump())
+            if platform is not None:
+                await security_events.insert_event(
+                    conn,
+                    action="lti.platform_registered",
+                    actor_user_id=None,
+                    target_id=platform.id,
+                    details={"name": platform.name, "issuer": platform.issuer, "via": "cli"},
+                    retention_days=settings.retention.security_events_days,
+                )
+        return platform
+
+
+@lti_app.command("list")
+def list_platforms() -> None:
+    """The registered platforms: id, name, issuer, client id, deployment ids, keys."""
+    settings = Settings()
+    with EmbeddedServices(settings, redis=False) as urls:
+        apply_migrations(urls.database_url)
+        rows = asyncio.run(_list(urls.database_url))
+    for row in rows:
+        keys = row.jwks_url or "(stored key set)"
+        fields = [row.id, row.name, row.issuer, row.client_id, ",".join(row.deployment_ids), keys]
+        typer.echo("\t".join(str(value) for value in fields))
+    if not rows:
+        typer.echo("no LTI platform registered")
+
+
+async def _list(database_url: str) -> list[Platform]:
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+        return await lti_store.list_platforms(conn)
