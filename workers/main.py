@@ -30,7 +30,7 @@ from core.runtime import Runtime, open_runtime
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store.jobs import unfinished_jobs
-from core.store.migrations import apply_migrations
+from core.store.migrations import MigrationError, apply_migrations
 from workers.jobs.framework import WorkerResources, arq_cron
 from workers.jobs.index import index_document
 from workers.jobs.judge import judge_answer_job, purge_query_history
@@ -163,5 +163,11 @@ def run(settings: Settings, queue: Queue | Literal["all"] = "all") -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     queues = QUEUES if queue == "all" else (queue,)
     with EmbeddedServices(settings) as urls:
-        apply_migrations(urls.database_url)
+        try:
+            apply_migrations(urls.database_url)
+        except MigrationError as error:
+            # A database newer than this code, or a failed migration: serving jobs against a schema
+            # this code does not know could corrupt data; one log line (not a traceback) says what to do.
+            log.critical("%s", error)
+            return 1
         return asyncio.run(serve(settings, urls, queues))

@@ -14,6 +14,7 @@ import uvicorn
 from agents.runs.calibration import NotEnoughQuestions
 from backend.cli.calibrate import refit_confidence
 from backend.cli.lti import lti_app
+from backend.cli.migrate import apply_migrations, migrate
 from backend.cli.search_format import format_result
 from backend.cli.user_admin import announce_setup, base_url
 from backend.cli.users import users_app
@@ -29,12 +30,12 @@ from core.runtime.child_env import child_environment
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.runtime.supervisor import ChildSpec, ChildStartError, Supervisor
 from core.settings import Settings
-from core.store.migrations import apply_migrations
 from core.store.pool import open_pool
 
 app = typer.Typer(help="studyAI: a private, per-project RAG backend for studying.", no_args_is_help=True)
 app.add_typer(users_app, name="users")
 app.add_typer(lti_app, name="lti")
+app.command()(migrate)
 
 
 @app.command()
@@ -102,15 +103,6 @@ def worker_specs(urls: ServiceUrls, settings: Settings) -> list[ChildSpec]:
 
 def _exit_quietly(signum: int, frame: object) -> None:
     raise SystemExit(0)
-
-
-@app.command()
-def migrate() -> None:
-    """Apply pending database migrations."""
-    settings = Settings()
-    with EmbeddedServices(settings, redis=False) as urls:
-        applied = apply_migrations(urls.database_url)
-    typer.echo(f"applied: {', '.join(applied) or 'nothing (up to date)'}")
 
 
 @app.command()

@@ -7,13 +7,13 @@ import psycopg
 import typer
 from pydantic import ValidationError
 
+from backend.cli.migrate import apply_migrations
 from backend.schemas.lti import PlatformIn
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
 from core.store import lti as lti_store
 from core.store import security_events
 from core.store.lti import Platform
-from core.store.migrations import apply_migrations
 
 lti_app = typer.Typer(help="LTI 1.3 platforms (Moodle, Canvas, ...).", no_args_is_help=True)
 

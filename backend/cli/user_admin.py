@@ -9,11 +9,11 @@ from typing import Any, TypeVar
 import psycopg
 import typer
 
+from backend.cli.migrate import apply_migrations
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
 from core.store import accounts, security_events
 from core.store.accounts import Account
-from core.store.migrations import apply_migrations
 
 SETUP_TOKEN_HOURS = 24
 T = TypeVar("T")

@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import typer
 
+from backend.cli.migrate import apply_migrations
 from backend.cli.user_admin import grant_admin, register
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
 from core.store import security_events
 from core.store import users as user_store
-from core.store.migrations import apply_migrations
 from core.store.users import ApiKey
 
 users_app = typer.Typer(help="Users and API keys.", no_args_is_help=True)

@@ -1,0 +1,45 @@
+"""`studyai migrate [--dry-run]`, and the migration step every command runs before it touches the
+database: a database newer than this code, or a migration that fails, ends the command with one line
+on stderr and exit status 1, not a traceback (docs/operations/upgrade.md)."""
+
+import typer
+
+from core.runtime.services import EmbeddedServices
+from core.settings import Settings
+from core.store import migrations
+
+
+def apply_migrations(database_url: str) -> list[str]:
+    """core.store.migrations.apply_migrations, for the command line: its refusals are the operator's
+    to read (which release to run, which migration failed), so they are printed, not raised."""
+    try:
+        return migrations.apply_migrations(database_url)
+    except migrations.MigrationError as error:
+        typer.echo(f"studyai: {error}", err=True)
+        raise typer.Exit(1) from None
+
+
+def migrate(
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="List the migrations that would run, in order, and change nothing."
+    ),
+) -> None:
+    """Apply pending database migrations (each in its own transaction; a failed one is rolled back and
+    the ones before it stay applied)."""
+    settings = Settings()
+    with EmbeddedServices(settings, redis=False) as urls:
+        if dry_run:
+            try:
+                plan = migrations.plan_migrations(urls.database_url)
+            except migrations.MigrationError as error:
+                typer.echo(f"studyai: {error}", err=True)
+                raise typer.Exit(1) from None
+            typer.echo(f"current: {plan.current or 'none (an empty database)'}")
+            typer.echo(
+                f"would apply {len(plan.pending)}:" if plan.pending else "would apply: nothing (up to date)"
+            )
+            for name in plan.pending:
+                typer.echo(f"  {name}")
+            return
+        applied = apply_migrations(urls.database_url)
+    typer.echo(f"applied: {', '.join(applied) or 'nothing (up to date)'}")
