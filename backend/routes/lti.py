@@ -31,7 +31,9 @@ async def _params(request: Request) -> dict[str, str]:
     return values
 
 
-@router.api_route("/lti/login", methods=["GET", "POST"], response_class=RedirectResponse)
+# GET and POST alike (platforms send either); two registrations so each has its own OpenAPI operation id.
+@router.get("/lti/login", response_class=RedirectResponse, operation_id="lti_login_get")
+@router.post("/lti/login", response_class=RedirectResponse, operation_id="lti_login_post")
 async def lti_login(request: Request, db: DbDep, settings: SettingsDep) -> RedirectResponse:
     """The LMS's third-party-initiated login: 302 to its authorization endpoint with a new state and
     nonce (kept server-side); 400 with the reason for an unknown platform or deployment."""
