@@ -17,10 +17,14 @@ from arq.connections import RedisSettings
 from agents.planner.config import DEFAULT_SECTIONS
 from core.jobs.specs import (
     INDEX_DOCUMENT,
+    JUDGE_ANSWER,
+    OPTIMIZE_STUDY,
     QUEUE_NAMES,
     QUEUES,
     WRITE_NOTE,
     IndexDocument,
+    JudgeAnswer,
+    OptimizeStudy,
     PurgeHistory,
     Queue,
     WriteNote,
@@ -29,7 +33,7 @@ from core.jobs.specs import (
 from core.runtime import Runtime, open_runtime
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
-from core.store.jobs import unfinished_jobs
+from core.store.jobs import UnfinishedJob, unfinished_jobs
 from core.store.migrations import MigrationError, apply_migrations
 from workers.jobs.framework import WorkerResources, arq_cron
 from workers.jobs.index import index_document
@@ -91,32 +95,46 @@ def build_worker(
     return LeasedWorker(**options)
 
 
+# The jobs rows each queue's Worker enqueues again at its start (core/jobs/specs.py says which queue).
+QUEUE_KINDS: dict[Queue, tuple[str, ...]] = {
+    "index": ("index", "optimize_study"),
+    "agents": ("write_note", "judge"),
+}
+
+
 async def _requeue_unfinished(runtime: Runtime, queue: Queue) -> None:
     """A job whose queue entry was lost (e.g. Redis restarted) is found again in the jobs table; the
-    same job id makes this a no-op for jobs the queue still holds. Sampled groundedness judgements
-    have no jobs row: one lost with Redis stays lost (it is a sample)."""
+    same job id makes this a no-op for jobs the queue still holds."""
     async with runtime.pool.connection() as conn:
-        pending = await unfinished_jobs(conn, kind="index" if queue == "index" else "write_note")
+        pending = await unfinished_jobs(conn, kinds=QUEUE_KINDS[queue])
     for job in pending:
-        if queue == "index":
+        if job.kind == "index":
             args = IndexDocument(job.project_id, job.document_id, job.document_version)
             await enqueue(runtime.redis, INDEX_DOCUMENT, args)
-            continue
-        request = (job.result or {}).get("request") or {}
-        if job.created_by is None:  # queued before migration 0010 recorded who asked
-            log.warning("note job %s cannot be queued again: its requester is not recorded", job.id)
-            continue
-        plan_id = request.get("plan_id")
-        note = WriteNote(  # the request as POST /notes stored it
-            project_id=job.project_id,
-            user_id=job.created_by,
-            job_id=job.id,
-            plan_id=None if plan_id is None else UUID(plan_id),
-            topic=request.get("topic"),
-            max_sections=request.get("max_sections", DEFAULT_SECTIONS),
-            kind=request.get("kind", "note"),
-        )
-        await enqueue(runtime.redis, WRITE_NOTE, note)
+        elif job.created_by is None:  # queued before migration 0010 recorded who asked, or user deleted
+            log.warning("%s job %s cannot be queued again: its requester is not recorded", job.kind, job.id)
+        elif job.kind == "judge" and job.query_id is not None:
+            judge = JudgeAnswer(job.project_id, job.created_by, job.query_id)
+            await enqueue(runtime.redis, JUDGE_ANSWER, judge)
+        elif job.kind == "optimize_study":
+            await enqueue(runtime.redis, OPTIMIZE_STUDY, OptimizeStudy(job.project_id, job.created_by))
+        elif job.kind == "write_note":
+            await enqueue(runtime.redis, WRITE_NOTE, _note_request(job, job.created_by))
+
+
+def _note_request(job: UnfinishedJob, user_id: UUID) -> WriteNote:
+    """The request as POST /notes stored it in the row's result."""
+    request = (job.result or {}).get("request") or {}
+    plan_id = request.get("plan_id")
+    return WriteNote(
+        project_id=job.project_id,
+        user_id=user_id,
+        job_id=job.id,
+        plan_id=None if plan_id is None else UUID(plan_id),
+        topic=request.get("topic"),
+        max_sections=request.get("max_sections", DEFAULT_SECTIONS),
+        kind=request.get("kind", "note"),
+    )
 
 
 async def serve(settings: Settings, urls: ServiceUrls, queues: Sequence[Queue]) -> int:

@@ -1,5 +1,6 @@
 """What every agent run leaves behind: its LangGraph run config (run id, tracing callbacks), one
-query_history row, one JSON log line, and, for a sampled RAG answer, a queued groundedness judgement.
+query_history row, one JSON log line, and, for a sampled RAG answer, a queued groundedness judgement
+with its jobs row (in the history row's transaction).
 
 Built per request (or job) from what the runtime opened (pool, settings, queue, tracing, the sampler's
 random.Random), so nothing here is global and tests can seed the sampler. It borrows a connection only
@@ -22,7 +23,7 @@ from core.jobs.specs import JUDGE_ANSWER, JudgeAnswer, enqueue
 from core.observability import timing
 from core.observability.jsonlog import log_json
 from core.settings import Settings
-from core.store import history
+from core.store import agent_jobs, history
 
 if TYPE_CHECKING:
     from agents.common.context import AgentContext
@@ -124,13 +125,22 @@ class Audit:
         confidence: dict[str, Any] | None = None,
         **log_fields: Any,
     ) -> UUID | None:
-        """Stores the history row (unless retention is 0 days), queues the answer's judgement when
-        `judge` and the sampler says so, and logs the request's one JSON line. The row's id, if any."""
+        """Stores the history row (unless retention is 0 days) with, when `judge` and the sampler says
+        so, its judgement's queued jobs row (one transaction: a sampled answer is never left without its
+        job), enqueues that job, and logs the request's one JSON line. The row's id, if any."""
         timings = dict(timings_ms or {})
         timings.setdefault("total", self.elapsed_ms())
         query_id = None
+        judged = False
         if self.settings.retention.query_history_days > 0:
-            async with self.pool.connection() as conn:
+            # Judging reads the stored answer: with no row (retention 0) there is nothing to judge; with
+            # EVALUATION_RETENTION_DAYS 0 no evaluation (a copy of the student's text) may be kept.
+            wants_judgement = (
+                judge
+                and self.settings.retention.evaluation_days > 0
+                and sampled(sample_rate(access.project.groundedness_sample_rate, self.settings), self.sampler)
+            )
+            async with self.pool.connection() as conn, conn.transaction():
                 query_id = await history.insert_query(
                     conn,
                     project_id=access.id,
@@ -147,17 +157,16 @@ class Audit:
                     run_id=self.run_id,
                     confidence=confidence,
                 )
-        # Judging reads the stored answer: with no row (retention 0) there is nothing to judge; with
-        # EVALUATION_RETENTION_DAYS 0 no evaluation (a copy of the student's text) may be kept.
-        keeps_evaluations = self.settings.retention.evaluation_days > 0
-        judged = bool(
-            judge
-            and query_id
-            and keeps_evaluations
-            and sampled(sample_rate(access.project.groundedness_sample_rate, self.settings), self.sampler)
-        )
-        if judged:
-            judged = await self._enqueue_judgement(access, query_id)
+                if wants_judgement and query_id is not None:
+                    judged = await agent_jobs.record_judge_job(
+                        conn,
+                        project_id=access.id,
+                        user_id=access.user.id,
+                        query_id=query_id,
+                        job_id=JUDGE_ANSWER.job_id(JudgeAnswer(access.id, access.user.id, query_id)),
+                    )
+        if judged and query_id is not None:
+            await self._enqueue_judgement(access, query_id)
         log_json(
             logging.INFO,
             agent,
@@ -195,10 +204,8 @@ class Audit:
             error_type=type(error).__name__,
         )
 
-    async def _enqueue_judgement(self, access: Caller, query_id: UUID | None) -> bool:
+    async def _enqueue_judgement(self, access: Caller, query_id: UUID) -> None:
         try:
             await enqueue(self.queue, JUDGE_ANSWER, JudgeAnswer(access.id, access.user.id, query_id))
-        except Exception as error:  # the answer stands; only its sampled check is lost
+        except Exception as error:  # its jobs row stays queued: the agents worker's next start enqueues it
             log.warning("could not enqueue the judgement of %s: %s", query_id, type(error).__name__)
-            return False
-        return True

@@ -94,7 +94,7 @@ async def post_review(
     if reviewed is None:
         raise _not_studiable()
     if reviewed.optimize:
-        await request_optimization(queue, access.id, access.user.id)
+        await request_optimization(db, queue, access.id, access.user.id)
     return ReviewOut(card=reviewed.card, next_due=reviewed.next_due, review_id=reviewed.review_id)  # type: ignore[arg-type]
 
 

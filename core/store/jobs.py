@@ -1,5 +1,7 @@
-"""Index jobs: their lifecycle (worker side) and their status (API side, membership-scoped)."""
+"""Jobs rows: their lifecycle (worker side) and index jobs' status (API side, membership-scoped).
+The judge and optimize kinds' own statements are in core/store/agent_jobs.py."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -53,6 +55,7 @@ class UnfinishedJob:
     document_version: int | None
     created_by: UUID | None
     result: dict[str, Any] | None  # a write_note job's request until it finishes
+    query_id: UUID | None  # a judge job's query
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,18 +70,23 @@ def index_job_id(document_id: UUID, version: int) -> str:
 
 
 async def get_job(conn: Connection, *, project_id: UUID, user_id: UUID, job_id: str) -> Job | None:
-    query = f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s AND {in_project('j')}"
+    """An index or note job of the project. Judge and optimize rows are the workers' bookkeeping of one
+    student's query or reviews: no member reads them through the API."""
+    query = (
+        f"SELECT {_COLUMNS} FROM jobs j WHERE j.id = %(job_id)s AND j.kind IN ('index', 'write_note')"
+        f" AND {in_project('j')}"
+    )
     return await fetch_one(conn, class_row(Job), query, scope(project_id, user_id, job_id=job_id))
 
 
-async def unfinished_jobs(conn: Connection, *, kind: str) -> list[UnfinishedJob]:
-    """Jobs of one kind to re-enqueue when a worker starts (the queue may have lost them)."""
+async def unfinished_jobs(conn: Connection, *, kinds: Sequence[str]) -> list[UnfinishedJob]:
+    """Jobs of these kinds to re-enqueue when a worker starts (the queue may have lost them)."""
     return await fetch_all(
         conn,
         class_row(UnfinishedJob),
-        "SELECT id, kind, project_id, document_id, document_version, created_by, result FROM jobs"
-        " WHERE kind = %(kind)s AND status IN ('queued', 'running') ORDER BY created_at",
-        {"kind": kind},
+        "SELECT id, kind, project_id, document_id, document_version, created_by, result, query_id FROM jobs"
+        " WHERE kind = ANY(%(kinds)s) AND status IN ('queued', 'running') ORDER BY created_at",
+        {"kinds": list(kinds)},
     )
 
 

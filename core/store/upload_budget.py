@@ -18,7 +18,7 @@ class UploadUsage:
     user_bytes_last_hour: int
     project_bytes_last_hour: int
     project_bytes_stored: int  # every version of every document
-    project_jobs_pending: int  # index jobs queued or running
+    project_jobs_pending: int  # index and note jobs queued or running
 
 
 async def upload_usage(conn: Connection, *, project_id: UUID, user_id: UUID) -> UploadUsage:
@@ -34,8 +34,9 @@ async def upload_usage(conn: Connection, *, project_id: UUID, user_id: UUID) -> 
         "   AS project_bytes_last_hour,"
         " (SELECT coalesce(sum(v.size_bytes), 0) FROM document_versions v"
         "   WHERE v.project_id = p.id)::bigint AS project_bytes_stored,"
-        " (SELECT count(*) FROM jobs j WHERE j.project_id = p.id AND j.status IN ('queued', 'running'))::int"
-        "   AS project_jobs_pending"
+        # Indexing and notes: the work uploads queue. A class's judged answers and fits are not uploads.
+        " (SELECT count(*) FROM jobs j WHERE j.project_id = p.id AND j.kind IN ('index', 'write_note')"
+        "   AND j.status IN ('queued', 'running'))::int AS project_jobs_pending"
         f" FROM projects p WHERE p.id = %(project_id)s AND {member_of('p.id')}",
         scope(project_id, user_id),
     )

@@ -9,19 +9,29 @@ from arq.connections import ArqRedis
 from psycopg_pool import AsyncConnectionPool
 
 from core.jobs.specs import OPTIMIZE_STUDY, OptimizeStudy, enqueue
+from core.store import agent_jobs
 from core.study import service
 from core.study.rating import Verdict, rating_for_attempt
 
 log = logging.getLogger(__name__)
 
 
-async def request_optimization(queue: ArqRedis, project_id: UUID, user_id: UUID) -> None:
+async def request_optimization(
+    pool: AsyncConnectionPool, queue: ArqRedis, project_id: UUID, user_id: UUID
+) -> None:
     """Fits the student's FSRS parameters on the index worker (torch, seconds of CPU: never in a
-    request). One job per student and project at a time (its id); a lost one is asked for again by the
-    next review, since the count that calls for it stays above the threshold until a fit is stored."""
+    request). One job per student and project at a time (its id), recorded in its jobs row first, so a
+    fit that Redis loses is queued again when the index worker starts."""
+    args = OptimizeStudy(project_id, user_id)
+    async with pool.connection() as conn:
+        member = await agent_jobs.request_optimize_job(
+            conn, project_id=project_id, user_id=user_id, job_id=OPTIMIZE_STUDY.job_id(args)
+        )
+    if not member:  # left the project since the review: nothing of theirs is fitted
+        return
     try:
-        await enqueue(queue, OPTIMIZE_STUDY, OptimizeStudy(project_id, user_id))
-    except Exception as error:  # the review is stored; fitting waits for the next one
+        await enqueue(queue, OPTIMIZE_STUDY, args)
+    except Exception as error:  # the review and the queued row are stored: the worker's start enqueues it
         log.warning("could not enqueue the FSRS fit for %s: %r", user_id, error)
 
 
@@ -51,4 +61,4 @@ async def review_attempt(
             now=now.astimezone(UTC),
         )
     if reviewed is not None and reviewed.optimize:
-        await request_optimization(queue, project_id, user_id)
+        await request_optimization(pool, queue, project_id, user_id)

@@ -127,8 +127,18 @@ async def run_judge(runtime: Runtime, course: Course, query_id: str, verdicts: l
     return await judge_answer_job(scripted, args)
 
 
+async def judge_row(db: Conn, query_id: str) -> dict[str, Any]:
+    cur = await db.execute(
+        "SELECT kind, status, query_id::text, created_by, error, result FROM jobs WHERE id = %s",
+        (f"judge:{query_id}",),
+    )
+    row = await cur.fetchone()
+    assert row is not None, query_id
+    return row
+
+
 async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
-    runtime: Runtime, course: Course, caplog: pytest.LogCaptureFixture
+    runtime: Runtime, course: Course, db: Conn, caplog: pytest.LogCaptureFixture
 ) -> None:
     answer = (
         "Constants are declared with the const keyword. They also run on the GPU at night."
@@ -158,9 +168,13 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     assert query["confidence"] == response.json()["confidence"] and query["confidence"]["label"]
     assert line["confidence_label"] == query["confidence"]["label"]
 
-    # Sampled at rate 1: the judge job was queued with the query id; judged, the claim about the GPU fails.
+    # Sampled at rate 1: the judge job was queued with the query id, its jobs row stored with the query
+    # (the session's worker, which has no chat model, may have failed it already: a failed row runs
+    # again); judged, the claim about the GPU fails.
     job = await judge_job(course, query["id"])
     assert job is not None and job["function"] == "judge_answer" and query["id"] in job["args"]
+    row = await judge_row(db, query["id"])
+    assert row["kind"] == "judge" and row["query_id"] == query["id"] and row["created_by"] == course.owner_id
     verdicts = ["yes", "no", "no", "no"]  # the GPU claims are not in the chunk: few reach the model
     with caplog.at_level(logging.INFO, logger="workers.jobs.judge"):
         outcome = await run_judge(runtime, course, query["id"], verdicts)
@@ -174,8 +188,12 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     assert judged["groundedness"] == 0.25 and [c["supported"] for c in judged["claims"]] == [
         True, False, False, False
     ]  # fmt: skip
-    # A second run of the same job (arq retry) writes nothing more.
+    row = await judge_row(db, query["id"])
+    assert row["status"] == "succeeded" and row["error"] is None
+    assert row["result"] == {"status": "judged", "evaluation_id": judged["id"], "flagged": True}
+    # A second run of the same job (arq retry) writes nothing more, and its row stays as it was.
     assert (await run_judge(runtime, course, query["id"], verdicts))["status"] == "skipped"
+    assert await judge_row(db, query["id"]) == row
 
 
 async def test_a_supported_answer_is_not_flagged(runtime: Runtime, course: Course) -> None:

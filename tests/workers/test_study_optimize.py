@@ -1,5 +1,6 @@
 """The FSRS fit job (workers/jobs/study.py) on the real database: a student's review log past the
-threshold is fitted with fsrs's Optimizer and stored as theirs; under it, nothing is fitted."""
+threshold is fitted with fsrs's Optimizer and stored as theirs, its jobs row ending `succeeded`; under
+it, nothing is fitted."""
 
 import random
 import uuid
@@ -8,7 +9,7 @@ from typing import Any
 
 import psycopg
 
-from core.jobs.specs import OptimizeStudy
+from core.jobs.specs import OPTIMIZE_STUDY, OptimizeStudy
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import projects, questions, study, users
@@ -58,6 +59,13 @@ async def test_fit_after_enough_reviews(settings: Settings, services: ServiceUrl
                 )
         result = await optimize_study_parameters(runtime, args)
         assert result == {"status": "fitted", "reviews": len(rows)}
+        # Its jobs row (migration 0019; adopted here, as one queued before it would be) says so.
+        cur = await db.execute(
+            "SELECT kind, status, created_by, result FROM jobs WHERE id = %s", (OPTIMIZE_STUDY.job_id(args),)
+        )
+        assert await cur.fetchone() == {
+            "kind": "optimize_study", "status": "succeeded", "created_by": user.id, "result": result
+        }  # fmt: skip
         async with pool.connection() as conn:
             settings = await study.get_settings(conn, **scope)
         assert settings is not None and settings.optimized_reviews == len(rows)

@@ -1,8 +1,8 @@
 """One lifecycle for every job, and the one place arq's ctx is read.
 
 A job is a spec (core/jobs/specs.py) with a body `run(runtime, args)`. `Job` runs the body as it is
-(the judge, study and purge jobs: no jobs row). `TrackedJob` wraps it in the jobs row's lifecycle
-(index and note jobs): a job whose worker died under it runs alone (workers/jobs/quarantine.py), within
+(the purge cron: no jobs row). `TrackedJob` wraps it in the jobs row's lifecycle (index, note, judge
+and study-optimizer jobs): a job whose worker died under it runs alone (workers/jobs/quarantine.py), within
 its own time limit, its deaths counted, a graceful stop putting it back to `queued`, and every failure
 written to the row with the reason shown to the user."""
 
@@ -98,6 +98,9 @@ class Job(ABC, Generic[A]):
 
     spec: JobSpec[A]
     max_tries: int = 2  # arq's: a worker that died mid-job reruns it once
+    # How long arq keeps the result (None: the Worker's keep_result). arq refuses to enqueue a job id
+    # whose result it keeps, so a job asked for again under the same id soon after says 0.
+    keep_result_s: float | None = None
 
     @abstractmethod
     async def run(self, runtime: Runtime, args: A) -> Result:
@@ -121,7 +124,11 @@ class Job(ABC, Generic[A]):
             return await self(attempt.resources.runtime, args, job_try=attempt.job_try, quarantine=quarantine)
 
         return func(
-            coroutine, name=self.spec.name, max_tries=self.max_tries, timeout=self.arq_timeout_s(settings)
+            coroutine,
+            name=self.spec.name,
+            max_tries=self.max_tries,
+            timeout=self.arq_timeout_s(settings),
+            keep_result=self.keep_result_s,
         )
 
 

@@ -1,12 +1,16 @@
 """Jobs of the audit trail. judge_answer: the groundedness judge on one sampled QA answer, stored as
-a rag_evaluations row (and LangSmith feedback when tracing is configured). purge_query_history: the
+a rag_evaluations row (and LangSmith feedback when tracing is configured), in its jobs row's lifecycle
+(migration 0019), so a killed worker's or a lost queue's judgement runs again. purge_query_history: the
 retention windows of every table holding a student's text, hourly and at worker start-up."""
 
 import asyncio
 import json
 import logging
 from collections.abc import Sequence
+from typing import Any
 from uuid import UUID
+
+from psycopg import AsyncConnection
 
 from agents.common.context import AgentContext
 from agents.groundedness import ContrastCheck, JudgeChunk, Judgement, judge_answer, judge_config
@@ -16,11 +20,12 @@ from core.jobs.specs import JUDGE_ANSWER, PURGE_QUERY_HISTORY, JudgeAnswer, Purg
 from core.llm.structured import TokenUsage, model_name
 from core.observability.tracing import Tracing
 from core.runtime import Runtime
-from core.store import evaluations, history, privacy
+from core.settings import Settings
+from core.store import agent_jobs, evaluations, history, privacy
 from core.store.evaluations import Evaluation
 from core.store.history import HistoryEntry
 from workers.jobs.agent_runs import background_runner
-from workers.jobs.framework import FunctionJob, Result
+from workers.jobs.framework import Failure, FunctionJob, JobAbandoned, Result, TrackedJob
 
 log = logging.getLogger(__name__)
 # The judge reads at most this many chunks (the cited ones first, then the rest in retrieval order):
@@ -36,13 +41,16 @@ def chunks_to_judge(
 
 
 async def _judge(runtime: Runtime, args: JudgeAnswer) -> Result:
-    """Judges the stored answer of `query_id` against the chunks it was given. Skips when there is no
-    chat model, the query is gone (retention, project deleted, asker left) or none of its chunks
-    remain. A judge reply that stays malformed, or an unreachable model, fails this sample only: it is
-    one of many, and retrying a 1.5B model's bad reply rarely helps."""
+    """Judges the stored answer of `query_id` against the chunks it was given. Skips when the query is
+    gone (retention, project deleted, asker left) or none of its chunks remain; a worker without a chat
+    model fails the job (a misconfiguration, not a verdict: a failed row may run again). A judge reply
+    that stays malformed, or an unreachable model, fails this sample only: it is one of many, and
+    retrying a 1.5B model's bad reply rarely helps."""
     llm, settings, query_id = runtime.llm, runtime.settings, args.query_id
     if llm is None:
-        return _skipped(query_id, "no chat model is configured for the worker")
+        raise JobAbandoned(
+            "No chat model is configured for the worker: set LLM_BASE_URL, or run `studyai up`."
+        )
     if settings.retention.evaluation_days == 0:  # an evaluation would copy the student's text
         return _skipped(query_id, "EVALUATION_RETENTION_DAYS is 0: no evaluation is kept")
     scope = {"project_id": args.project_id, "user_id": args.user_id}
@@ -72,10 +80,9 @@ async def _judge(runtime: Runtime, args: JudgeAnswer) -> Result:
 
     try:
         judgement = await runner.call(JUDGE, judge, question=row.question)
-    except (UnusableReply, ModelUnreachable) as error:
-        cause = type(error.__cause__).__name__
-        log.warning("judging %s failed: %s", query_id, cause)
-        return {"status": "failed", "error": cause}
+    except (UnusableReply, ModelUnreachable) as error:  # fails this sample only (JudgeAnswerJob)
+        log.warning("judging %s failed: %s", query_id, type(error.__cause__).__name__)
+        raise
     async with runtime.pool.connection() as conn:
         stored = await evaluations.insert_evaluation(
             conn,
@@ -95,8 +102,53 @@ async def _judge(runtime: Runtime, args: JudgeAnswer) -> Result:
     return {"status": "judged", "evaluation_id": str(stored.id), "flagged": judgement.flagged}
 
 
-# A worker that died mid-judgement reruns it once; the evaluation is written at most once.
-judge_answer_job = FunctionJob(JUDGE_ANSWER, _judge, max_tries=2)
+class JudgeAnswerJob(TrackedJob[JudgeAnswer]):
+    """The judgement in its jobs row (id `judge:{query_id}`, created with the sampled query_history row
+    by agents/runs/audit.py): queued, running, then succeeded (judged, or skipped with the reason in its
+    result) or failed with the reason; a killed worker's judgement reruns, up to JOB_MAX_DEATHS."""
+
+    spec = JUDGE_ANSWER
+    timeout_reason = "The judgement took longer than {limit_s:g} s and was stopped."
+    died_reason = "The worker died while judging this answer, every time it was tried."
+
+    def time_limit_s(self, settings: Settings) -> float:
+        return settings.workers.note_job_timeout_s  # model-bound on the agents queue, like a note
+
+    async def start(self, conn: AsyncConnection[Any], args: JudgeAnswer) -> int | Result:
+        job_id = self.spec.job_id(args)
+        # A judgement queued before migration 0019 has no row: it gets one now, while its query is there
+        # and its asker a member (no-op for every later one), and runs in the same lifecycle.
+        scope = {"project_id": args.project_id, "user_id": args.user_id}
+        await agent_jobs.record_judge_job(conn, **scope, query_id=args.query_id, job_id=job_id)
+        deaths = await agent_jobs.start_agent_job(
+            conn, project_id=args.project_id, job_id=job_id, rerun_succeeded=False
+        )
+        if deaths is None:  # judged already (arq ran it again), or the query went with its row
+            return _skipped(args.query_id, "already judged or gone")
+        return deaths
+
+    def known_failure(self, error: Exception) -> Failure | None:
+        if isinstance(error, UnusableReply | ModelUnreachable):
+            # One sample of many: retrying a small model's bad reply rarely helps, so it fails as it is.
+            cause = type(error.__cause__).__name__
+            return Failure(f"The judge model failed ({cause}); this answer stays unjudged.", cause)
+        return None
+
+    def unforeseen_failure(self, error: Exception) -> Failure:
+        return Failure(f"The answer could not be judged ({type(error).__name__}).")
+
+    async def run(self, runtime: Runtime, args: JudgeAnswer) -> Result:
+        result = await _judge(runtime, args)
+        # After the evaluation's own commit: a worker that dies in between reruns the job, which finds the
+        # evaluation stored (one per query) and ends `succeeded` as skipped.
+        async with runtime.pool.connection() as conn:
+            await agent_jobs.finish_agent_job(
+                conn, project_id=args.project_id, job_id=self.spec.job_id(args), result=result
+            )
+        return result
+
+
+judge_answer_job = JudgeAnswerJob()
 
 
 def _skipped(query_id: UUID, reason: str) -> Result:
@@ -134,8 +186,9 @@ async def _feedback(tracing: Tracing | None, row: HistoryEntry, judgement: Judge
 
 async def _purge(runtime: Runtime, args: PurgeHistory) -> Result:
     """The retention purge of every table holding a student's text, each with its own window:
-    query history, QA threads (by last turn) with their messages, attempts, evaluations; and the
-    sign-in state that can sign nobody in any more (ended sessions, spent flows, nonces, old tokens)."""
+    query history, QA threads (by last turn) with their messages, attempts, evaluations, the judge and
+    optimize jobs rows (the history's window); and the sign-in state that can sign nobody in any more
+    (ended sessions, spent flows, nonces, old tokens)."""
     settings = runtime.settings
     windows = {
         "query_history": (history.purge_expired, settings.retention.query_history_days),
@@ -149,6 +202,12 @@ async def _purge(runtime: Runtime, args: PurgeHistory) -> Result:
             deleted[table] = await purge(conn, retention_days=days)
             if deleted[table]:
                 log.info("%s: %d rows older than %d days purged", table, deleted[table], days)
+        # Judge rows of purged queries went with them (ON DELETE CASCADE); finished judge and optimize
+        # rows are kept as long as the history they account for.
+        days = settings.retention.query_history_days
+        deleted["agent_jobs"] = await agent_jobs.purge_agent_jobs(conn, retention_days=days)
+        if deleted["agent_jobs"]:
+            log.info("jobs: %d judge/optimize rows purged", deleted["agent_jobs"])
         ended = await privacy.purge_sign_in_state(conn)
         for table, count in ended.items():
             if count:
