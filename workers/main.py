@@ -33,7 +33,7 @@ from core.jobs.specs import (
 from core.runtime import Runtime, open_runtime
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
-from core.store.jobs import UnfinishedJob, unfinished_jobs
+from core.store.jobs import UnfinishedJob, fail_job, unfinished_jobs
 from core.store.migrations import MigrationError, apply_migrations
 from workers.jobs.framework import WorkerResources, arq_cron
 from workers.jobs.index import index_document
@@ -102,6 +102,12 @@ QUEUE_KINDS: dict[Queue, tuple[str, ...]] = {
 }
 
 
+UNKNOWN_REQUESTER = (
+    "This job was queued before an upgrade and who asked for it is not recorded, so it cannot run again:"
+    " ask for it again."
+)
+
+
 async def _requeue_unfinished(runtime: Runtime, queue: Queue) -> None:
     """A job whose queue entry was lost (e.g. Redis restarted) is found again in the jobs table; the
     same job id makes this a no-op for jobs the queue still holds."""
@@ -112,6 +118,9 @@ async def _requeue_unfinished(runtime: Runtime, queue: Queue) -> None:
             args = IndexDocument(job.project_id, job.document_id, job.document_version)
             await enqueue(runtime.redis, INDEX_DOCUMENT, args)
         elif job.created_by is None:  # queued before migration 0010 recorded who asked, or user deleted
+            # Ended with the reason rather than left `queued` for ever: whoever asked can ask again.
+            async with runtime.pool.connection() as conn:
+                await fail_job(conn, project_id=job.project_id, job_id=job.id, error=UNKNOWN_REQUESTER)
             log.warning("%s job %s cannot be queued again: its requester is not recorded", job.kind, job.id)
         elif job.kind == "judge" and job.query_id is not None:
             judge = JudgeAnswer(job.project_id, job.created_by, job.query_id)

@@ -36,7 +36,7 @@ from tests.workers.runtime import job_runtime
 from workers.chunking.sections import ChunkingConfig, chunk_document
 from workers.jobs.framework import WorkerResources
 from workers.jobs.index import index_document
-from workers.main import QUEUES, build_worker
+from workers.main import QUEUES, UNKNOWN_REQUESTER, build_worker
 from workers.parsing import parse_document
 
 RUST = SHARED_DATA / "rust-book" / "src"
@@ -242,6 +242,34 @@ async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_q
     assert note_job is not None and note_job.function == "write_note"
     assert note_job.args == (str(project.id), str(user.id), note_id, None, "ownership", 2)
 
+
+
+async def test_a_job_whose_requester_is_not_recorded_ends_failed_instead_of_queued_for_ever(
+    settings: Settings, services: ServiceUrls, db: Conn
+) -> None:
+    """A note queued before migration 0010 (no created_by) cannot run again: the starting worker ends it
+    with the reason, so nothing stays `queued` with no worker ever taking it."""
+    urls = dataclasses.replace(services, redis_url=f"{services.redis_url}?db={REDIS_DB + 1}")
+    user, project = await owned_project(db, "unknown-requester")
+    note_id = notes.new_note_job_id()
+    request = {"plan_id": None, "topic": "ownership", "max_sections": 2}
+    assert await notes.create_note_job(
+        db, project_id=project.id, user_id=user.id, job_id=note_id, request=request
+    )
+    await db.execute("UPDATE jobs SET created_by = NULL WHERE id = %s", (note_id,))
+    queue = await create_pool(RedisSettings.from_dsn(urls.redis_url))
+    try:
+        async with job_runtime(settings, urls) as runtime:
+            await queue.flushdb()
+            worker = build_worker(settings, urls, queue="agents", resources=WorkerResources(runtime))
+            assert worker.on_startup is not None
+            await worker.on_startup(worker.ctx)
+        assert not await queue.zscore(AGENT_QUEUE, note_id)
+    finally:
+        await queue.flushdb()
+        await queue.aclose()
+    cur = await db.execute("SELECT status, error FROM jobs WHERE id = %s", (note_id,))
+    assert await cur.fetchone() == {"status": "failed", "error": UNKNOWN_REQUESTER}
 
 async def test_a_graceful_stop_mid_job_puts_it_back_in_the_queue_without_a_death(
     settings: Settings, services: ServiceUrls, db: Conn
