@@ -13,6 +13,7 @@ from langgraph.graph.state import CompiledStateGraph
 from agents.qa import build_graph, qa_config
 from backend.middleware.rate_limits import RateLimiter
 from backend.services.oidc_provider import OidcProviders
+from core.runtime.postgres_watch import PostgresWatch
 from core.runtime.services import ServiceUrls
 from core.runtime.supervisor import Supervisor
 from core.settings import Settings
@@ -26,6 +27,7 @@ class ApiResources:
     oidc_providers: OidcProviders  # the school's OIDC discovery document and keys, cached per app
     supervisor: Supervisor | None = None  # `studyai up`'s children, reported by GET /health/ready
     clock: Callable[[], datetime] | None = None  # None: UTC now; a test moves time with its own
+    postgres_watch: PostgresWatch | None = None  # the embedded Postgres's, under `studyai up`
 
 
 @asynccontextmanager
@@ -36,7 +38,14 @@ async def open_api_resources(
     qa = qa_config(settings.qa.context_chars, settings.qa.choice_context_chars, settings.qa.support_min)
     oidc_providers = OidcProviders()
     try:
-        yield ApiResources(rate_limiter, build_graph(qa), random.Random(), oidc_providers, supervisor)
+        yield ApiResources(
+            rate_limiter,
+            build_graph(qa),
+            random.Random(),
+            oidc_providers,
+            supervisor,
+            postgres_watch=urls.postgres_watch,
+        )
     finally:
         await oidc_providers.aclose()
         if rate_limiter is not None:

@@ -28,6 +28,9 @@ from backend.middleware.request_context import log_handled_error
 # restarting database takes a few seconds to come back.
 BUSY_RETRY_AFTER_S = 2
 DOWN_RETRY_AFTER_S = 5
+DISK_FULL_DETAIL = (
+    "The server is out of disk space, so nothing was saved; ask the administrator to free space, then retry."
+)
 
 
 def _unavailable(request: Request, error: Exception, detail: str, retry_after: int) -> JSONResponse:
@@ -54,9 +57,16 @@ async def database_unavailable(request: Request, error: Exception) -> JSONRespon
     )
 
 
+async def disk_full(request: Request, error: Exception) -> JSONResponse:
+    # Not a blink: the write fails until an administrator frees space, so 507 says whose move it is.
+    rid = log_handled_error(request, "disk_full", error)
+    return JSONResponse({"detail": DISK_FULL_DETAIL, "request_id": rid}, status_code=507)
+
+
 def add_database_error_handlers(app: FastAPI) -> None:
-    # PoolTimeout is an OperationalError too; Starlette picks the handler of the closest class.
+    # PoolTimeout and DiskFull are OperationalErrors too; Starlette picks the handler of the closest class.
     app.add_exception_handler(PoolTimeout, pool_timeout)
+    app.add_exception_handler(psycopg.errors.DiskFull, disk_full)
     app.add_exception_handler(psycopg.OperationalError, database_unavailable)
 
 
