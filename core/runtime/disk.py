@@ -37,7 +37,7 @@ class DiskSpaceLow(OSError):
     def __init__(self, free: int, needed: int, reserve: int) -> None:
         super().__init__(
             errno.ENOSPC,
-            f"{free / MB:.0f} MB free, {needed / MB:.1f} MB needed and {reserve / MB:.0f} MB kept in reserve",
+            f"{free / MB:.0f} MB free, {needed / MB:.2f} MB needed and {reserve / MB:.0f} MB kept in reserve",
         )
 
 

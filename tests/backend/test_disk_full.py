@@ -5,10 +5,8 @@ a Postgres the disk stopped, and recovers once the space is freed."""
 import asyncio
 import os
 import shutil
-import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +14,8 @@ import httpx
 import psycopg
 import pytest
 
-from core.runtime.disk import DISK_FULL_REASON, MB, free_bytes
+from benchmarks.full_disk import can_mount, exhaust_wal, fill, tmpfs
+from core.runtime.disk import DISK_FULL_REASON
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store import users
@@ -37,31 +36,13 @@ BIG = "\n\n".join(
 SMALL = "# Tides\n\nTides are the rise and fall of sea levels caused by the gravity of the Moon and the Sun."
 
 
-@contextmanager
-def tmpfs(where: Path, size_mb: int) -> Iterator[Path]:
-    where.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(where)], check=True)
-    try:
-        yield where
-    finally:
-        # Lazy: a Postgres or Redis that outlived its stop must not keep the mount (and the test) alive.
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
-
-def fill(ballast: Path, leave_mb: float) -> None:
-    """The ballast file grown or shrunk so that `leave_mb` stays free on its filesystem."""
-    current = ballast.stat().st_size if ballast.exists() else 0
-    target = max(0, current + free_bytes(str(ballast.parent)) - int(leave_mb * MB))
-    with ballast.open("ab") as file:
-        file.truncate(target)
-        if target > current:
-            os.posix_fallocate(file.fileno(), current, target - current)  # tmpfs pages are taken now
-
-
 @pytest.fixture(scope="module")
 def disk_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, ServiceUrls, Path]]:
     logs = tmp_path_factory.mktemp("disk-full-logs")
-    with tmpfs(tmp_path_factory.mktemp("disk-full") / "mnt", TMPFS_MB) as mount:
+    where = tmp_path_factory.mktemp("disk-full") / "mnt"
+    if not can_mount(where):  # root without CAP_SYS_ADMIN (an unprivileged container): said, not hidden
+        pytest.skip("mounting a tmpfs is not permitted here (root without CAP_SYS_ADMIN)")
+    with tmpfs(where, TMPFS_MB) as mount:
         data = mount / "data"
         settings = Settings(  # type: ignore[call-arg]
             _env_file=None,
@@ -110,22 +91,6 @@ async def found(http: httpx.AsyncClient, headers: dict[str, str], project: str, 
     response = await http.post(f"/projects/{project}/search", json=body, headers=headers)
     assert response.status_code == 200, response.text
     return sum(hit["document_id"] == document for hit in response.json()["results"])
-
-
-def exhaust_wal(database_url: str) -> int:
-    """Writes WAL and switches segments until Postgres cannot create one (it uses recycled ones first)
-    and the server goes down; how many switches it took. A logical message is WAL alone: no table grows,
-    so no DiskFull error stops the loop first."""
-    for switches in range(1, 40):
-        try:
-            with psycopg.connect(database_url, autocommit=True) as conn:
-                conn.execute("SELECT pg_logical_emit_message(false, 'disk-full-test', 'x')")
-                conn.execute("SELECT pg_switch_wal()")
-        except psycopg.errors.DiskFull:
-            continue
-        except psycopg.OperationalError:  # the connection died with the server
-            return switches
-    raise AssertionError("Postgres kept creating WAL segments on a full disk")
 
 
 async def wait_database(http: httpx.AsyncClient, ok: bool, timeout: float = 90) -> dict[str, Any]:
