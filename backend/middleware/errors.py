@@ -38,6 +38,11 @@ def _unavailable(request: Request, error: Exception, detail: str, retry_after: i
     # not connect.
     pool = runtime_of(request.app).pool
     rid = log_handled_error(request, "database_unavailable", error, pool=pool.get_stats())
+    # The embedded Postgres stopped (e.g. its disk is full): the client reads why, not only "retry".
+    watch = getattr(getattr(request.app.state, "api_resources", None), "postgres_watch", None)
+    down_reason = watch.state()[0] if watch is not None else None
+    if down_reason is not None:
+        detail = f"The database is not running: {down_reason}. Retry later."
     return JSONResponse(
         {"detail": detail, "request_id": rid}, status_code=503, headers={"Retry-After": str(retry_after)}
     )

@@ -167,6 +167,9 @@ async def test_full_disk_fails_the_upload_with_the_reason_and_the_instance_recov
     database = await wait_database(http, ok=False, timeout=60)
     assert "not running: its disk is full" in database["detail"], database
     print(f"PANIC after {switches} WAL switches; database: {database['detail']}")
+    searched = await http.post(f"/projects/{project}/search", json={"query": "tides"}, headers=headers)
+    assert searched.status_code == 503 and "Retry-After" in searched.headers, searched.text
+    assert "its disk is full" in searched.json()["detail"]
 
     # Space freed: the watch starts Postgres again if it stopped; a reindex makes the document ready.
     ballast.unlink()
