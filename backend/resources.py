@@ -15,6 +15,7 @@ from agents.qa import build_graph, qa_config
 from backend.middleware.rate_limits import RateLimiter
 from backend.services.lti.keys import LtiKeys, load_tool_key
 from backend.services.oidc_provider import OidcProviders
+from core.runtime.postgres_watch import PostgresWatch
 from core.runtime.services import ServiceUrls
 from core.runtime.supervisor import Supervisor
 from core.settings import Settings
@@ -28,6 +29,7 @@ class ApiResources:
     oidc_providers: OidcProviders  # the school's OIDC discovery document and keys, cached per app
     supervisor: Supervisor | None = None  # `studyai up`'s children, reported by GET /health/ready
     clock: Callable[[], datetime] | None = None  # None: UTC now; a test moves time with its own
+    postgres_watch: PostgresWatch | None = None  # the embedded Postgres's, under `studyai up`
     lti: LtiKeys = field(kw_only=True)  # the tool's LTI key and the platforms' key sets (cached)
 
 
@@ -41,7 +43,13 @@ async def open_api_resources(
     lti = LtiKeys(load_tool_key(settings.services.data_dir), httpx.AsyncClient())
     try:
         yield ApiResources(
-            rate_limiter, build_graph(qa), random.Random(), oidc_providers, supervisor, lti=lti
+            rate_limiter,
+            build_graph(qa),
+            random.Random(),
+            oidc_providers,
+            supervisor,
+            postgres_watch=urls.postgres_watch,
+            lti=lti,
         )
     finally:
         await oidc_providers.aclose()

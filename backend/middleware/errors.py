@@ -28,6 +28,9 @@ from backend.middleware.request_context import log_handled_error
 # restarting database takes a few seconds to come back.
 BUSY_RETRY_AFTER_S = 2
 DOWN_RETRY_AFTER_S = 5
+DISK_FULL_DETAIL = (
+    "The server is out of disk space, so nothing was saved; ask the administrator to free space, then retry."
+)
 
 
 def _unavailable(request: Request, error: Exception, detail: str, retry_after: int) -> JSONResponse:
@@ -35,6 +38,11 @@ def _unavailable(request: Request, error: Exception, detail: str, retry_after: i
     # not connect.
     pool = runtime_of(request.app).pool
     rid = log_handled_error(request, "database_unavailable", error, pool=pool.get_stats())
+    # The embedded Postgres stopped (e.g. its disk is full): the client reads why, not only "retry".
+    watch = getattr(getattr(request.app.state, "api_resources", None), "postgres_watch", None)
+    down_reason = watch.state()[0] if watch is not None else None
+    if down_reason is not None:
+        detail = f"The database is not running: {down_reason}. Retry later."
     return JSONResponse(
         {"detail": detail, "request_id": rid}, status_code=503, headers={"Retry-After": str(retry_after)}
     )
@@ -54,9 +62,16 @@ async def database_unavailable(request: Request, error: Exception) -> JSONRespon
     )
 
 
+async def disk_full(request: Request, error: Exception) -> JSONResponse:
+    # Not a blink: the write fails until an administrator frees space, so 507 says whose move it is.
+    rid = log_handled_error(request, "disk_full", error)
+    return JSONResponse({"detail": DISK_FULL_DETAIL, "request_id": rid}, status_code=507)
+
+
 def add_database_error_handlers(app: FastAPI) -> None:
-    # PoolTimeout is an OperationalError too; Starlette picks the handler of the closest class.
+    # PoolTimeout and DiskFull are OperationalErrors too; Starlette picks the handler of the closest class.
     app.add_exception_handler(PoolTimeout, pool_timeout)
+    app.add_exception_handler(psycopg.errors.DiskFull, disk_full)
     app.add_exception_handler(psycopg.OperationalError, database_unavailable)
 
 

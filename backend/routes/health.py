@@ -123,6 +123,12 @@ async def ready(runtime: RuntimeDep, resources: ApiResourcesDep) -> JSONResponse
         check_worker(runtime.redis, WORKER_QUEUES["worker_agents"]),
         check_chat_model(runtime.chat.base_url, runtime.settings.llm.api_key),
     )
+    watch = resources.postgres_watch
+    down_reason, restarts = watch.state() if watch is not None else (None, 0)
+    if down_reason is not None:  # the embedded server stopped: say why, not only that SELECT 1 failed
+        database = _component("down", f"the embedded Postgres is not running: {down_reason}")
+    elif restarts:
+        database["detail"] += f"; the embedded Postgres was started again {restarts} time(s)"
     components: dict[str, dict[str, Any]] = {
         "database": database,
         "queue": queue,

@@ -11,6 +11,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from backend.deps import ProjectScope
 from backend.middleware.body_limit import size_text
+from core.runtime.disk import UPLOAD_DISK_FULL, DiskSpaceLow, check_space
 from core.settings import Settings
 from core.store.upload_budget import UploadUsage, upload_usage
 
@@ -62,7 +63,13 @@ def _retry_later(reason: str) -> HTTPException:
 async def check_upload_budget(
     db: AsyncConnectionPool, settings: Settings, scope: ProjectScope, *, incoming_bytes: int, files: int = 1
 ) -> None:
-    """Raises the refusal when the upload would pass a budget."""
+    """Raises the refusal when the upload would pass a budget, or fill the database's disk (507: the
+    client can do nothing about it, unlike a budget)."""
+    try:
+        check_space(settings, incoming_bytes * 2)  # the bytes, and the WAL that logs them
+    except DiskSpaceLow as error:
+        detail = f"{UPLOAD_DISK_FULL} ({error.strerror})"
+        raise HTTPException(status.HTTP_507_INSUFFICIENT_STORAGE, detail) from None
     async with db.connection() as conn:
         usage = await upload_usage(conn, **scope)
     refusal = budget_refusal(usage, settings, incoming_bytes=incoming_bytes, files=files)

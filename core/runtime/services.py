@@ -2,11 +2,12 @@
 
 import logging
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 
 import psycopg
 
+from core.runtime.postgres_watch import PostgresWatch
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -19,6 +20,8 @@ class ServiceUrls:
     database_url: str
     redis_url: str
     llm_base_url: str | None = None  # None: no chat model was asked for (e.g. a migration command)
+    # The embedded Postgres's watch (started with watch_postgres), which GET /health/ready reports.
+    postgres_watch: "PostgresWatch | None" = field(default=None, compare=False)
 
 
 class EmbeddedServices:
@@ -26,19 +29,28 @@ class EmbeddedServices:
     the data directory is reused, so a second start finds the existing data."""
 
     def __init__(
-        self, settings: Settings, *, stop_on_exit: bool = True, redis: bool = True, llm: bool = False
+        self,
+        settings: Settings,
+        *,
+        stop_on_exit: bool = True,
+        redis: bool = True,
+        llm: bool = False,
+        watch_postgres: bool = False,
     ) -> None:
+        """`watch_postgres`: start the embedded Postgres again whenever it stops on its own (`studyai up`)."""
         self._settings = settings
         self._with_redis = redis
         self._with_llm = llm
         self._stop_on_exit = stop_on_exit
+        self._watch_postgres = watch_postgres
+        self._watch: PostgresWatch | None = None
         self._stack = ExitStack()
 
     def __enter__(self) -> ServiceUrls:
         database_url = self._settings.services.database_url or self._start_postgres()
         redis_url = self._settings.services.redis_url or (self._start_redis() if self._with_redis else "")
         llm_base_url = self._settings.llm.base_url or (self._start_llm() if self._with_llm else None)
-        return ServiceUrls(database_url=database_url, redis_url=redis_url, llm_base_url=llm_base_url)
+        return ServiceUrls(database_url, redis_url, llm_base_url, postgres_watch=self._watch)
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -55,6 +67,9 @@ class EmbeddedServices:
             self._stack.callback(server.cleanup)
         ensure_database(server.get_uri(), DATABASE_NAME)
         url = server.get_uri(DATABASE_NAME)
+        if self._watch_postgres:
+            self._watch = PostgresWatch(server).start()
+            self._stack.callback(self._watch.stop)  # callbacks run last-in first: before the server stops
         log.info("embedded postgres ready at %s", url)
         return url
 

@@ -228,17 +228,19 @@ class TrackedJob(Job[P]):
         except JobAbandoned as error:
             return await self._fail(runtime.pool, args, Failure(str(error)))
         except Exception as error:
+            # A known failure is final even when its class is transient (a full disk is an OperationalError
+            # that another try would only meet again).
+            failure = self.known_failure(error)
+            if failure is not None:
+                return await self._fail(runtime.pool, args, failure)
             if isinstance(error, TRANSIENT_ERRORS) and self.transient_reason is not None:
                 if job_try < runtime.settings.workers.job_max_tries:
                     log.warning("transient error on %s, retrying: %r", job_id, error)
                     await _requeue(runtime.pool, project_id=args.project_id, job_id=job_id)
                     raise Retry(defer=job_try * 2) from error  # a retry, not a death
                 return await self._fail(runtime.pool, args, Failure(self.transient_reason, repr(error)))
-            failure = self.known_failure(error)
-            if failure is None:  # a bug, or input nobody foresaw: fail this job, keep the worker
-                log.exception("%s %s failed", self.spec.name, job_id)
-                failure = self.unforeseen_failure(error)
-            return await self._fail(runtime.pool, args, failure)
+            log.exception("%s %s failed", self.spec.name, job_id)  # a bug, or input nobody foresaw
+            return await self._fail(runtime.pool, args, self.unforeseen_failure(error))
 
     async def _fail(self, pool: AsyncConnectionPool, args: P, failure: Failure) -> Result:
         async with pool.connection() as conn, conn.transaction():

@@ -9,6 +9,7 @@ from psycopg import AsyncConnection
 
 from core.jobs.specs import INDEX_DOCUMENT, IndexDocument
 from core.runtime import Runtime
+from core.runtime.disk import DISK_FULL_REASON, check_space, index_bytes, is_disk_full
 from core.settings import Settings
 from core.store import chunks as chunk_store
 from core.store import document_index, item_sources, jobs
@@ -37,7 +38,12 @@ class IndexJob(TrackedJob[IndexDocument]):
         return deaths or 0  # None: no jobs row, the document is indexed all the same
 
     def known_failure(self, error: Exception) -> Failure | None:
-        return Failure(str(error)) if isinstance(error, ParseError) else None
+        if isinstance(error, ParseError):
+            return Failure(str(error))
+        if is_disk_full(error):  # the chunks' transaction rolled back: nothing of this version is visible
+            log.error("disk full while indexing: %r", error)
+            return Failure(DISK_FULL_REASON, repr(error))
+        return None
 
     def unforeseen_failure(self, error: Exception) -> Failure:  # a bug or a file that breaks a parser
         return Failure(f"the file could not be processed ({type(error).__name__})", repr(error))
@@ -115,6 +121,8 @@ async def _index(runtime: Runtime, row: VersionToIndex, args: IndexDocument) -> 
         )
         for draft in drafts
     ]
+    # Refused here rather than by Postgres: a WAL segment it cannot create stops the whole server.
+    check_space(settings, index_bytes([draft.text for draft in drafts]))
     async with pool.connection() as conn:
         await jobs.set_progress(
             conn, project_id=project_id, job_id=job_id, stage="writing", done=len(rows), total=len(rows)
