@@ -56,6 +56,7 @@ export const ROUTES = {
   disableUser: ['POST', '/admin/users/{user_id}/disable', { optional: true }],
   enableUser: ['POST', '/admin/users/{user_id}/enable', { optional: true }],
   userResetLink: ['POST', '/admin/users/{user_id}/reset-link', { optional: true }],
+  memberResetLink: ['POST', `${P}/members/{user_id}/reset-link`, { optional: true }],
   adminAudit: ['GET', '/admin/audit', { query: ['limit', 'offset'], optional: true }],
   // documents and jobs
   listDocuments: ['GET', `${P}/documents`, { query: ['limit', 'offset'] }],

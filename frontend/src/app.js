@@ -75,7 +75,7 @@ export function App() {
   }, [lang]);
 
   useEffect(() => {
-    if (route[0] !== 'p') setProjectLanguage(null);
+    if (route[0] !== 'p' && route[0] !== 'projects') setProjectLanguage(null);
   }, [route[0]]);
 
   const onSession = (session) => setAuth({ mode: 'session', session });
@@ -105,9 +105,10 @@ export function App() {
     screen = html`<${Signup} />`;
   } else if (!signedIn) {
     screen = html`<${SignIn} notice=${auth.notice} />`;
-  } else if (!spec && (route[0] === 'p' || route[0] === 'account' || route[0] === 'admin')) {
+  } else if (!spec && ['p', 'projects', 'account', 'admin'].includes(route[0])) {
     screen = html`<p class="busy" role="status">${t('loading')}</p>`;
-  } else if (route[0] === 'p' && route[1]) {
+  } else if ((route[0] === 'p' || route[0] === 'projects') && route[1]) {
+    // #/projects/<id>: where a launch from the school's LMS lands (GET /auth/ticket/… redirects there)
     screen = html`<${ProjectScreen} key=${route[1]} projectId=${route[1]} tab=${route[2]} item=${route[3]} />`;
   } else if (route[0] === 'account') {
     screen = html`<${Account} />`;

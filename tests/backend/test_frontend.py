@@ -31,7 +31,7 @@ STUDY_LOOP = {"noteMarkdown", "reviewQuestion", "studyQueue", "review", "studySe
 ACCOUNTS = {"signup", "setup", "reset", "checkReset", "me", "updateMe", "changePassword", "listSessions",
             "revokeSession", "createInvitation", "listInvitations", "revokeInvitation", "emailInvitation",
             "joinPreview", "join", "joinSignup", "adminUsers", "disableUser", "enableUser", "userResetLink",
-            "adminAudit"}  # fmt: skip
+            "memberResetLink", "adminAudit"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -162,6 +162,9 @@ class Course:
     document_id: str
 
 
+LOAD = 15_000  # ms for a whole screen to appear (a sign-in, a reload) on a busy machine
+
+
 async def new_context(browser: Browser, *, phone: bool = False) -> BrowserContext:
     size = {"width": 390, "height": 844} if phone else {"width": 1280, "height": 860}
     return await browser.new_context(viewport=size, locale="en-GB")
@@ -173,7 +176,7 @@ async def sign_in(page: Page, base: str, caller: Caller) -> None:
     await page.get_by_role("button", name="Use an API key").click()
     await page.get_by_label("API key").fill(caller["Authorization"].removeprefix("Bearer "))
     await page.get_by_role("button", name="Sign in").click()
-    await expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Projects")).to_be_visible(timeout=LOAD)
 
 
 PASSWORD = "correct horse battery staple 42"
@@ -197,7 +200,7 @@ async def sign_in_with_password(page: Page, base: str, email: str, password: str
     await page.get_by_label("Email").fill(email)
     await page.get_by_label("Password").fill(password)
     await page.get_by_role("button", name="Sign in", exact=True).click()
-    await expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Projects")).to_be_visible(timeout=LOAD)
 
 
 OpenPage = Callable[..., Awaitable[tuple[Page, PageProblems]]]

@@ -1,7 +1,8 @@
 """Password sign-in in Chromium (issue 30's foundation): the sign-in screen passes axe; a wrong password
 is refused; the right one reaches the projects with nothing secret in the page's storage (the session is
-an HttpOnly cookie; its CSRF token lives in memory and goes with every write); a reload stays signed in;
-sign-out ends the session; a session that ends mid-use sends the app back to sign-in, saying so."""
+an HttpOnly cookie; its CSRF token lives in memory and goes with every write, an upload's too); a reload
+stays signed in; sign-out ends the session; a session that ends mid-use sends the app back to sign-in,
+saying so. The API key stays a developer's way in, as before."""
 
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from playwright.async_api import Browser, expect
 
 from tests.e2e.conftest import (
+    LOAD,
     PASSWORD,
     PageProblems,
     WebStack,
@@ -27,7 +29,7 @@ async def test_password_sign_in_projects_and_sign_out(
     page = await context.new_page()
     problems = PageProblems(page)
     await page.goto(f"{web_stack.base}/app/")
-    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible(timeout=LOAD)
     await expect(page.get_by_label("Invitation code")).to_be_visible()
     await expect(page.get_by_role("button", name="Use an API key")).to_be_visible()
     await check(page, shots, "30-sign-in-password")
@@ -48,18 +50,26 @@ async def test_password_sign_in_projects_and_sign_out(
     # A write with the session: the app sends the CSRF token (the API refuses a cookie write without it).
     await page.get_by_label("Name").fill("Cell biology")
     await page.get_by_role("button", name="Create").click()
-    await expect(page.get_by_role("heading", name="Cell biology")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Cell biology")).to_be_visible(timeout=LOAD)
     project_url = page.url
+    # An upload (XMLHttpRequest, for its progress) carries the token too.
+    transfer = await page.evaluate_handle(
+        """(text) => { const t = new DataTransfer();
+           t.items.add(new File([text], 'cells.md', {type: 'text/markdown'})); return t; }""",
+        "# Cells\n\nCells divide by mitosis.",
+    )
+    await page.dispatch_event("[data-testid=dropzone]", "drop", {"dataTransfer": transfer})
+    await expect(page.locator("tr[data-document=cells] .badge")).to_have_text("Ready", timeout=120_000)
 
     # A reload asks the server again (GET /auth/session) and stays signed in.
     await page.reload()
-    await expect(page.get_by_role("heading", name="Cell biology")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Cell biology")).to_be_visible(timeout=LOAD)
 
     await page.get_by_role("button", name="Sign out").click()
-    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible(timeout=LOAD)
     await page.goto(project_url)
     await page.reload()
-    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible(timeout=LOAD)
 
     # Signed in again, then the session ends under the app (here: its cookie is gone): the next request
     # gets 401 and the app returns to sign-in with the reason.
@@ -67,7 +77,7 @@ async def test_password_sign_in_projects_and_sign_out(
     await context.clear_cookies()
     await page.get_by_role("link", name="Cell biology").click()
     await expect(page.get_by_role("status")).to_contain_text("Your session has ended")
-    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible(timeout=LOAD)
     assert problems.expected("status of 401") == []  # the wrong password, and the ended session
     await context.close()
 
@@ -84,12 +94,12 @@ async def test_api_key_sign_in_still_works_beside_the_password(
     await expect(page.get_by_label("API key")).to_be_focused()
     await page.get_by_label("API key").fill(user["Authorization"].removeprefix("Bearer "))
     await page.get_by_role("button", name="Sign in", exact=True).click()
-    await expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Projects")).to_be_visible(timeout=LOAD)
     assert await page.evaluate("() => sessionStorage.getItem('studyai.key')") is not None
     assert [c for c in await context.cookies() if c["name"] == "studyai_session"] == []
     await page.get_by_role("link", name="Account").click()
-    await expect(page.get_by_role("heading", name="API keys")).to_be_visible()
+    await expect(page.get_by_role("heading", name="API keys")).to_be_visible(timeout=LOAD)
     await page.get_by_role("button", name="Sign out").click()
-    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible(timeout=LOAD)
     assert await page.evaluate("() => sessionStorage.length") == 0
     await context.close()
