@@ -3,9 +3,9 @@
 // send. tests/backend/test_frontend_api.py checks each entry against the app's spec, so a renamed or
 // removed route fails the tests, not the students.
 //
-// Routes marked `optional` belong to features the server may not have yet (the study loop, issue 12;
-// accounts beyond password sign-in, issue 30): the app reads /openapi.json (public, unauthenticated) and
-// shows those screens only when their routes are there (`api.has(name)`).
+// Routes marked `optional` belong to features the server may not have yet (the study loop, issue 12): the
+// app reads /openapi.json (public, unauthenticated) and shows those screens only when their routes are
+// there (`api.has(name)`).
 //
 // Two ways in: an API key (developers, scripts: sent as `Authorization: Bearer`), or a browser session
 // (an HttpOnly cookie the app never sees; its CSRF token, kept in memory only, goes in X-CSRF-Token on
@@ -29,35 +29,35 @@ export const ROUTES = {
   listKeys: ['GET', '/me/keys'],
   createKey: ['POST', '/me/keys'],
   revokeKey: ['DELETE', '/me/keys/{key_id}'],
-  // sign-in (issue 30): password sign-in and the session are the foundation's; the rest is optional
+  // sign-in (issue 30): passwords, sessions, sign-up, the first run, reset links, the account
   authConfig: ['GET', '/auth/config'],
   login: ['POST', '/auth/login'],
   session: ['GET', '/auth/session'],
   logout: ['POST', '/auth/logout'],
-  signup: ['POST', '/auth/signup', { optional: true }],
-  setup: ['POST', '/auth/setup', { optional: true }],
-  reset: ['POST', '/auth/reset', { optional: true }],
-  checkReset: ['GET', '/auth/reset/{token}', { optional: true }],
-  me: ['GET', '/me', { optional: true }],
-  updateMe: ['PATCH', '/me', { optional: true }],
-  changePassword: ['POST', '/me/password', { optional: true }],
-  listSessions: ['GET', '/me/sessions', { optional: true }],
-  revokeSession: ['DELETE', '/me/sessions/{session_id}', { optional: true }],
+  signup: ['POST', '/auth/signup'],
+  setup: ['POST', '/auth/setup'],
+  reset: ['POST', '/auth/reset'],
+  checkReset: ['GET', '/auth/reset/{token}'],
+  me: ['GET', '/me'],
+  updateMe: ['PATCH', '/me'],
+  changePassword: ['POST', '/me/password'],
+  listSessions: ['GET', '/me/sessions'],
+  revokeSession: ['DELETE', '/me/sessions/{session_id}'],
   // invitations: a code or a link joins a project
-  createInvitation: ['POST', `${P}/invitations`, { optional: true }],
-  listInvitations: ['GET', `${P}/invitations`, { optional: true }],
-  revokeInvitation: ['DELETE', `${P}/invitations/{invitation_id}`, { optional: true }],
-  emailInvitation: ['POST', `${P}/invitations/{invitation_id}/email`, { optional: true }],
-  joinPreview: ['GET', '/join/{code}', { optional: true }],
-  join: ['POST', '/join', { optional: true }],
-  joinSignup: ['POST', '/join/signup', { optional: true }],
+  createInvitation: ['POST', `${P}/invitations`],
+  listInvitations: ['GET', `${P}/invitations`],
+  revokeInvitation: ['DELETE', `${P}/invitations/{invitation_id}`],
+  emailInvitation: ['POST', `${P}/invitations/{invitation_id}/email`],
+  joinPreview: ['GET', '/join/{code}'],
+  join: ['POST', '/join'],
+  joinSignup: ['POST', '/join/signup'],
   // the server's administrators
-  adminUsers: ['GET', '/admin/users', { query: ['q', 'limit', 'offset'], optional: true }],
-  disableUser: ['POST', '/admin/users/{user_id}/disable', { optional: true }],
-  enableUser: ['POST', '/admin/users/{user_id}/enable', { optional: true }],
-  userResetLink: ['POST', '/admin/users/{user_id}/reset-link', { optional: true }],
-  memberResetLink: ['POST', `${P}/members/{user_id}/reset-link`, { optional: true }],
-  adminAudit: ['GET', '/admin/audit', { query: ['limit', 'offset'], optional: true }],
+  adminUsers: ['GET', '/admin/users', { query: ['q', 'limit', 'offset'] }],
+  disableUser: ['POST', '/admin/users/{user_id}/disable'],
+  enableUser: ['POST', '/admin/users/{user_id}/enable'],
+  userResetLink: ['POST', '/admin/users/{user_id}/reset-link'],
+  memberResetLink: ['POST', `${P}/members/{member_id}/reset-link`],
+  adminAudit: ['GET', '/admin/audit', { query: ['limit', 'offset'] }],
   // documents and jobs
   listDocuments: ['GET', `${P}/documents`, { query: ['limit', 'offset'] }],
   uploadDocument: ['POST', `${P}/documents`],

@@ -26,12 +26,6 @@ ROUTE = re.compile(
 # Routes of the study loop (issue 12) the app shows only where the server documents them.
 STUDY_LOOP = {"noteMarkdown", "reviewQuestion", "studyQueue", "review", "studySettings", "putStudySettings",
               "mastery", "classMastery"}  # fmt: skip
-# Accounts (issue 30) beyond password sign-in, built in other branches: the app shows their screens where
-# the server documents them. Once merged, their `optional` marks and this set go.
-ACCOUNTS = {"signup", "setup", "reset", "checkReset", "me", "updateMe", "changePassword", "listSessions",
-            "revokeSession", "createInvitation", "listInvitations", "revokeInvitation", "emailInvitation",
-            "joinPreview", "join", "joinSignup", "adminUsers", "disableUser", "enableUser", "userResetLink",
-            "memberResetLink", "adminAudit"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -81,9 +75,9 @@ def test_every_route_the_client_calls_is_in_the_openapi_spec(app: FastAPI) -> No
             continue  # the study loop's filters are not on this server yet: the app hides that view
         assert set(route["query"]) <= offered, (name, set(route["query"]) - offered)
     assert missing == []
-    # Only the study loop's and the pending accounts routes may be absent (the app hides their screens).
+    # Only the study loop's routes may be absent (the app hides their screens where they are).
     absent = {n for n, r in client_routes().items() if r["method"] not in spec["paths"].get(r["path"], {})}
-    assert absent <= STUDY_LOOP | ACCOUNTS
+    assert absent <= STUDY_LOOP
 
 
 def test_only_the_api_client_talks_to_the_network() -> None:

@@ -77,6 +77,15 @@ function ChangePassword({ hasPassword }) {
   </form>`;
 }
 
+// "Firefox on Windows" from a User-Agent header (the whole header stays in the tooltip).
+const BROWSERS = [[/Edg\//, 'Edge'], [/Firefox\//, 'Firefox'], [/Chrom(e|ium)\//, 'Chrome'], [/Safari\//, 'Safari']];
+const SYSTEMS = [[/Android/, 'Android'], [/iPhone|iPad/, 'iOS'], [/Windows/, 'Windows'], [/Mac OS X/, 'macOS'], [/CrOS/, 'ChromeOS'], [/Linux/, 'Linux']];
+function describeAgent(agent) {
+  const browser = BROWSERS.find(([pattern]) => pattern.test(agent))?.[1];
+  const system = SYSTEMS.find(([pattern]) => pattern.test(agent))?.[1];
+  return browser && system ? `${browser} · ${system}` : browser || system || agent;
+}
+
 function Sessions() {
   const { api, t, lang } = useApp();
   const list = useAsync(() => api.call('listSessions'), []);
@@ -90,11 +99,11 @@ function Sessions() {
     <${ErrorNote} error=${list.error || error} />
     <ul class="list sessions">
       ${(list.data || []).map((s) => html`<li key=${s.id} data-current=${s.current ? 'true' : undefined}>
-        <span><strong>${s.user_agent || t('unknownBrowser')}</strong>
+        <span><strong title=${s.user_agent || undefined}>${s.user_agent ? describeAgent(s.user_agent) : t('unknownBrowser')}</strong>
           ${s.current && html` <span class="badge ok">${t('thisBrowser')}</span>`}</span>
         <span class="meta">${t(`via.${s.via}`, {}, s.via)} · ${s.address || ''} · ${t('lastSeen', { date: formatDate(s.last_seen_at || s.created_at, lang) })}</span>
         ${!s.current && html`<button type="button" class="link danger" onClick=${() => run(s.id)}
-          aria-label=${`${t('signOutSession')}: ${s.user_agent || s.id}`}>${t('signOutSession')}</button>`}
+          aria-label=${`${t('signOutSession')}: ${s.user_agent ? describeAgent(s.user_agent) : s.id}`}>${t('signOutSession')}</button>`}
       </li>`)}
     </ul>
   </section>`;

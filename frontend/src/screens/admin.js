@@ -5,6 +5,7 @@ import { useApp } from '../context.js';
 import { Busy, Empty, ErrorNote, formatDate, useAction, useAsync } from '../ui.js';
 
 const PAGE = 50;
+const EVENTS = 25; // the audit log's page: the newest first
 
 export function Admin() {
   const { api, t } = useApp();
@@ -80,7 +81,7 @@ function UserRow({ user: u, onChanged }) {
 function Audit() {
   const { api, t, lang } = useApp();
   const [offset, setOffset] = useState(0);
-  const events = useAsync(() => api.call('adminAudit', {}, { query: { limit: PAGE, offset } }), [offset]);
+  const events = useAsync(() => api.call('adminAudit', {}, { query: { limit: EVENTS, offset } }), [offset]);
   return html`<section aria-labelledby="audit-title">
     <h2 id="audit-title">${t('securityAudit')}</h2>
     ${events.loading && !events.data && html`<${Busy} />`}
@@ -89,13 +90,13 @@ function Audit() {
     <ul class="list audit">
       ${(events.data || []).map((e) => html`<li key=${e.id}>
         <span><code>${e.action}</code></span>
-        <span>${e.actor_email || t('operator')}${e.target_email && e.target_email !== e.actor_email ? ` → ${e.target_email}` : ''}</span>
+        <span>${e.actor_email || t('noActor')}${e.target_email && e.target_email !== e.actor_email ? ` → ${e.target_email}` : ''}</span>
         <span class="meta">${formatDate(e.created_at, lang)}</span>
       </li>`)}
     </ul>
     <div class="row">
-      ${offset > 0 && html`<button type="button" onClick=${() => setOffset(Math.max(0, offset - PAGE))}>${t('previous')}</button>`}
-      ${events.data?.length === PAGE && html`<button type="button" onClick=${() => setOffset(offset + PAGE)}>${t('next')}</button>`}
+      ${offset > 0 && html`<button type="button" onClick=${() => setOffset(Math.max(0, offset - EVENTS))}>${t('previous')}</button>`}
+      ${events.data?.length === EVENTS && html`<button type="button" onClick=${() => setOffset(offset + EVENTS)}>${t('next')}</button>`}
     </div>
   </section>`;
 }

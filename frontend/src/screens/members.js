@@ -27,7 +27,7 @@ function MemberList() {
   const setRole = (m, role) => act(() => api.call('changeRole', { project_id: projectId, user_id: m.user_id }, { json: { role } }));
   const remove = (m) => confirm(t('confirmRemove', { email: m.email })) && act(() => api.call('removeMember', { project_id: projectId, user_id: m.user_id }));
   const resetLink = (m) => act(async () => {
-    const made = await api.call('memberResetLink', { project_id: projectId, user_id: m.user_id });
+    const made = await api.call('memberResetLink', { project_id: projectId, member_id: m.user_id });
     setLinks({ ...links, [m.user_id]: made });
   });
   const resets = owner && api.has('memberResetLink');
