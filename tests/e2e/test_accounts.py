@@ -2,18 +2,20 @@
 is refused; the right one reaches the projects with nothing secret in the page's storage (the session is
 an HttpOnly cookie; its CSRF token lives in memory and goes with every write, an upload's too); a reload
 stays signed in; sign-out ends the session; a session that ends mid-use sends the app back to sign-in,
-saying so. The API key stays a developer's way in, as before."""
+saying so. The API key stays a developer's way in, as before; single sign-on is a link where configured."""
 
 from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Browser, expect
 
+from tests.conftest import changed_settings
 from tests.e2e.conftest import (
     LOAD,
     PASSWORD,
     PageProblems,
     WebStack,
+    axe_violations,
     check,
     new_context,
     password_account,
@@ -102,4 +104,24 @@ async def test_api_key_sign_in_still_works_beside_the_password(
     await page.get_by_role("button", name="Sign out").click()
     await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible(timeout=LOAD)
     assert await page.evaluate("() => sessionStorage.length") == 0
+    await context.close()
+
+
+async def test_single_sign_on_button_and_its_refusal(web_stack: WebStack, browser: Browser) -> None:
+    """With a provider configured the screen offers it (a plain link: the server redirects to the provider
+    and back); a refused sign-on comes back to #/signin?error=CODE and is said in words."""
+    context = await new_context(browser)
+    page = await context.new_page()
+    await page.goto(f"{web_stack.base}/app/")
+    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible(timeout=LOAD)
+    await expect(page.get_by_role("link", name="Sign in with")).to_have_count(0)
+    school = {"OIDC_ISSUER": "https://idp.school.example", "OIDC_CLIENT_ID": "studyai", "OIDC_NAME": "Escola"}
+    with changed_settings(web_stack.app, **school):
+        await page.reload()
+        button = page.get_by_role("link", name="Sign in with Escola")
+        await expect(button).to_have_attribute("href", "/auth/oidc/login?next=/app/")
+        await page.goto(f"{web_stack.base}/app/#/signin?error=wrong_browser")
+        await page.reload()
+        await expect(page.get_by_role("alert")).to_contain_text("started in another browser")
+        assert await axe_violations(page) == []
     await context.close()

@@ -17,7 +17,7 @@ export function SignIn({ notice }) {
   return html`<section class="card narrow signin">
     <h1>${t('signInTitle')}</h1>
     ${notice && html`<p class="notice" role="status">${t(notice)}</p>`}
-    ${oidcError && html`<p class="error" role="alert">${t('oidcFailed', { reason: oidcError })}</p>`}
+    ${oidcError && html`<p class="error" role="alert">${t('oidcFailed', { reason: t(`oidcError.${oidcError}`, {}, oidcError) })}</p>`}
     ${c?.setup_required && html`<p class="notice">${t('setupNeeded')}</p>`}
     ${withKey
       ? html`<${KeyForm} onBack=${() => setWithKey(false)} />`
