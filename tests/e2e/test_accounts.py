@@ -66,6 +66,12 @@ async def test_password_sign_in_projects_and_sign_out(
     # A reload asks the server again (GET /auth/session) and stays signed in.
     await page.reload()
     await expect(page.get_by_role("heading", name="Cell biology")).to_be_visible(timeout=LOAD)
+    # Where a launch from the LMS lands (GET /auth/ticket/... redirects to /app/#/projects/<id>).
+    project_id = project_url.split("#/p/")[1].split("/")[0]
+    await page.goto(f"{web_stack.base}/app/#/")
+    await expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+    await page.goto(f"{web_stack.base}/app/#/projects/{project_id}")
+    await expect(page.locator("tr[data-document=cells]")).to_be_visible(timeout=LOAD)
 
     await page.get_by_role("button", name="Sign out").click()
     await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible(timeout=LOAD)
