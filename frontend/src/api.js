@@ -3,9 +3,13 @@
 // send. tests/backend/test_frontend_api.py checks each entry against the app's spec, so a renamed or
 // removed route fails the tests, not the students.
 //
-// Routes marked `optional` belong to features the server may not have yet (the study loop, issue 12):
-// the app reads /openapi.json (public, unauthenticated) after sign-in and shows those screens only when
-// their routes are there (`api.has(name)`).
+// Routes marked `optional` belong to features the server may not have yet (the study loop, issue 12): the
+// app reads /openapi.json (public, unauthenticated) and shows those screens only when their routes are
+// there (`api.has(name)`).
+//
+// Two ways in: an API key (developers, scripts: sent as `Authorization: Bearer`), or a browser session
+// (an HttpOnly cookie the app never sees; its CSRF token, kept in memory only, goes in X-CSRF-Token on
+// every request that is not a GET).
 
 import { readEvents } from './sse.js';
 
@@ -23,6 +27,37 @@ export const ROUTES = {
   changeRole: ['PATCH', `${P}/members/{user_id}`],
   removeMember: ['DELETE', `${P}/members/{user_id}`],
   listKeys: ['GET', '/me/keys'],
+  createKey: ['POST', '/me/keys'],
+  revokeKey: ['DELETE', '/me/keys/{key_id}'],
+  // sign-in (issue 30): passwords, sessions, sign-up, the first run, reset links, the account
+  authConfig: ['GET', '/auth/config'],
+  login: ['POST', '/auth/login'],
+  session: ['GET', '/auth/session'],
+  logout: ['POST', '/auth/logout'],
+  signup: ['POST', '/auth/signup'],
+  setup: ['POST', '/auth/setup'],
+  reset: ['POST', '/auth/reset'],
+  checkReset: ['GET', '/auth/reset/{token}'],
+  me: ['GET', '/me'],
+  updateMe: ['PATCH', '/me'],
+  changePassword: ['POST', '/me/password'],
+  listSessions: ['GET', '/me/sessions'],
+  revokeSession: ['DELETE', '/me/sessions/{session_id}'],
+  // invitations: a code or a link joins a project
+  createInvitation: ['POST', `${P}/invitations`],
+  listInvitations: ['GET', `${P}/invitations`],
+  revokeInvitation: ['DELETE', `${P}/invitations/{invitation_id}`],
+  emailInvitation: ['POST', `${P}/invitations/{invitation_id}/email`],
+  joinPreview: ['GET', '/join/{code}'],
+  join: ['POST', '/join'],
+  joinSignup: ['POST', '/join/signup'],
+  // the server's administrators
+  adminUsers: ['GET', '/admin/users', { query: ['q', 'limit', 'offset'] }],
+  disableUser: ['POST', '/admin/users/{user_id}/disable'],
+  enableUser: ['POST', '/admin/users/{user_id}/enable'],
+  userResetLink: ['POST', '/admin/users/{user_id}/reset-link'],
+  memberResetLink: ['POST', `${P}/members/{member_id}/reset-link`],
+  adminAudit: ['GET', '/admin/audit', { query: ['limit', 'offset'] }],
   // documents and jobs
   listDocuments: ['GET', `${P}/documents`, { query: ['limit', 'offset'] }],
   uploadDocument: ['POST', `${P}/documents`],
@@ -94,8 +129,11 @@ function fill(template, params) {
 }
 
 export class Api {
-  constructor(key, { base = '', onUnauthorized = () => {} } = {}) {
+  // `key`: an API key; else `csrf`: the browser session's token (the cookie goes by itself); neither: the
+  // public routes only (sign-in, a code's preview). `onUnauthorized` runs on any 401.
+  constructor(key, { csrf = null, base = '', onUnauthorized = () => {} } = {}) {
     this.key = key;
+    this.csrf = csrf;
     this.base = base;
     this.onUnauthorized = onUnauthorized;
     this.spec = null; // the server's OpenAPI document, once loaded: which optional routes it has
@@ -140,25 +178,28 @@ export class Api {
     return `${this.base}${fill(template, params)}${qs ? `?${qs}` : ''}`;
   }
 
-  headers(extra = {}) {
-    return { Authorization: `Bearer ${this.key}`, ...extra };
+  headers(method, extra = {}) {
+    if (this.key) return { Authorization: `Bearer ${this.key}`, ...extra };
+    if (this.csrf && method !== 'GET') return { 'X-CSRF-Token': this.csrf, ...extra };
+    return { ...extra };
   }
 
-  async fail(response) {
+  // `own401`: a 401 that is the answer itself (a wrong current password), not a session that ended.
+  async fail(response, own401 = false) {
     let detail = response.statusText;
     try {
       detail = (await response.json()).detail ?? detail;
     } catch {
       /* not JSON */
     }
-    if (response.status === 401) this.onUnauthorized();
+    if (response.status === 401 && !own401) this.onUnauthorized();
     return new ApiError(response.status, detail, Number(response.headers.get('Retry-After')) || null);
   }
 
   // One request: `json` or `form` body; answers the parsed JSON (null for 204).
-  async call(name, params = {}, { json, form, query, signal } = {}) {
+  async call(name, params = {}, { json, form, query, signal, own401 } = {}) {
     const [method] = ROUTES[name];
-    const init = { method, headers: this.headers(), signal };
+    const init = { method, headers: this.headers(method), signal, credentials: 'same-origin' };
     if (json !== undefined) {
       init.body = JSON.stringify(json);
       init.headers['Content-Type'] = 'application/json';
@@ -166,7 +207,7 @@ export class Api {
       init.body = form;
     }
     const response = await fetch(this.url(name, params, query), init);
-    if (!response.ok) throw await this.fail(response);
+    if (!response.ok) throw await this.fail(response, own401);
     if (response.status === 204) return null;
     const type = response.headers.get('Content-Type') || '';
     return type.includes('json') ? response.json() : response.text();
@@ -178,7 +219,7 @@ export class Api {
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       xhr.open(method, this.url(name, params, query));
-      xhr.setRequestHeader('Authorization', `Bearer ${this.key}`);
+      for (const [name, value] of Object.entries(this.headers(method))) xhr.setRequestHeader(name, value);
       xhr.upload.onprogress = (e) => e.lengthComputable && onProgress?.(e.loaded / e.total);
       xhr.onerror = () => reject(new ApiError(0, 'network error'));
       xhr.onload = () => {
@@ -203,7 +244,8 @@ export class Api {
   async askStream(params, body, onEvent, signal) {
     const response = await fetch(this.url('ask', params), {
       method: 'POST',
-      headers: this.headers({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }),
+      headers: this.headers('POST', { 'Content-Type': 'application/json', Accept: 'text/event-stream' }),
+      credentials: 'same-origin',
       body: JSON.stringify({ ...body, stream: true }),
       signal,
     });

@@ -1,8 +1,14 @@
-// Hash routes (#/p/<project>/<tab>/<item>): the server serves one index.html, and back/forward work.
+// Hash routes (#/p/<project>/<tab>/<item>): the server serves one index.html, and back/forward work. A
+// route may carry a query after `?` (#/setup?token=…, #/signin?error=…): hashQuery reads it.
 import { useEffect, useState } from './lib.js';
 
 export function parseHash(hash = location.hash) {
-  return hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  return hash.replace(/^#\/?/, '').split('?')[0].split('/').filter(Boolean).map(decodeURIComponent);
+}
+
+export function hashQuery(hash = location.hash) {
+  const at = hash.indexOf('?');
+  return new URLSearchParams(at < 0 ? '' : hash.slice(at + 1));
 }
 
 export function useRoute() {
@@ -16,7 +22,7 @@ export function useRoute() {
 }
 
 export function go(...parts) {
-  location.hash = `#/${parts.filter((p) => p !== undefined && p !== null).map(encodeURIComponent).join('/')}`;
+  location.hash = href(...parts);
 }
 
 export function href(...parts) {

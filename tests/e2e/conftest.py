@@ -8,23 +8,27 @@ test's temporary folder."""
 
 import os
 import subprocess
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from fastapi import FastAPI
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
+from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright, expect
 
 from backend.main import create_app
 from benchmarks.fake_answers import CitingChatServer
 from benchmarks.fake_model import ThreadedServer
 from benchmarks.stack import indexed_project
+from core.accounts.passwords import hash_password
 from core.confidence import Calibration, KindModel, chat_model_key, save_calibration
 from core.confidence.store import calibration_path
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
+from core.store import accounts
 from tests.conftest import Caller, UserFactory
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -107,8 +111,16 @@ class PageProblems:
 
     def __init__(self, page: Page) -> None:
         self.errors: list[str] = []
-        page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
+        page.on("console", self._console)
         page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type != "error":
+            return
+        # The app asks GET /auth/session at start whether the browser is signed in: 401 is the answer "no".
+        if "status of 401" in message.text and message.location.get("url", "").endswith("/auth/session"):
+            return
+        self.errors.append(f"console: {message.text}")
 
     def expected(self, *fragments: str) -> list[str]:
         """The errors that contain none of the fragments (e.g. a deliberate 403 logged by the browser)."""
@@ -150,16 +162,45 @@ class Course:
     document_id: str
 
 
+LOAD = 15_000  # ms for a whole screen to appear (a sign-in, a reload) on a busy machine
+
+
 async def new_context(browser: Browser, *, phone: bool = False) -> BrowserContext:
     size = {"width": 390, "height": 844} if phone else {"width": 1280, "height": 860}
     return await browser.new_context(viewport=size, locale="en-GB")
 
 
 async def sign_in(page: Page, base: str, caller: Caller) -> None:
+    """Signs in with the caller's API key (the sign-in screen's secondary option, for developers)."""
     await page.goto(f"{base}/app/")
+    await page.get_by_role("button", name="Use an API key").click()
     await page.get_by_label("API key").fill(caller["Authorization"].removeprefix("Bearer "))
     await page.get_by_role("button", name="Sign in").click()
-    await expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Projects")).to_be_visible(timeout=LOAD)
+
+
+PASSWORD = "correct horse battery staple 42"
+
+
+async def password_account(
+    db: psycopg.AsyncConnection[dict[str, Any]], name: str = "person", *, display_name: str | None = None
+) -> str:
+    """A new account with PASSWORD (no API key), made in the stack's database; its email."""
+    email = f"{name}-{time.time_ns()}@school.example"
+    made = await accounts.create_account(
+        db, email=email, password_hash=hash_password(PASSWORD), display_name=display_name
+    )
+    assert made is not None
+    return email
+
+
+async def sign_in_with_password(page: Page, base: str, email: str, password: str = PASSWORD) -> None:
+    """The sign-in screen's email and password form, to the project list."""
+    await page.goto(f"{base}/app/")
+    await page.get_by_label("Email").fill(email)
+    await page.get_by_label("Password").fill(password)
+    await page.get_by_role("button", name="Sign in", exact=True).click()
+    await expect(page.get_by_role("heading", name="Projects")).to_be_visible(timeout=LOAD)
 
 
 OpenPage = Callable[..., Awaitable[tuple[Page, PageProblems]]]

@@ -35,6 +35,7 @@ async def test_sign_in_create_project_and_upload(
     await page.goto(f"{web_stack.base}/app/")
     await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible()
     await check(page, shots, "01-sign-in")
+    await page.get_by_role("button", name="Use an API key").click()
     await page.get_by_label("API key").fill("sk-studyai-not-a-key")
     await page.get_by_role("button", name="Sign in").click()
     await expect(page.get_by_role("alert")).to_contain_text("not accepted")

@@ -1,4 +1,5 @@
-// Members and roles (owners add, change and remove; everyone sees who teaches), and the project's settings
+// Members and roles (owners add, change and remove, and hand a viewer who forgot a password a reset link
+// where the server has that route; everyone sees who teaches), and the project's settings
 // for its owner: name, language, attempts per question and, where the server has it, the exam date.
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
@@ -17,6 +18,7 @@ export function Members() {
 
 function MemberList() {
   const { api, t, lang, projectId, owner } = useApp();
+  const [links, setLinks] = useState({}); // user id -> a password reset link an owner made for a viewer
   const members = useAsync(() => api.call('listMembers', { project_id: projectId }, { query: { limit: 200 } }), [projectId]);
   const { run: act, error } = useAction(async (work) => {
     await work();
@@ -24,6 +26,11 @@ function MemberList() {
   });
   const setRole = (m, role) => act(() => api.call('changeRole', { project_id: projectId, user_id: m.user_id }, { json: { role } }));
   const remove = (m) => confirm(t('confirmRemove', { email: m.email })) && act(() => api.call('removeMember', { project_id: projectId, user_id: m.user_id }));
+  const resetLink = (m) => act(async () => {
+    const made = await api.call('memberResetLink', { project_id: projectId, member_id: m.user_id });
+    setLinks({ ...links, [m.user_id]: made });
+  });
+  const resets = owner && api.has('memberResetLink');
   const data = members.data;
   return html`<section aria-labelledby="members-title">
     <h2 id="members-title">${t('tab.members')}</h2>
@@ -41,6 +48,13 @@ function MemberList() {
             <button type="button" class="link danger" onClick=${() => remove(m)} aria-label=${`${t('remove')}: ${m.email}`}>${t('remove')}</button>`
           : html`<span class="badge">${t(`role.${m.role}`)}</span>`}
         <span class="meta">${formatDate(m.joined_at, lang)}</span>
+        ${resets && m.role === 'viewer' && html`<button type="button" class="link" onClick=${() => resetLink(m)}
+          aria-label=${`${t('resetLink')}: ${m.email}`}>${t('resetLink')}</button>`}
+        ${links[m.user_id] && html`<div class="reset-link" role="status">
+          <label for=${`reset-${m.user_id}`}>${t('resetLinkFor', { email: m.email })}</label>
+          <input id=${`reset-${m.user_id}`} readonly value=${links[m.user_id].link} onFocus=${(e) => e.target.select()} />
+          <p class="hint">${t('validUntil', { date: formatDate(links[m.user_id].expires_at, lang) })}</p>
+        </div>`}
       </li>`)}
     </ul>
     ${owner && html`<${AddMember} onAdded=${members.reload} />`}

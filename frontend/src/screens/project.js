@@ -10,6 +10,7 @@ import { Plans } from './plans.js';
 import { Study } from './study.js';
 import { Teacher } from './teacher.js';
 import { Members } from './members.js';
+import { Invitations } from './invitations.js';
 
 export function ProjectScreen({ projectId, tab = 'documents', item }) {
   const app = useApp();
@@ -23,6 +24,7 @@ export function ProjectScreen({ projectId, tab = 'documents', item }) {
       <p><a href=${href()}>${t('backToProjects')}</a></p>`;
   }
   const role = project.data.role;
+  const inviter = role === 'owner' && api.has('listInvitations');
   const writer = role === 'owner' || role === 'editor';
   const tabs = [
     ['documents', t('tab.documents')],
@@ -31,9 +33,11 @@ export function ProjectScreen({ projectId, tab = 'documents', item }) {
     ['study', t('tab.study')],
     ...(writer ? [['teacher', t('tab.teacher')]] : []),
     ['members', t('tab.members')],
+    ...(inviter ? [['invitations', t('tab.invitations')]] : []),
   ];
   const context = { ...app, projectId, project: project.data, role, writer, owner: role === 'owner', reloadProject: project.reload };
-  const screens = { documents: Documents, ask: Ask, plans: Plans, study: Study, teacher: Teacher, members: Members };
+  const screens = { documents: Documents, ask: Ask, plans: Plans, study: Study, teacher: Teacher, members: Members,
+    ...(inviter ? { invitations: Invitations } : {}) };
   const Screen = screens[tab] || Documents;
   return html`<${AppContext.Provider} value=${context}>
     <div class="project-head">
