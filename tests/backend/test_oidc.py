@@ -6,9 +6,6 @@ endpoint over real HTTP), and the session cookie that follows. Then account link
 import base64
 import hashlib
 import json
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -23,6 +20,7 @@ from core.accounts.passwords import hash_password
 from core.store import accounts
 from tests.backend.conftest import Api
 from tests.conftest import changed_settings
+from tests.oidc_provider import running_provider
 
 CLIENT_ID = "studyai-test"
 DOMAIN = "school.example"
@@ -39,35 +37,10 @@ class Provider:
         assert response.status_code == 204, response.text
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def provider_process() -> Iterator[str]:
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "oidc_provider_mock", "--port", str(port), "--require-nonce"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    issuer = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{issuer}/.well-known/openid-configuration").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "the provider did not start"
-            time.sleep(0.1)
+    with running_provider() as issuer:
         yield issuer
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 @pytest.fixture(scope="module")
