@@ -1,0 +1,221 @@
+"""The school's own doors in Chromium: "Sign in with <school>" against a real OpenID Connect provider
+process, and an LTI 1.3 launch from an LMS simulated here (its own keys, login page and form posts), the
+tool shown in the LMS's iframe and the app opened in a window of its own, as a teacher and then a
+student of the same course."""
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from html import escape
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import psycopg
+import pytest
+from joserfc import jwt
+from joserfc.jwk import RSAKey
+from playwright.async_api import Browser, expect
+
+from core.store import accounts
+from tests.conftest import UserFactory, changed_settings
+from tests.e2e.conftest import PageProblems, WebStack, new_context
+from tests.oidc_provider import running_provider
+
+CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+LIS = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
+
+
+@pytest.fixture(scope="module")
+def school(web_stack: WebStack) -> Iterator[str]:
+    """The provider process, and the served app configured for it for the module."""
+    with running_provider() as issuer:
+        values = {
+            "OIDC_ISSUER": issuer,
+            "OIDC_CLIENT_ID": "studyai-e2e",
+            "OIDC_CLIENT_SECRET": "e2e-secret",
+            "OIDC_NAME": "Escola Modelo",
+            "OIDC_ALLOWED_DOMAINS": "school.example",
+        }
+        with changed_settings(web_stack.app, **values):
+            yield issuer
+
+
+async def test_sign_in_with_the_schools_login(web_stack: WebStack, browser: Browser, school: str) -> None:
+    sub, email = f"student-{time.time_ns()}", f"ana-{time.time_ns()}@school.example"
+    async with httpx.AsyncClient() as http:
+        claims = {"email": email, "email_verified": True, "name": "Ana"}
+        assert (await http.put(f"{school}/users/{sub}", json=claims)).status_code == 204
+    context = await new_context(browser)
+    page = await context.new_page()
+    problems = PageProblems(page)
+    await page.goto(f"{web_stack.base}/app/")
+    school_link = page.get_by_role("link", name=re.compile("Sign in with Escola Modelo"))
+    await expect(school_link).to_be_visible()
+    assert problems.errors == []  # the app's sign-in screen has none
+    await school_link.click()
+    await page.wait_for_url(f"{school}/**")  # the provider's own page
+    await page.locator("input[name=sub]").fill(sub)
+    problems.errors.clear()  # the provider's own page (a test tool) fetches a stylesheet it cannot reach
+    await page.get_by_role("button", name="Authorize").click()
+    await expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+    assert page.url.startswith(f"{web_stack.base}/app/")
+    session = await page.evaluate("async () => (await (await fetch('/auth/session')).json())")
+    assert session["user"]["email"] == email
+    cookies = {c["name"]: c for c in await context.cookies()}
+    assert cookies["studyai_session"]["httpOnly"] and cookies["studyai_session"]["sameSite"] == "Lax"
+    assert "studyai_session" not in await page.evaluate("() => document.cookie")
+    assert problems.errors == []
+    await context.close()
+
+
+@dataclass
+class Platform:
+    """An LMS: its key set, the page a course's link opens (login initiation, posted to the tool), its
+    authorization endpoint (a signed ID token posted back to the tool), and a course page framing the
+    tool as an LMS does."""
+
+    tool: str  # the app's base URL
+    key: RSAKey = field(default_factory=lambda: RSAKey.generate_key(2048, parameters={"kid": "lms-1"}))
+    url: str = ""
+    roles: dict[str, str] = field(default_factory=dict)  # login_hint -> LTI role
+
+    @property
+    def client_id(self) -> str:
+        return "studyai-tool"
+
+    def id_token(self, nonce: str, person: str) -> str:
+        now = int(time.time())
+        claims = {
+            "iss": self.url,
+            "aud": self.client_id,
+            "sub": person,
+            "exp": now + 300,
+            "iat": now,
+            "nonce": nonce,
+            "name": person.title(),
+            CLAIM + "deployment_id": "course-deployment",
+            CLAIM + "message_type": "LtiResourceLinkRequest",
+            CLAIM + "version": "1.3.0",
+            CLAIM + "roles": [LIS + self.roles[person]],
+            CLAIM + "context": {"id": "math-7b", "title": "Mathematics 7B"},
+            CLAIM + "resource_link": {"id": "link-1"},
+            CLAIM + "target_link_uri": f"{self.tool}/lti/launch",
+        }
+        return jwt.encode({"alg": "RS256", "kid": self.key.kid}, claims, self.key)
+
+    def page(self, path: str, query: dict[str, list[str]]) -> str:
+        if path == "/course":  # the LMS's course page: the tool in an iframe
+            person = query["person"][0]
+            frame = f'<iframe title=studyAI src="/link?person={person}"></iframe>'
+            return f"<!doctype html><title>LMS</title>{frame}"
+        if path == "/link":  # the course's link: the login initiation, posted to the tool
+            fields = {
+                "iss": self.url,
+                "login_hint": query["person"][0],
+                "target_link_uri": f"{self.tool}/lti/launch",
+                "client_id": self.client_id,
+                "lti_deployment_id": "course-deployment",
+            }
+            return auto_post(f"{self.tool}/lti/login", fields)
+        if path == "/auth":  # the authorization endpoint: the signed launch, posted back
+            token = self.id_token(query["nonce"][0], query["login_hint"][0])
+            return auto_post(query["redirect_uri"][0], {"id_token": token, "state": query["state"][0]})
+        raise KeyError(path)
+
+
+def auto_post(action: str, fields: dict[str, str]) -> str:
+    inputs = "".join(f'<input type=hidden name="{escape(k)}" value="{escape(v)}">' for k, v in fields.items())
+    return (
+        f'<!doctype html><title>LMS</title><form method=post action="{escape(action)}">{inputs}'
+        "<button>Continue</button></form><script>document.forms[0].submit()</script>"
+    )
+
+
+@pytest.fixture(scope="module")
+def platform(web_stack: WebStack) -> Iterator[Platform]:
+    lms = Platform(tool=web_stack.base)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            parts = urlsplit(self.path)
+            if parts.path == "/jwks":
+                body, kind = json.dumps({"keys": [lms.key.as_dict(private=False)]}), "application/json"
+            else:
+                body, kind = lms.page(parts.path, parse_qs(parts.query)), "text/html"
+            data = body.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    lms.url = f"http://127.0.0.1:{server.server_address[1]}"
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield lms
+    server.shutdown()
+    server.server_close()
+
+
+async def register(web_stack: WebStack, platform: Platform, make_user: UserFactory, db: Any) -> None:
+    admin = await make_user("lms-admin")
+    await accounts.set_admin(db, user_id=admin.id)
+    body = {
+        "name": "School LMS",
+        "issuer": platform.url,
+        "client_id": platform.client_id,
+        "auth_login_url": f"{platform.url}/auth",
+        "jwks_url": f"{platform.url}/jwks",
+        "deployment_ids": ["course-deployment"],
+    }
+    async with httpx.AsyncClient(base_url=web_stack.base) as http:
+        response = await http.post("/admin/lti/platforms", json=body, headers=admin)
+    assert response.status_code == 201, response.text
+
+
+async def launch(browser: Browser, platform: Platform, person: str, role: str) -> dict[str, Any]:
+    """The person opens the course's link in the LMS: the tool's page in the frame, its button opens the
+    app in a window of its own, signed in. The new window's session."""
+    platform.roles[person] = role
+    context = await new_context(browser)
+    page = await context.new_page()
+    await page.goto(f"{platform.url}/course?person={person}")
+    frame = page.frame_locator("iframe[title=studyAI]")
+    button = frame.get_by_role("link", name="Open studyAI")
+    await expect(button).to_be_visible()
+    async with context.expect_page() as opened:
+        await button.click()
+    app = await opened.value
+    await expect(app.get_by_role("heading", name="Mathematics 7B")).to_be_visible()
+    session = await app.evaluate("async () => (await (await fetch('/auth/session')).json())")
+    project_id = app.url.split("#/projects/")[1].split("/")[0]
+    await context.close()
+    return {"session": session, "project_id": project_id}
+
+
+async def test_an_lms_launch_opens_the_course_for_its_teacher_and_then_its_student(
+    web_stack: WebStack,
+    browser: Browser,
+    platform: Platform,
+    make_user: UserFactory,
+    db: psycopg.AsyncConnection[dict[str, Any]],
+) -> None:
+    await register(web_stack, platform, make_user, db)
+    teacher = await launch(browser, platform, f"teacher{time.time_ns()}", "Instructor")
+    student = await launch(browser, platform, f"student{time.time_ns()}", "Learner")
+    assert teacher["project_id"] == student["project_id"]
+    cur = await db.execute(
+        "SELECT u.id, m.role FROM project_members m JOIN users u ON u.id = m.user_id WHERE m.project_id = %s",
+        (teacher["project_id"],),
+    )
+    roles = {str(row["id"]): row["role"] for row in await cur.fetchall()}
+    assert roles[teacher["session"]["user"]["id"]] == "owner"
+    assert roles[student["session"]["user"]["id"]] == "viewer"
