@@ -131,3 +131,37 @@ async def test_single_sign_on_button_and_its_refusal(web_stack: WebStack, browse
         await expect(page.get_by_role("alert")).to_contain_text("started in another browser")
         assert await axe_violations(page) == []
     await context.close()
+
+
+async def test_an_idle_session_and_a_disabled_account_end_at_the_next_request(
+    web_stack: WebStack, browser: Browser, db: Any
+) -> None:
+    """Neither waits for the browser: the session is checked in SQL on every request. An idle one (past
+    SESSION_IDLE_MINUTES) and one whose account an administrator disabled both send the app back to
+    sign-in on the next click, saying the session has ended; the disabled account cannot sign in again."""
+    email = await password_account(db, "idle")
+    context = await new_context(browser)
+    page = await context.new_page()
+    await sign_in_with_password(page, web_stack.base, email)
+    await db.execute(
+        "UPDATE browser_sessions SET last_seen_at = now() - interval '13 hours'"
+        " WHERE user_id = (SELECT id FROM users WHERE email = %s)",
+        (email,),
+    )
+    await page.reload()
+    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible(timeout=LOAD)
+
+    await sign_in_with_password(page, web_stack.base, email)
+    await page.get_by_label("Name").fill("Before the account was disabled")
+    await page.get_by_role("button", name="Create").click()
+    await expect(page.get_by_role("heading", name="Before the account was disabled")).to_be_visible(
+        timeout=LOAD
+    )
+    await db.execute("UPDATE users SET disabled_at = now() WHERE email = %s", (email,))
+    await page.get_by_role("link", name="Projects").first.click()
+    await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible(timeout=LOAD)
+    await page.get_by_label("Email").fill(email)
+    await page.get_by_label("Password").fill(PASSWORD)
+    await page.get_by_role("button", name="Sign in", exact=True).click()
+    await expect(page.get_by_role("alert")).to_contain_text("Wrong email or password")
+    await context.close()
