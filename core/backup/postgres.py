@@ -1,9 +1,11 @@
 """The database side of a backup: Postgres's own client programs, and what the database holds (its
 tables' row counts, its migrations) read in the same snapshot pg_dump dumps."""
 
+import contextlib
 import shutil
 import subprocess
 from pathlib import Path
+from typing import IO
 
 import psycopg
 from psycopg import sql
@@ -97,3 +99,106 @@ def other_clients(conn: psycopg.Connection) -> int:
         " AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+# Run first, in the restore's own transaction: drops studyAI's objects from `public` but keeps the
+# extensions there (pgvector). On a server where an administrator created the extension, studyAI's
+# role could not create it again; the dump's CREATE EXTENSION IF NOT EXISTS then leaves it as it is.
+CLEAR_PUBLIC_SCHEMA = """
+DO $$
+DECLARE
+    statement text;
+BEGIN
+    FOR statement IN
+        SELECT format('DROP %s IF EXISTS %s CASCADE', kind, name) FROM (
+            SELECT CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW'
+                       WHEN 'S' THEN 'SEQUENCE' WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END AS kind,
+                   c.oid::regclass::text AS name, c.oid, 'pg_class'::regclass AS catalog,
+                   CASE c.relkind WHEN 'S' THEN 2 ELSE 1 END AS rank
+            FROM pg_class c
+            WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+            UNION ALL
+            SELECT CASE p.prokind WHEN 'p' THEN 'PROCEDURE' WHEN 'a' THEN 'AGGREGATE' ELSE 'FUNCTION' END,
+                   p.oid::regprocedure::text, p.oid, 'pg_proc'::regclass, 3
+            FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace
+        ) o
+        WHERE NOT EXISTS (
+            SELECT 1 FROM pg_depend d WHERE d.classid = o.catalog AND d.objid = o.oid AND d.deptype = 'e'
+        )
+        -- Tables first: the sequences of their identity columns go with them (IF EXISTS skips them).
+        ORDER BY o.rank
+    LOOP
+        EXECUTE statement;
+    END LOOP;
+END $$;
+"""
+
+
+def restore_dump(database_url: str, dump: Path, server_version: int, work: Path) -> None:
+    """Replaces the database's `public` schema with the dump's in ONE transaction: pg_restore writes the
+    dump as SQL and psql runs it after CLEAR_PUBLIC_SCHEMA, so a restore that fails (even --force)
+    leaves the database exactly as it was, never emptied or half restored."""
+    listing = work / "restore.list"
+    toc = subprocess.run(
+        [str(client_program("pg_restore")), "--list", str(dump)], capture_output=True, text=True, check=False
+    )
+    if toc.returncode != 0:
+        raise BackupError(f"pg_restore cannot read the dump: {toc.stderr.strip()}")
+    # An extension's comment may only be set by its owner (an administrator, on a managed server).
+    listing.write_text(
+        "".join(line for line in toc.stdout.splitlines(True) if " COMMENT - EXTENSION " not in line)
+    )
+    with (
+        (work / "pg_restore.err").open("w+") as restore_errors,
+        (work / "psql.err").open("w+") as load_errors,
+    ):
+        restore = subprocess.Popen(
+            [str(client_program("pg_restore")), "--no-owner", "--no-privileges", f"--use-list={listing}",
+             "--file=-", str(dump)],
+            stdout=subprocess.PIPE, stderr=restore_errors,
+        )  # fmt: skip
+        load = subprocess.Popen(
+            [str(client_program("psql")), "--no-psqlrc", "--quiet", "--set=ON_ERROR_STOP=1",
+             f"--dbname={database_url}", "--file=-"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=load_errors,
+        )  # fmt: skip
+        assert restore.stdout is not None and load.stdin is not None
+        load_stopped = False
+        try:
+            # Our own BEGIN and, only once pg_restore has succeeded, COMMIT (not psql's --single-transaction,
+            # which commits at the end of its input): if this process dies midway, psql reads the end of
+            # a script without COMMIT and the server rolls everything back.
+            load.stdin.write(b"BEGIN;\n" + CLEAR_PUBLIC_SCHEMA.encode())
+            _stream(restore.stdout, load.stdin, server_version)
+        except BrokenPipeError:
+            load_stopped = True  # psql stopped at an error (its message is read below)
+            restore.kill()
+        restore.stdout.close()
+        restored = restore.wait()
+        if restored != 0 and not load_stopped:
+            load.kill()  # an incomplete script must not be committed: the dropped connection rolls it back
+        with contextlib.suppress(BrokenPipeError):
+            if restored == 0 and not load_stopped:
+                load.stdin.write(b"COMMIT;\n")
+            load.stdin.close()
+        loaded = load.wait()
+        restore_errors.seek(0)
+        load_errors.seek(0)
+        if restored != 0 and not load_stopped:
+            raise BackupError(
+                f"pg_restore failed (exit {restored}), nothing was changed: {restore_errors.read().strip()}"
+            )
+        if loaded != 0:
+            raise BackupError(
+                f"the restore failed and was rolled back (psql exit {loaded}): {load_errors.read().strip()}"
+            )
+
+
+def _stream(script: IO[bytes], psql: IO[bytes], server_version: int) -> None:
+    preamble = True
+    for line in script:
+        # pg_restore 17+ writes `SET transaction_timeout` in its preamble, which a server before 17 does
+        # not know; the preamble ends where the first object is created.
+        preamble = preamble and not line.startswith((b"CREATE", b"COPY"))
+        if not (preamble and server_version < 170000 and line.startswith(b"SET transaction_timeout")):
+            psql.write(line)

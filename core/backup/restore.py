@@ -1,6 +1,6 @@
 """Restores a backup into an instance: checked first (every member's sha256, the schema not newer than
-this code), refused over data unless forced, loaded by pg_restore in one transaction, brought up to
-this code's schema, then the data directory's files put back."""
+this code), refused over data unless forced, the schema replaced by the dump's in one transaction,
+brought up to this code's schema, then the data directory's files put back."""
 
 import os
 import shutil
@@ -37,16 +37,8 @@ def restore_backup(
     with open_backup(path, work_parent=data_dir) as backup:
         manifest = backup.manifest
         check_schema(manifest)
-        _empty_database(database_url, force=force)
-        postgres.run_client(
-            "pg_restore",
-            "--no-owner",  # the dump's roles need not exist here (an external server, another user)
-            "--no-privileges",
-            "--exit-on-error",
-            "--single-transaction",  # a failed restore leaves the emptied database, not half of one
-            f"--dbname={database_url}",
-            str(backup.dump),
-        )
+        server_version = _check_target(database_url, force=force)
+        postgres.restore_dump(database_url, backup.dump, server_version, backup.dump.parent)
         applied = apply_migrations(database_url)
         with psycopg.connect(database_url) as conn:
             counts = postgres.row_counts(conn)
@@ -70,9 +62,9 @@ def check_schema(manifest: dict[str, Any]) -> None:
         )
 
 
-def _empty_database(database_url: str, *, force: bool) -> None:
-    """An empty public schema to restore into. Data is never dropped unless forced; a database that
-    only holds the schema (an instance started once) is emptied, as there is nothing in it to lose."""
+def _check_target(database_url: str, *, force: bool) -> int:
+    """Refuses a database holding rows unless forced, or one in use; its server's version number. A
+    database that only holds the schema (an instance started once) has nothing to lose."""
     with psycopg.connect(database_url, autocommit=True) as conn:
         occupied = postgres.tables_with_rows(conn)
         if occupied and not force:
@@ -87,8 +79,8 @@ def _empty_database(database_url: str, *, force: bool) -> None:
                 f"{others} other sessions are connected to the database (a running `studyai up` or"
                 " worker?): stop them first, a restore replaces the schema under them"
             )
-        conn.execute("DROP SCHEMA IF EXISTS public CASCADE")
-        conn.execute("CREATE SCHEMA public")
+        row = conn.execute("SHOW server_version_num").fetchone()
+        return int(row[0]) if row else 0
 
 
 def _check_counts(expected: dict[str, int], restored: dict[str, int]) -> None:

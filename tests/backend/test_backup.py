@@ -10,7 +10,7 @@ import json
 import shutil
 import tarfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -141,7 +141,7 @@ def test_a_non_empty_instance_is_refused_unless_forced(source: Source, tmp_path:
     assert source.digests() == before
 
 
-def test_a_damaged_or_newer_backup_is_refused_before_the_database_is_touched(
+def test_a_damaged_newer_or_failing_backup_leaves_the_database_as_it_was(
     source: Source, tmp_path: Path
 ) -> None:
     before = source.digests()
@@ -157,20 +157,46 @@ def test_a_damaged_or_newer_backup_is_refused_before_the_database_is_touched(
     refused = studyai("restore", "--force", str(damaged), data_dir=source.data_dir)
     assert refused.returncode == 1 and "checksum mismatch for database.dump" in refused.stderr, refused.stderr
 
-    newer = tmp_path / "newer.tar"
-    with tarfile.open(source.backup) as old, tarfile.open(newer, "w") as new:
-        for member in old.getmembers():
-            body = old.extractfile(member).read()  # type: ignore[union-attr]
-            if member.name == MANIFEST:
-                manifest = json.loads(body)
-                manifest["migrations"].append("9999_from_the_future")
-                body = json.dumps(manifest).encode()
-                member.size = len(body)
-            new.addfile(member, io.BytesIO(body))
+    def from_the_future(manifest: dict[str, Any], bodies: dict[str, bytes]) -> None:
+        manifest["migrations"].append("9999_from_the_future")
+
+    def cut(manifest: dict[str, Any], bodies: dict[str, bytes]) -> None:
+        """A dump that breaks off in its last table's data (its checksum made to match): pg_restore has
+        written most of the schema and rows when it fails."""
+        bodies[DUMP] = bodies[DUMP][:-1000]
+        manifest["members"][DUMP] = {
+            "sha256": hashlib.sha256(bodies[DUMP]).hexdigest(),
+            "size": len(bodies[DUMP]),
+        }
+
+    broken = rebuilt(source.backup, tmp_path / "cut.tar", cut)
+    failed = studyai("restore", "--force", str(broken), data_dir=source.data_dir)
+    assert (
+        failed.returncode == 1
+        and "pg_restore failed" in failed.stderr
+        and "nothing was changed" in failed.stderr
+    )
+    assert source.digests() == before  # even forced, a failed restore changed nothing: one transaction
+
+    newer = rebuilt(source.backup, tmp_path / "newer.tar", from_the_future)
     refused = studyai("restore", "--force", str(newer), data_dir=source.data_dir)
     assert refused.returncode == 1 and "newer than this studyAI" in refused.stderr, refused.stderr
     assert "9999_from_the_future" in refused.stderr
     assert source.digests() == before
+
+
+def rebuilt(backup: Path, target: Path, change: Callable[[dict[str, Any], dict[str, bytes]], None]) -> Path:
+    """A copy of the backup with its manifest and members changed by `change`."""
+    with tarfile.open(backup) as old:
+        bodies = {member.name: old.extractfile(member).read() for member in old.getmembers()}  # type: ignore[union-attr]
+    manifest = json.loads(bodies.pop(MANIFEST))
+    change(manifest, bodies)
+    with tarfile.open(target, "w") as new:
+        for name, body in {MANIFEST: json.dumps(manifest).encode(), **bodies}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(body)
+            new.addfile(info, io.BytesIO(body))
+    return target
 
 
 async def test_the_worker_writes_scheduled_backups_and_keeps_the_newest(
