@@ -15,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
+import psycopg
 import pytest
 
 from core.backup.archive import DUMP, MANIFEST
@@ -229,3 +230,27 @@ def test_a_backup_of_another_embedding_model_is_warned_about() -> None:
     assert (
         embedding_warnings(settings, {"embedding": {"stored_models": {settings.embeddings.model: 3}}}) == []
     )
+
+
+async def test_an_older_backup_is_brought_up_to_this_schema(tmp_path: Path) -> None:
+    """A backup of the release before the last migration, restored (over its own instance, --force):
+    the later migrations run after the restore, and the rows work under the new schema."""
+    older = tmp_path / "migrations"
+    older.mkdir()
+    for path in sorted(MIGRATIONS_DIR.glob("*.sql"))[:-1]:
+        shutil.copy(path, older / path.name)
+    settings = instance_settings(tmp_path / "older")
+    with EmbeddedServices(settings, redis=False) as urls:
+        apply_migrations(urls.database_url, older)
+        async with await psycopg.AsyncConnection.connect(urls.database_url, autocommit=True) as conn:
+            user = await users.create_user(conn, email="kept@school.example")
+            key = await users.create_api_key(conn, user_id=user.id)
+        backup = tmp_path / "older.tar"
+        assert studyai("backup", str(backup), data_dir=settings.services.data_dir).returncode == 0
+        done = studyai("restore", "--force", str(backup), data_dir=settings.services.data_dir)
+        assert done.returncode == 0, done.stderr
+        last = sorted(MIGRATIONS_DIR.glob("*.sql"))[-1].stem
+        assert f"migrations applied after the restore: {last}" in done.stdout, done.stdout
+        async with await psycopg.AsyncConnection.connect(urls.database_url, autocommit=True) as conn:
+            holder = await users.user_for_key(conn, key)
+        assert holder is not None and holder.id == user.id
