@@ -70,10 +70,15 @@ def write_backup(settings: Settings, database_url: str, path: Path) -> BackupRes
         }
         try:
             _write_tar(partial, manifest, dump, files)
-            os.replace(partial, path)
+        except FileExistsError:
+            raise BackupError(
+                f"{partial} exists: another backup is being written to {path.name}, or one crashed"
+                " (then delete it)"
+            ) from None
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
+        os.replace(partial, path)
     _sync_directory(path.parent)
     return BackupResult(path, manifest, path.stat().st_size, time.monotonic() - started)
 

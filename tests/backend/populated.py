@@ -61,6 +61,7 @@ class Source(Instance):
     revoked_key: str
     backup: Path
     backup_output: str
+    scheduled: Path  # the worker's BACKUP_DIR
 
 
 async def populate(settings: Settings, urls: ServiceUrls) -> tuple[UUID, dict[str, UUID], str]:

@@ -45,7 +45,8 @@ async def source(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Sour
     settings = instance_settings(tmp_path_factory.mktemp("backup-source"))
     with EmbeddedServices(settings) as urls:
         apply_migrations(urls.database_url)
-        worker = start_worker(urls, settings.services.data_dir, "--queue", "index")
+        scheduled = tmp_path_factory.mktemp("scheduled")  # the worker backs up at start-up: none there yet
+        worker = start_worker(urls, settings.services.data_dir, "--queue", "index", BACKUP_DIR=str(scheduled))
         try:
             project_id, keys, revoked = await populate(settings, urls)
         finally:
@@ -58,7 +59,7 @@ async def source(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Sour
         made = studyai("backup", str(backup), data_dir=settings.services.data_dir)  # attaches to the server
         assert made.returncode == 0, made.stderr
         print(f"\n`studyai backup` ran {time.monotonic() - started:.1f} s:\n{made.stdout}")  # for the docs
-        yield Source(settings, urls, project_id, keys, revoked, backup, made.stdout)
+        yield Source(settings, urls, project_id, keys, revoked, backup, made.stdout, scheduled)
 
 
 @pytest.fixture(scope="module")
@@ -203,6 +204,9 @@ def rebuilt(backup: Path, target: Path, change: Callable[[dict[str, Any], dict[s
 async def test_the_worker_writes_scheduled_backups_and_keeps_the_newest(
     source: Source, tmp_path: Path
 ) -> None:
+    # Turned on by the setting, the real worker wrote one when it started (its cron, run at start-up).
+    (written,) = source.scheduled.glob("studyai-backup-*.tar")
+    assert written.stat().st_size > 0
     folder = tmp_path / "scheduled"
     folder.mkdir()
     old = [folder / f"studyai-backup-2026010{day}T000000Z.tar" for day in (1, 2)]
