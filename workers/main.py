@@ -27,6 +27,7 @@ from core.jobs.specs import (
     OptimizeStudy,
     PurgeHistory,
     Queue,
+    ScheduledBackup,
     WriteNote,
     enqueue,
 )
@@ -35,6 +36,7 @@ from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store.jobs import UnfinishedJob, fail_job, unfinished_jobs
 from core.store.migrations import MigrationError, apply_migrations
+from workers.jobs.backup import scheduled_backup
 from workers.jobs.framework import WorkerResources, arq_cron
 from workers.jobs.index import index_document
 from workers.jobs.judge import judge_answer_job, purge_query_history
@@ -69,8 +71,10 @@ def build_worker(
         ]
         # The retention window, hourly and once when the worker starts; unique: one worker runs it.
         # Quick SQL, so it lives on the index queue, which every deployment runs.
+        # The backup schedule likewise (hourly; a backup only when due, and only if BACKUP_DIR is set).
         cron_jobs = [
-            arq_cron(purge_query_history, PurgeHistory(), minute=17, run_at_startup=True, unique=True)
+            arq_cron(purge_query_history, PurgeHistory(), minute=17, run_at_startup=True, unique=True),
+            arq_cron(scheduled_backup, ScheduledBackup(), minute=47, run_at_startup=True, unique=True),
         ]
     else:
         functions = [write_note.arq_function(settings), judge_answer_job.arq_function(settings)]

@@ -12,6 +12,7 @@ import typer
 import uvicorn
 
 from agents.runs.calibration import NotEnoughQuestions
+from backend.cli.backup import backup, restore
 from backend.cli.calibrate import refit_confidence
 from backend.cli.lti import lti_app
 from backend.cli.migrate import apply_migrations, migrate
@@ -36,6 +37,8 @@ app = typer.Typer(help="studyAI: a private, per-project RAG backend for studying
 app.add_typer(users_app, name="users")
 app.add_typer(lti_app, name="lti")
 app.command()(migrate)
+app.command()(backup)
+app.command()(restore)
 
 
 @app.command()

@@ -75,6 +75,11 @@ class PurgeHistory:
 
 
 @dataclass(frozen=True)
+class ScheduledBackup:
+    """A look at the backup schedule, BACKUP_DIR (a cron job: no arguments)."""
+
+
+@dataclass(frozen=True)
 class JobSpec(Generic[A]):
     name: str  # the arq function name: a queued job finds its code by it
     queue: Queue
@@ -143,6 +148,11 @@ OPTIMIZE_STUDY = JobSpec(
 # Hourly and at worker start-up (a cron job, unique across workers): quick SQL, on the index queue.
 PURGE_QUERY_HISTORY = JobSpec(
     "purge_query_history", "index", PurgeHistory, job_id=lambda args: "cron:purge_query_history"
+)
+# Hourly and at worker start-up, on the index queue (every deployment runs it): writes a backup only
+# when the newest is BACKUP_INTERVAL_HOURS old.
+SCHEDULED_BACKUP = JobSpec(
+    "scheduled_backup", "index", ScheduledBackup, job_id=lambda args: "cron:scheduled_backup"
 )
 
 

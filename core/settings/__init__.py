@@ -4,6 +4,7 @@ from core.settings.agents import GroundednessSettings, QaSettings, TracingSettin
 from core.settings.group import SettingsGroup
 from core.settings.limits import LimitSettings, RateLimitSettings, RetentionSettings
 from core.settings.models import DEFAULT_EMBEDDING_MODELS, EmbeddingSettings, LlmSettings
+from core.settings.operations import BackupSettings
 from core.settings.retrieval import ChunkingSettings, RetrievalSettings
 from core.settings.root import Settings
 from core.settings.services import ApiSettings, ServiceSettings
@@ -15,6 +16,7 @@ __all__ = [
     "EXAM_DAILY_REVIEW_MAX",
     "EXAM_TERM_RETENTION",
     "ApiSettings",
+    "BackupSettings",
     "ChunkingSettings",
     "EmbeddingSettings",
     "GroundednessSettings",

@@ -24,6 +24,7 @@ from core.settings.agents import GroundednessSettings, QaSettings, TracingSettin
 from core.settings.group import SettingsGroup
 from core.settings.limits import LimitSettings, RateLimitSettings, RetentionSettings
 from core.settings.models import EmbeddingSettings, LlmSettings
+from core.settings.operations import BackupSettings
 from core.settings.retrieval import ChunkingSettings, RetrievalSettings
 from core.settings.services import ApiSettings, ServiceSettings
 from core.settings.study import StudySettings
@@ -55,6 +56,7 @@ class Settings(BaseSettings):
     accounts: AccountSettings = Field(default_factory=AccountSettings)
     oidc: OidcSettings = Field(default_factory=OidcSettings)
     smtp: SmtpSettings = Field(default_factory=SmtpSettings)
+    backup: BackupSettings = Field(default_factory=BackupSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -100,5 +100,6 @@ def test_worker_runs_the_judge_and_purges_hourly_and_at_start_up(
     assert not agents.cron_jobs
     index = build_worker(settings, services, queue="index")
     assert "judge_answer" not in index.functions and index.queue_name == INDEX_QUEUE
-    (purge,) = index.cron_jobs
+    purge, backup = index.cron_jobs  # the backup schedule: tests/backend/test_backup.py
     assert purge.name == "purge_query_history" and purge.run_at_startup and purge.minute == 17
+    assert backup.name == "scheduled_backup" and backup.run_at_startup and backup.unique

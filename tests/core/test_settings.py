@@ -151,6 +151,9 @@ CASES: dict[str, Case] = {
     "SMTP_PASSWORD": Case("pw", lambda s: s.smtp.password),
     "SMTP_FROM": Case("noreply@school.example", lambda s: s.smtp.sender),
     "SMTP_SECURITY": Case("tls", lambda s: s.smtp.security),
+    "BACKUP_DIR": Case("/srv/backups", lambda s: s.backup.dir, Path("/srv/backups")),
+    "BACKUP_INTERVAL_HOURS": Case("6", lambda s: s.backup.interval_hours, 6),
+    "BACKUP_KEEP": Case("30", lambda s: s.backup.keep, 30),
 }  # fmt: skip
 
 # A value past each bound, as the environment would give it.
@@ -199,6 +202,8 @@ OUT_OF_BOUNDS = [
     ("EXAM_TERM_RETENTION", "1"),
     ("EXAM_DAILY_REVIEW_MAX", "-1"),
     ("EXAM_DAILY_REVIEW_MAX", "10001"),
+    ("BACKUP_INTERVAL_HOURS", "0"),
+    ("BACKUP_KEEP", "0"),
 ]
 
 
