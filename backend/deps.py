@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from agents.common.context import AgentContext
 from backend.middleware.rate_limits import RateLimited, RateLimiter, note
 from backend.resources import ApiResources
-from backend.services.browser_sessions import SESSION_COOKIE, csrf_refusal
+from backend.services.browser_sessions import SESSION_COOKIE, csrf_refusal, foreign_origin
 from core.llm.local import SERVER_CHILD
 from core.retrieval import Retriever
 from core.runtime import Runtime
@@ -165,6 +165,18 @@ async def _failed(limiter: RateLimiter | None, request: Request) -> None:
 
 
 UserDep = Annotated[CurrentUser, Depends(get_current_user)]
+LimiterDep = Annotated[RateLimiter | None, Depends(get_rate_limiter)]
+
+
+def refuse_foreign_origin(request: Request, settings: SettingsDep) -> None:
+    """Sign-in routes set a cookie without one to check: a cross-site post (login CSRF) is refused."""
+    if foreign_origin(request, settings):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, "Cross-site request refused: its Origin is not this app's."
+        )
+
+
+SameOrigin = Depends(refuse_foreign_origin)
 
 
 async def get_admin(user: UserDep) -> CurrentUser:

@@ -4,27 +4,16 @@ per-address budget of every request (backend/middleware/rate_limits.py)."""
 
 from fastapi import APIRouter, HTTPException, Request, Response, status
 
-from backend.deps import DbDep, SettingsDep
-from backend.routes.auth import SameOrigin, log_session_created, session_out
+from backend.deps import DbDep, SameOrigin, SettingsDep
 from backend.schemas.accounts import Signup
 from backend.schemas.auth import SessionOut
-from backend.services import security_log
-from backend.services.browser_sessions import start_session
-from core.accounts.passwords import WeakPassword, check_password, hash_password_async
-from core.settings import Settings
+from backend.services.sign_in import create_password_account, refuse_weak_password, sign_in_browser
+from core.accounts.passwords import hash_password_async
 from core.store import accounts
 
 router = APIRouter(tags=["sign-in"])
 SIGNUP_OFF = "Self-service sign-up is off: ask your teacher for an invitation code."
 EMAIL_TAKEN = "An account with this email already exists: sign in instead."
-
-
-def refuse_weak_password(password: str, settings: Settings, email: str) -> None:
-    """422 with the reason (too short, too common, the email) for a password nobody should choose."""
-    try:
-        check_password(password, min_length=settings.accounts.password_min_length, email=email)
-    except WeakPassword as weak:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(weak)) from None
 
 
 @router.post("/auth/signup", status_code=status.HTTP_201_CREATED, dependencies=[SameOrigin])
@@ -44,19 +33,13 @@ async def signup(
     # Hashed in a thread with no connection held: a burst of sign-ups never holds the pool on Argon2.
     password_hash = await hash_password_async(body.password)
     async with db.connection() as conn, conn.transaction():
-        created = await accounts.create_account(
-            conn, email=email, password_hash=password_hash, display_name=body.display_name
-        )
-        if created is None:
-            raise HTTPException(status.HTTP_409_CONFLICT, EMAIL_TAKEN)
-        await security_log.record(
+        created = await create_password_account(
             conn,
             request,
-            action="user.created",
-            actor_user_id=created.id,
-            target_user_id=created.id,
-            details={"via": "signup"},
+            email=email,
+            password_hash=password_hash,
+            display_name=body.display_name,
+            via="signup",
+            taken=EMAIL_TAKEN,
         )
-        new = await start_session(conn, request, response, settings, user_id=created.id, via="signup")
-        await log_session_created(conn, request, created.id, "signup")
-        return await session_out(conn, created.id, new.csrf_token, new.session.id)
+        return await sign_in_browser(conn, request, response, settings, user_id=created.id, via="signup")

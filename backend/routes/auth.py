@@ -2,34 +2,19 @@
 (backend/services/browser_sessions.py); wrong passwords are limited per account (a backoff that never
 locks out a class behind one address) and per address (RATE_LIMIT_AUTH_FAILURES, as wrong keys)."""
 
-from typing import Annotated
-from uuid import UUID
+from fastapi import APIRouter, HTTPException, Request, Response, status
 
-from fastapi import APIRouter, Depends, HTTPException, Request, Response, status
-from psycopg import AsyncConnection
-
-from backend.deps import DbDep, SettingsDep, UserDep, get_rate_limiter
-from backend.middleware.rate_limits import RateLimited, RateLimiter, note
-from backend.schemas.auth import AuthConfig, Login, SessionOut, SessionUser
+from backend.deps import DbDep, LimiterDep, SameOrigin, SettingsDep, UserDep
+from backend.middleware.rate_limits import RateLimited, note
+from backend.schemas.auth import AuthConfig, Login, SessionOut
 from backend.services import security_log
-from backend.services.browser_sessions import clear_session_cookie, foreign_origin, start_session
+from backend.services.browser_sessions import clear_session_cookie
+from backend.services.sign_in import session_out, sign_in_browser
 from core.accounts.passwords import verify_password_async
 from core.store import accounts, sessions
 
 router = APIRouter(prefix="/auth", tags=["sign-in"])
-LimiterDep = Annotated[RateLimiter | None, Depends(get_rate_limiter)]
 WRONG_CREDENTIALS = "Wrong email or password."
-
-
-def refuse_foreign_origin(request: Request, settings: SettingsDep) -> None:
-    """Sign-in routes set a cookie without one to check: a cross-site post (login CSRF) is refused."""
-    if foreign_origin(request, settings):
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN, "Cross-site request refused: its Origin is not this app's."
-        )
-
-
-SameOrigin = Depends(refuse_foreign_origin)
 
 
 @router.get("/config")
@@ -75,31 +60,7 @@ async def login(
                 )
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, WRONG_CREDENTIALS)
     async with db.connection() as conn, conn.transaction():
-        new = await start_session(conn, request, response, settings, user_id=found.id, via="password")
-        await log_session_created(conn, request, found.id, "password")
-        return await session_out(conn, found.id, new.csrf_token, new.session.id)
-
-
-async def session_out(
-    conn: AsyncConnection, user_id: UUID, csrf_token: str, session_id: UUID | None
-) -> SessionOut:
-    account = await accounts.account(conn, user_id=user_id)
-    assert account is not None  # the caller just found or created it
-    user = SessionUser(
-        id=account.id, email=account.email, display_name=account.display_name, is_admin=account.is_admin
-    )
-    return SessionOut(user=user, csrf_token=csrf_token, session_id=session_id)
-
-
-async def log_session_created(conn: AsyncConnection, request: Request, user_id: UUID, via: str) -> None:
-    await security_log.record(
-        conn,
-        request,
-        action="session.created",
-        actor_user_id=user_id,
-        target_user_id=user_id,
-        details={"via": via},
-    )
+        return await sign_in_browser(conn, request, response, settings, user_id=found.id, via="password")
 
 
 @router.get("/session")
@@ -117,14 +78,8 @@ async def logout(request: Request, db: DbDep, settings: SettingsDep, user: UserD
     if user.session_id is not None:
         async with db.connection() as conn, conn.transaction():
             if await sessions.revoke_session(conn, user_id=user.id, session_id=user.session_id):
-                await security_log.record(
-                    conn,
-                    request,
-                    action="session.revoked",
-                    actor_user_id=user.id,
-                    target_user_id=user.id,
-                    target_id=user.session_id,
-                    details={"via": "sign-out"},
+                await security_log.record_own(
+                    conn, request, "session.revoked", user.id, {"via": "sign-out"}, target_id=user.session_id
                 )
     clear_session_cookie(response, request, settings)
     return response

@@ -6,8 +6,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, HTTPException, Request, Response, status
 
-from backend.deps import DbDep, ProjectOwnerDep, SettingsDep, UserDep
-from backend.routes.auth import SameOrigin, log_session_created, session_out
+from backend.deps import DbDep, LimiterDep, ProjectOwnerDep, SameOrigin, SettingsDep, UserDep
 from backend.schemas.invitations import (
     InvitationCreate,
     InvitationOut,
@@ -17,16 +16,16 @@ from backend.schemas.invitations import (
     JoinedWithAccount,
     JoinSignup,
 )
-from backend.services import security_log
-from backend.services.browser_sessions import public_base, start_session
-from backend.services.joining import LimiterDep, join, refuse, stored_code
+from backend.services.browser_sessions import public_base
+from backend.services.joining import join, refuse, stored_code
 from backend.services.paging import PageDep
 from backend.services.project_log import record_project_event
 from backend.services.project_store import as_member
+from backend.services.sign_in import create_password_account, refuse_weak_password, sign_in_browser
 from core.accounts import codes
-from core.accounts.passwords import WeakPassword, check_password, hash_password_async
+from core.accounts.passwords import hash_password_async
 from core.settings import Settings
-from core.store import accounts, invitations
+from core.store import invitations
 from core.store.invitations import Invitation
 
 router = APIRouter(tags=["invitations"])
@@ -133,29 +132,20 @@ async def join_with_new_account(
         found = await invitations.preview(conn, code=stored)
     if found is None or found.used_up:  # checked before the password's cost, and to answer it first
         await refuse(request, limiter, used_up=found is not None)
-    try:
-        check_password(body.password, min_length=settings.accounts.password_min_length, email=body.email)
-    except WeakPassword as error:
-        raise HTTPException(422, str(error)) from error
+    refuse_weak_password(body.password, settings, body.email)
     password_hash = await hash_password_async(body.password)
     async with db.connection() as conn, conn.transaction():
-        account = await accounts.create_account(
-            conn, email=body.email, password_hash=password_hash, display_name=body.display_name
-        )
-        if account is None:
-            raise HTTPException(status.HTTP_409_CONFLICT, EMAIL_TAKEN)
-        await security_log.record(
+        account = await create_password_account(
             conn,
             request,
-            action="user.created",
-            actor_user_id=account.id,
-            target_user_id=account.id,
-            details={"via": "invitation"},
+            email=body.email,
+            password_hash=password_hash,
+            display_name=body.display_name,
+            via="invitation",
+            taken=EMAIL_TAKEN,
         )
         joined = await join(conn, request, limiter, code=stored, user_id=account.id)
-        new = await start_session(conn, request, response, settings, user_id=account.id, via="signup")
-        await log_session_created(conn, request, account.id, "signup")
-        session = await session_out(conn, account.id, new.csrf_token, new.session.id)
+        session = await sign_in_browser(conn, request, response, settings, user_id=account.id, via="signup")
     return JoinedWithAccount(
         project_id=joined.project_id, role=joined.role, project_name=joined.project_name, session=session
     )

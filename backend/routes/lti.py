@@ -9,13 +9,13 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from backend.deps import ApiResourcesDep, DbDep, SettingsDep
 from backend.routes import lti_admin
-from backend.routes.auth import log_session_created
 from backend.schemas.lti import ToolConfig
 from backend.services.browser_sessions import public_base, start_session
 from backend.services.lti.launch import LaunchRefused, record_nonce, spend_flow, verify
 from backend.services.lti.login import LoginRefused, LoginRequest, start_login
 from backend.services.lti.pages import frame_ancestors, launch_page, refusal_page
 from backend.services.lti.people import open_launch
+from backend.services.sign_in import log_session_created
 from core.store import accounts, projects
 from core.store import lti as lti_store
 

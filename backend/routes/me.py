@@ -7,15 +7,14 @@ from uuid import UUID
 from fastapi import APIRouter, HTTPException, Request, Response, status
 from psycopg import AsyncConnection
 
-from backend.deps import CurrentUser, DbDep, SettingsDep, UserDep
+from backend.deps import CurrentUser, DbDep, LimiterDep, SettingsDep, UserDep
 from backend.middleware.rate_limits import RateLimited, note
-from backend.routes.accounts import refuse_weak_password
-from backend.routes.auth import LimiterDep
 from backend.schemas.account import KeyCreate, KeyCreated, KeyOut, SecurityEventOut
 from backend.schemas.accounts import MeOut, PasswordChange, ProfileChange, SessionRow
 from backend.services import security_log
 from backend.services.browser_sessions import clear_session_cookie
 from backend.services.paging import EventPageDep
+from backend.services.sign_in import refuse_weak_password
 from core.accounts.passwords import hash_password_async, verify_password_async
 from core.store import accounts, security_events, sessions, users
 from core.store.users import ApiKey
@@ -73,13 +72,8 @@ async def change_password(
             if limiter is not None:
                 await limiter.login_failed(user.email)
             async with db.connection() as conn:
-                await security_log.record(
-                    conn,
-                    request,
-                    action="signin.failed",
-                    actor_user_id=user.id,
-                    target_user_id=user.id,
-                    details={"via": "password-change"},
+                await security_log.record_own(
+                    conn, request, "signin.failed", user.id, {"via": "password-change"}
                 )
             raise HTTPException(status.HTTP_403_FORBIDDEN, WRONG_PASSWORD)
     refuse_weak_password(body.new_password, settings, user.email)
@@ -87,13 +81,12 @@ async def change_password(
     async with db.connection() as conn, conn.transaction():
         await accounts.set_password(conn, user_id=user.id, password_hash=new_hash)
         ended = await sessions.revoke_all_sessions(conn, user_id=user.id, keep=user.session_id)
-        await security_log.record(
+        await security_log.record_own(
             conn,
             request,
-            action="password.changed",
-            actor_user_id=user.id,
-            target_user_id=user.id,
-            details={"first": current_hash is None, "sessions_ended": ended},
+            "password.changed",
+            user.id,
+            {"first": current_hash is None, "sessions_ended": ended},
         )
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
@@ -118,14 +111,13 @@ async def revoke_session(
         ended = await sessions.revoke_session(conn, user_id=user.id, session_id=session_id)
         if ended is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "Session not found.")
-        await security_log.record(
+        await security_log.record_own(
             conn,
             request,
-            action="session.revoked",
-            actor_user_id=user.id,
-            target_user_id=user.id,
+            "session.revoked",
+            user.id,
+            {"via": "account", "own": session_id == user.session_id},
             target_id=session_id,
-            details={"via": "account", "own": session_id == user.session_id},
         )
     response = Response(status_code=status.HTTP_204_NO_CONTENT)
     if session_id == user.session_id:  # this browser signed itself out

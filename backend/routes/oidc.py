@@ -9,12 +9,12 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Request, status
 from fastapi.responses import RedirectResponse
 
-from backend.deps import ApiResourcesDep, DbDep, SettingsDep
+from backend.deps import ApiResourcesDep, DbDep, SameOrigin, SettingsDep
 from backend.middleware.request_context import request_id
-from backend.routes.auth import SameOrigin, log_session_created
 from backend.services import oidc
 from backend.services.browser_sessions import public_base, start_session
 from backend.services.oidc_tokens import OidcRefused
+from backend.services.sign_in import log_session_created
 from core.observability.jsonlog import log_json
 from core.settings import Settings
 

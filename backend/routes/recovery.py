@@ -4,13 +4,12 @@ an Argon2id hash (computed in a thread, before the transaction), and sign the br
 
 from fastapi import APIRouter, HTTPException, Request, Response, status
 
-from backend.deps import DbDep, SettingsDep
-from backend.routes.auth import SameOrigin, log_session_created, session_out
+from backend.deps import DbDep, SameOrigin, SettingsDep
 from backend.schemas.admin import ResetIn, ResetValid, SetupIn
 from backend.schemas.auth import SessionOut
 from backend.services import security_log
-from backend.services.browser_sessions import start_session
-from core.accounts.passwords import WeakPassword, check_password, hash_password_async
+from backend.services.sign_in import refuse_weak_password, sign_in_browser
+from core.accounts.passwords import hash_password_async
 from core.store import account_admin, accounts, sessions
 
 router = APIRouter(prefix="/auth", tags=["sign-in"])
@@ -22,13 +21,6 @@ WRONG_SETUP_TOKEN = (
 RESET_GONE = "This reset link is no longer valid: ask for a new one."
 
 
-def _checked(password: str, min_length: int, email: str) -> None:
-    try:
-        check_password(password, min_length=min_length, email=email)
-    except WeakPassword as weak:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(weak)) from None
-
-
 @router.post("/setup", status_code=status.HTTP_201_CREATED, dependencies=[SameOrigin])
 async def setup(
     body: SetupIn, request: Request, response: Response, db: DbDep, settings: SettingsDep
@@ -38,7 +30,7 @@ async def setup(
     async with db.connection() as conn:
         if await accounts.count_admins(conn) > 0:
             raise HTTPException(status.HTTP_410_GONE, ALREADY_SET_UP)
-    _checked(body.password, settings.accounts.password_min_length, body.email)
+    refuse_weak_password(body.password, settings, body.email)
     password_hash = await hash_password_async(body.password)
     async with db.connection() as conn, conn.transaction():
         await account_admin.lock_setup(conn)  # a second set-up waits, then finds the administrator
@@ -51,14 +43,7 @@ async def setup(
         )
         if created is not None:
             user_id = created.id
-            await security_log.record(
-                conn,
-                request,
-                action="user.created",
-                actor_user_id=user_id,
-                target_user_id=user_id,
-                details={"via": "setup"},
-            )
+            await security_log.record_own(conn, request, "user.created", user_id, {"via": "setup"})
         else:
             # The email has an account already: it becomes the administrator, with this password, and
             # whoever knew its old one is signed out.
@@ -69,17 +54,8 @@ async def setup(
             await accounts.set_disabled(conn, user_id=user_id, disabled=False)
             await accounts.set_admin(conn, user_id=user_id)
             await sessions.revoke_all_sessions(conn, user_id=user_id)
-        await security_log.record(
-            conn,
-            request,
-            action="user.admin_granted",
-            actor_user_id=user_id,
-            target_user_id=user_id,
-            details={"via": "setup"},
-        )
-        new = await start_session(conn, request, response, settings, user_id=user_id, via="setup")
-        await log_session_created(conn, request, user_id, "setup")
-        return await session_out(conn, user_id, new.csrf_token, new.session.id)
+        await security_log.record_own(conn, request, "user.admin_granted", user_id, {"via": "setup"})
+        return await sign_in_browser(conn, request, response, settings, user_id=user_id, via="setup")
 
 
 @router.get("/reset/{token}")
@@ -103,7 +79,7 @@ async def reset(
         raise HTTPException(status.HTTP_410_GONE, RESET_GONE)
     if target.disabled:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "This account is disabled: ask an administrator.")
-    _checked(body.password, settings.accounts.password_min_length, target.email)
+    refuse_weak_password(body.password, settings, target.email)
     password_hash = await hash_password_async(body.password)
     async with db.connection() as conn, conn.transaction():
         spent = await accounts.spend_token(conn, kind="reset", token=body.token)
@@ -111,14 +87,7 @@ async def reset(
             raise HTTPException(status.HTTP_410_GONE, RESET_GONE)  # spent by another request meanwhile
         await accounts.set_password(conn, user_id=target.user_id, password_hash=password_hash)
         ended = await sessions.revoke_all_sessions(conn, user_id=target.user_id)
-        await security_log.record(
-            conn,
-            request,
-            action="password.reset_used",
-            actor_user_id=target.user_id,
-            target_user_id=target.user_id,
-            details={"sessions_ended": ended},
+        await security_log.record_own(
+            conn, request, "password.reset_used", target.user_id, {"sessions_ended": ended}
         )
-        new = await start_session(conn, request, response, settings, user_id=target.user_id, via="reset")
-        await log_session_created(conn, request, target.user_id, "reset")
-        return await session_out(conn, target.user_id, new.csrf_token, new.session.id)
+        return await sign_in_browser(conn, request, response, settings, user_id=target.user_id, via="reset")

@@ -6,19 +6,17 @@ wrong, answers 429 until the window frees a slot. Right codes spend nothing, so 
 address, a few of them mistyping, all get in. The budget is checked before any lookup."""
 
 from dataclasses import dataclass
-from typing import Annotated, NoReturn
+from typing import NoReturn
 from uuid import UUID
 
-from fastapi import Depends, HTTPException, Request, status
+from fastapi import HTTPException, Request, status
 from psycopg import AsyncConnection
 
-from backend.deps import get_rate_limiter
 from backend.middleware.rate_limits import RateLimited, RateLimiter, note
 from backend.services import security_log
 from core.accounts import codes
 from core.store import invitations
 
-LimiterDep = Annotated[RateLimiter | None, Depends(get_rate_limiter)]
 NO_SUCH_INVITATION = "No such invitation, or it has expired."
 USED_UP = "This invitation has been used as many times as it allows: ask for a new one."
 

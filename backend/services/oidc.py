@@ -187,14 +187,7 @@ async def _link_by_email(
         existing = created or await accounts.account_by_email(conn, email=email)  # a concurrent sign-up
         assert existing is not None
         if created is not None:
-            await security_log.record(
-                conn,
-                request,
-                action="user.created",
-                actor_user_id=created.id,
-                target_user_id=created.id,
-                details={"via": "oidc"},
-            )
+            await security_log.record_own(conn, request, "user.created", created.id, {"via": "oidc"})
     if existing.disabled_at is not None:
         raise OidcRefused("disabled", "the account is disabled")
     linked = await identities.link(

@@ -6,7 +6,8 @@ Not backend/services/audit.py: that one records agent requests (query_history); 
 membership, documents and project settings."""
 
 import logging
-from typing import Unpack
+from typing import Any, Unpack
+from uuid import UUID
 
 from fastapi import Request
 from psycopg import AsyncConnection
@@ -28,3 +29,24 @@ async def record(conn: AsyncConnection, request: Request, **event: Unpack[EventF
     )
     logged = {key: event.get(key) for key in _LOGGED}
     log_json(logging.INFO, "security_event", action=event["action"], request_id=rid, **logged)
+
+
+async def record_own(
+    conn: AsyncConnection,
+    request: Request,
+    action: str,
+    user_id: UUID,
+    details: dict[str, Any],
+    *,
+    target_id: UUID | str | None = None,
+) -> None:
+    """An account's event about itself (it signed up, started or ended a session, linked an identity)."""
+    await record(
+        conn,
+        request,
+        action=action,
+        actor_user_id=user_id,
+        target_user_id=user_id,
+        target_id=target_id,
+        details=details,
+    )

@@ -146,21 +146,15 @@ async def _person(conn: AsyncConnection, request: Request, launch: Launch) -> UU
                 raise _LostRace(linked.user_id)
     except _LostRace as race:
         return race.user_id
-    await security_log.record(
-        conn,
-        request,
-        action="user.created",
-        actor_user_id=created.id,
-        target_user_id=created.id,
-        details={"via": "lti", "platform_id": str(launch.platform.id)},
+    await security_log.record_own(
+        conn, request, "user.created", created.id, {"via": "lti", "platform_id": str(launch.platform.id)}
     )
-    await security_log.record(
+    await security_log.record_own(
         conn,
         request,
-        action="identity.linked",
-        actor_user_id=created.id,
-        target_user_id=created.id,
-        details={"kind": "lti", "issuer": issuer, "platform_id": str(launch.platform.id)},
+        "identity.linked",
+        created.id,
+        {"kind": "lti", "issuer": issuer, "platform_id": str(launch.platform.id)},
     )
     return created.id
 
