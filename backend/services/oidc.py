@@ -140,7 +140,7 @@ async def claims_for_code(
 
 def _email_verified(claims: dict[str, Any]) -> bool:
     # Some providers send the boolean as a string. Microsoft Entra ID sends no email_verified; its optional
-    # claim xms_edov says the email's domain is verified as the tenant's own (docs/accounts/oidc.md).
+    # claim xms_edov says the email's domain is verified as the tenant's own (README, "Sign in with...").
     return any(claims.get(name) in (True, "true") for name in ("email_verified", "xms_edov"))
 
 

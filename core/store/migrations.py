@@ -3,7 +3,7 @@
 Written here rather than taken from a library because it is a few dozen lines and the migrations are
 plain SQL files; an advisory lock keeps the API and the worker from applying them twice at once.
 
-Two refusals keep an upgrade safe (docs/operations/upgrade.md): a database that holds a migration newer
+Two refusals keep an upgrade safe (README "Upgrading"): a database that holds a migration newer
 than the newest file here was upgraded by a later release, whose schema this code does not know, so
 nothing runs against it (`SchemaNewerThanCode`); and a migration that fails rolls back alone, leaving
 the earlier ones applied, and says which one failed and which one the database is now at

@@ -1,4 +1,4 @@
-"""`studyai backup` and `studyai restore` (docs/operations/backup.md) on an instance of the test's own:
+"""`studyai backup` and `studyai restore` (README "Backup and restore") on an instance of the test's own:
 an embedded Postgres in a temporary data directory, documents indexed by a real worker, a QA thread and
 history, an attempt, a review schedule, keys, and the data directory's files. The backup is taken by the
 command while that instance runs, restored into a fresh data directory, and the two compared: every
