@@ -4,13 +4,10 @@ signed ID token posted to the launch, the page's one-time ticket, the app's sess
 
 import asyncio
 import hashlib
-import json
 import re
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -18,17 +15,14 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import psycopg
 import pytest
-from joserfc import jwt
 from joserfc.jwk import RSAKey
 
 from core.runtime.services import ServiceUrls
 from core.store import accounts, auth_flows
 from tests.backend.conftest import Api
 from tests.conftest import Caller, UserFactory, studyai
+from tests.lti_platform import CLAIM, LEARNER, launch_token, platform_key, platform_server
 
-CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
-LIS = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
-INSTRUCTOR, LEARNER = LIS + "Instructor", LIS + "Learner"
 APP = "http://studyai.test"
 
 
@@ -41,33 +35,16 @@ class KeyServer:
 
 
 @pytest.fixture(scope="module")
-def platform_key() -> RSAKey:
-    return RSAKey.generate_key(2048, parameters={"kid": "platform-1", "alg": "RS256", "use": "sig"})
+def signing_key() -> RSAKey:
+    return platform_key()
 
 
 @pytest.fixture(scope="module")
-def key_server(platform_key: RSAKey) -> Iterator[KeyServer]:
-    served = KeyServer(url="", jwks={"keys": [platform_key.as_dict(private=False)]})
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = json.dumps(served.jwks).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    served.url = f"http://127.0.0.1:{server.server_address[1]}/jwks"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield served
-    server.shutdown()
-    server.server_close()
+def key_server(signing_key: RSAKey) -> Iterator[KeyServer]:
+    served = KeyServer(url="", jwks={"keys": [signing_key.as_dict(private=False)]})
+    with platform_server(lambda: served.jwks) as base:
+        served.url = f"{base}/jwks"
+        yield served
 
 
 @dataclass
@@ -83,28 +60,16 @@ class Lms:
 
     def token(self, nonce: str, /, *, signing_key: RSAKey | None = None, **claims: Any) -> str:
         """A signed ID token for this nonce, with these claims changed (None: left out)."""
-        now = int(time.time())
-        body = {
-            "iss": self.issuer,
-            "aud": self.client_id,
-            "sub": "person-1",
-            "exp": now + 300,
-            "iat": now,
-            "nonce": nonce,
-            "email": None,
-            "name": "Ada Lovelace",
-            CLAIM + "deployment_id": self.deployment,
-            CLAIM + "message_type": "LtiResourceLinkRequest",
-            CLAIM + "version": "1.3.0",
-            CLAIM + "roles": [INSTRUCTOR],
-            CLAIM + "context": {"id": "course-1", "title": "Analytical Engines 101"},
-            CLAIM + "resource_link": {"id": "link-1"},
-            CLAIM + "target_link_uri": f"{APP}/lti/launch",
-            CLAIM + "launch_presentation": {"return_url": "https://school.lms.example/course/1"},
-        } | claims
-        key = signing_key or self.key
-        kept = {name: value for name, value in body.items() if value is not None}
-        return jwt.encode({"alg": "RS256", "kid": key.kid}, kept, key)
+        presentation = {"return_url": "https://school.lms.example/course/1"}
+        return launch_token(
+            signing_key or self.key,
+            issuer=self.issuer,
+            client_id=self.client_id,
+            nonce=nonce,
+            tool=APP,
+            deployment=self.deployment,
+            claims={CLAIM + "launch_presentation": presentation} | claims,
+        )
 
 
 @pytest.fixture
@@ -115,7 +80,7 @@ async def admin(make_user: UserFactory, db: psycopg.AsyncConnection[dict[str, An
 
 
 @pytest.fixture
-async def lms(api: Api, admin: Caller, key_server: KeyServer, platform_key: RSAKey) -> Lms:
+async def lms(api: Api, admin: Caller, key_server: KeyServer, signing_key: RSAKey) -> Lms:
     issuer = f"https://lms-{time.time_ns()}.example"
     body = {
         "name": "School Moodle",
@@ -127,7 +92,7 @@ async def lms(api: Api, admin: Caller, key_server: KeyServer, platform_key: RSAK
     }
     response = await api.http.post("/admin/lti/platforms", json=body, headers=admin)
     assert response.status_code == 201, response.text
-    return Lms(response.json()["id"], issuer, "studyai-client", body["auth_login_url"], platform_key)
+    return Lms(response.json()["id"], issuer, "studyai-client", body["auth_login_url"], signing_key)
 
 
 Browser = Callable[[], Awaitable[httpx.AsyncClient]]

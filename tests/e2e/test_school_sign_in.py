@@ -3,31 +3,24 @@ process, and an LTI 1.3 launch from an LMS simulated here (its own keys, login p
 tool shown in the LMS's iframe and the app opened in a window of its own, as a teacher and then a
 student of the same course."""
 
-import json
 import re
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html import escape
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import psycopg
 import pytest
-from joserfc import jwt
 from joserfc.jwk import RSAKey
 from playwright.async_api import Browser, expect
 
 from core.store import accounts
 from tests.conftest import UserFactory, changed_settings
 from tests.e2e.conftest import PageProblems, WebStack, new_context
+from tests.lti_platform import CLAIM, LIS, launch_token, platform_key, platform_server
 from tests.oidc_provider import running_provider
-
-CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
-LIS = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 
 
 @pytest.fixture(scope="module")
@@ -80,51 +73,44 @@ class Platform:
     tool as an LMS does."""
 
     tool: str  # the app's base URL
-    key: RSAKey = field(default_factory=lambda: RSAKey.generate_key(2048, parameters={"kid": "lms-1"}))
+    key: RSAKey = field(default_factory=lambda: platform_key("lms-1"))
     url: str = ""
     roles: dict[str, str] = field(default_factory=dict)  # login_hint -> LTI role
+    client_id: str = "studyai-tool"
+    deployment: str = "course-deployment"
 
-    @property
-    def client_id(self) -> str:
-        return "studyai-tool"
-
-    def id_token(self, nonce: str, person: str) -> str:
-        now = int(time.time())
-        claims = {
-            "iss": self.url,
-            "aud": self.client_id,
-            "sub": person,
-            "exp": now + 300,
-            "iat": now,
-            "nonce": nonce,
-            "name": person.title(),
-            CLAIM + "deployment_id": "course-deployment",
-            CLAIM + "message_type": "LtiResourceLinkRequest",
-            CLAIM + "version": "1.3.0",
-            CLAIM + "roles": [LIS + self.roles[person]],
-            CLAIM + "context": {"id": "math-7b", "title": "Mathematics 7B"},
-            CLAIM + "resource_link": {"id": "link-1"},
-            CLAIM + "target_link_uri": f"{self.tool}/lti/launch",
-        }
-        return jwt.encode({"alg": "RS256", "kid": self.key.kid}, claims, self.key)
-
-    def page(self, path: str, query: dict[str, list[str]]) -> str:
+    def page(self, path: str, query: dict[str, list[str]]) -> tuple[str, str]:
         if path == "/course":  # the LMS's course page: the tool in an iframe
-            person = query["person"][0]
-            frame = f'<iframe title=studyAI src="/link?person={person}"></iframe>'
-            return f"<!doctype html><title>LMS</title>{frame}"
+            frame = f'<iframe title=studyAI src="/link?person={query["person"][0]}"></iframe>'
+            return f"<!doctype html><title>LMS</title>{frame}", "text/html"
         if path == "/link":  # the course's link: the login initiation, posted to the tool
             fields = {
                 "iss": self.url,
                 "login_hint": query["person"][0],
                 "target_link_uri": f"{self.tool}/lti/launch",
                 "client_id": self.client_id,
-                "lti_deployment_id": "course-deployment",
+                "lti_deployment_id": self.deployment,
             }
-            return auto_post(f"{self.tool}/lti/login", fields)
+            return auto_post(f"{self.tool}/lti/login", fields), "text/html"
         if path == "/auth":  # the authorization endpoint: the signed launch, posted back
-            token = self.id_token(query["nonce"][0], query["login_hint"][0])
-            return auto_post(query["redirect_uri"][0], {"id_token": token, "state": query["state"][0]})
+            person = query["login_hint"][0]
+            token = launch_token(
+                self.key,
+                issuer=self.url,
+                client_id=self.client_id,
+                nonce=query["nonce"][0],
+                tool=self.tool,
+                deployment=self.deployment,
+                claims={
+                    "sub": person,
+                    "name": person.title(),
+                    CLAIM + "roles": [LIS + self.roles[person]],
+                    CLAIM + "context": {"id": "math-7b", "title": "Mathematics 7B"},
+                },
+            )
+            return auto_post(
+                query["redirect_uri"][0], {"id_token": token, "state": query["state"][0]}
+            ), "text/html"
         raise KeyError(path)
 
 
@@ -139,30 +125,9 @@ def auto_post(action: str, fields: dict[str, str]) -> str:
 @pytest.fixture(scope="module")
 def platform(web_stack: WebStack) -> Iterator[Platform]:
     lms = Platform(tool=web_stack.base)
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            parts = urlsplit(self.path)
-            if parts.path == "/jwks":
-                body, kind = json.dumps({"keys": [lms.key.as_dict(private=False)]}), "application/json"
-            else:
-                body, kind = lms.page(parts.path, parse_qs(parts.query)), "text/html"
-            data = body.encode()
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    lms.url = f"http://127.0.0.1:{server.server_address[1]}"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield lms
-    server.shutdown()
-    server.server_close()
+    with platform_server(lambda: {"keys": [lms.key.as_dict(private=False)]}, lms.page) as url:
+        lms.url = url
+        yield lms
 
 
 async def register(web_stack: WebStack, platform: Platform, make_user: UserFactory, db: Any) -> None:
