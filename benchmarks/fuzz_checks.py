@@ -69,6 +69,19 @@ def _json_or_none(text: str) -> Any:
         return None
 
 
+# Pages a browser lands on from an LMS (LTI 1.3): a refusal there is an HTML page stating the reason,
+# since the person sees it in the LMS's frame or a new window, not a JSON client.
+BROWSER_PAGES = frozenset({"/lti/launch", "/auth/ticket/{ticket}"})
+
+
+def _explained(case: Any, text: str, body: Any) -> bool:
+    """A 4xx says why: a JSON object with `detail`, or on a browser page an HTML page with a heading."""
+    if isinstance(body, dict) and "detail" in body:
+        return True
+    page = text.lstrip().lower()
+    return case.path in BROWSER_PAGES and page.startswith("<!doctype html") and "<h1>" in page
+
+
 def check(case: Any, status: int, content: bytes, victim: Party) -> list[tuple[str, str]]:
     """(check, detail) for each rule the answer breaks."""
     problems: list[tuple[str, str]] = []
@@ -76,7 +89,7 @@ def check(case: Any, status: int, content: bytes, victim: Party) -> list[tuple[s
     body = _json_or_none(text) if text else None
     if status >= 500:
         problems.append(("server error", text[:300]))
-    if 400 <= status < 500 and not (isinstance(body, dict) and "detail" in body):
+    if 400 <= status < 500 and not _explained(case, text, body):
         problems.append(("4xx without detail", text[:300]))
     sent, lowered = _request_text(case), text.lower()
     leaked = sorted(s for s in victim.secrets() if s in lowered and s not in sent)

@@ -31,6 +31,9 @@ _REFUSED = {
 }
 
 
+MAIL_OFF = "Mail is not configured on this server (SMTP_HOST): copy the link instead."
+
+
 @router.post("/members/{member_id}/reset-link")
 async def member_reset_link(
     request: Request, member_id: UUID, access: ProjectOwnerDep, db: DbDep, settings: SettingsDep
@@ -69,10 +72,11 @@ async def email_invitation(
     db: DbDep,
     settings: SettingsDep,
 ) -> MailSent:
-    """Mails the invitation's join link and code to each address (one message each). 503 when SMTP_HOST is
-    unset; 404 unless the invitation is this project's and still usable; 502 when the mail server fails."""
+    """Mails the invitation's join link and code to each address (one message each). 409 while SMTP_HOST
+    is unset (a state of the server, not a failure: the app offers the link to copy); 404 unless the
+    invitation is this project's and still usable; 502 when the mail server fails."""
     if not settings.smtp.host:
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "Mail is not configured (SMTP_HOST).")
+        raise HTTPException(status.HTTP_409_CONFLICT, MAIL_OFF)
     async with db.connection() as conn:
         invitation = await live_invitation(
             conn, project_id=access.id, user_id=access.user.id, invitation_id=invitation_id

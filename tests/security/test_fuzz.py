@@ -71,7 +71,9 @@ def test_checks_catch_a_leak_a_server_error_and_a_bare_4xx() -> None:
     request itself carried may be echoed back."""
     victim = Party("B", {}, "u-b", "b@example.org", "11111111-1111-1111-1111-111111111111", "zqbsecret")
     victim.chunk_ids = {987654}
-    case = SimpleNamespace(path_parameters={"project_id": "p"}, query={}, body=None)
+    case = SimpleNamespace(
+        path="/projects/{project_id}", path_parameters={"project_id": "p"}, query={}, body=None
+    )
 
     def rules(status: int, content: bytes, request: SimpleNamespace = case) -> list[str]:
         return [name for name, _ in check(request, status, content, victim)]
@@ -83,7 +85,13 @@ def test_checks_catch_a_leak_a_server_error_and_a_bare_4xx() -> None:
     assert rules(500, b"Internal Server Error") == ["server error"]
     assert rules(404, b"Not Found") == ["4xx without detail"]
     assert rules(404, b'{"detail": "Project not found."}') == []
-    echoed = SimpleNamespace(path_parameters={"project_id": victim.project_id}, query={}, body=None)
+    page = b"<!doctype html><html><body><h1>studyAI cannot open</h1><p>unknown state</p></body></html>"
+    assert rules(400, page) == ["4xx without detail"]  # an HTML page is no answer for an API route
+    launch = SimpleNamespace(path="/lti/launch", path_parameters={}, query={}, body=None)
+    assert rules(400, page, launch) == []  # but the LMS's browser page says why in HTML
+    echoed = SimpleNamespace(
+        path="/projects/{project_id}", path_parameters={"project_id": victim.project_id}, query={}, body=None
+    )
     assert rules(404, b'{"detail": "11111111-1111-1111-1111-111111111111 not found"}', echoed) == []
 
 

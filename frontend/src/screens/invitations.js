@@ -1,6 +1,6 @@
 // An owner's invitations (next to Members): a code or a link that makes whoever joins with it a member
 // with its role, until it expires, runs out of uses or is revoked. Sending it by email is offered where
-// the server has the route (and answers 503 where no mail server is configured).
+// the server has the route (and answers 409 where no mail server is configured).
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { Busy, Empty, ErrorNote, formatDate, useAction, useAsync } from '../ui.js';
