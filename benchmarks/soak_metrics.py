@@ -22,6 +22,7 @@ from benchmarks.stack import Stack, percentile
 GROWTH_LIMIT_PCT = 10.0
 MONOTONIC_RHO = 0.8
 WARM_UP_MIN = 10.0
+POSTGRES_PRIVATE = "Postgres private MB per process"
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Minute:
     rss_mb: dict[str, float] = field(default_factory=dict)  # per process label
     fds: dict[str, int] = field(default_factory=dict)
     postgres_processes: int = 0
+    postgres_private_mb: float = float("nan")  # summed over its processes: see private_outside_shared
     pg_connections: int = 0
     redis_mb: float = float("nan")
     db_mb: float = float("nan")
@@ -75,18 +77,32 @@ def _processes(stack: Stack) -> dict[str, list[psutil.Process]]:
     return {name: processes for name, processes in groups.items() if processes}
 
 
+# Postgres's shared memory (buffers, locks) is a shared mapping of /dev/zero, plus dynamic segments in
+# /dev/shm; a page of it that only one backend has touched still counts as that backend's "private".
+SHARED_MAPPINGS = ("/dev/zero", "/SYSV", "/dev/shm/")
+
+
+def private_outside_shared(process: psutil.Process) -> int:
+    """Bytes of the process's own memory (heap, stacks, caches) that no other process maps, outside the
+    shared memory: what a leaking Postgres backend grows, whatever the buffer cache does."""
+    return sum(
+        m.private_clean + m.private_dirty
+        for m in process.memory_maps(grouped=True)
+        if not m.path.startswith(SHARED_MAPPINGS)
+    )
+
+
 def read_processes(stack: Stack, minute: Minute) -> None:
-    """RSS (MB, summed over a group) and open descriptors of each process; one that exits while being
-    read (a Postgres backend closing) is left out of this sample."""
+    """RSS (MB, summed over a group) and open descriptors of each process, and Postgres's private memory;
+    a process that exits while being read (a Postgres backend closing) is left out of this sample."""
     for name, processes in _processes(stack).items():
-        rss = 0
-        fds = 0
-        alive = 0
+        rss = fds = alive = private = 0
         for process in processes:
             try:
                 with process.oneshot():
                     rss += process.memory_info().rss
                     fds += process.num_fds()
+                    private += private_outside_shared(process) if name == "postgres" else 0
                 alive += 1
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue
@@ -95,6 +111,7 @@ def read_processes(stack: Stack, minute: Minute) -> None:
             minute.fds[name] = fds
             if name == "postgres":
                 minute.postgres_processes = alive
+                minute.postgres_private_mb = private / 2**20
 
 
 async def read_services(stack: Stack, minute: Minute) -> None:
@@ -133,6 +150,7 @@ def series(minutes: Sequence[Minute]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for name in names:
         out[f"RSS MB {name}"] = [m.rss_mb.get(name, math.nan) for m in minutes]
+    out[POSTGRES_PRIVATE] = [postgres_private_mb(m) for m in minutes]
     for name in names:
         out[f"fds {name}"] = [float(m.fds.get(name, math.nan)) for m in minutes]
     out["fds total"] = [float(sum(m.fds.values())) for m in minutes]
@@ -143,6 +161,27 @@ def series(minutes: Sequence[Minute]) -> dict[str, list[float]]:
     out["QA first event p95 s"] = [m.qa_first_p95_s for m in minutes]
     out["QA total p95 s"] = [m.qa_total_p95_s for m in minutes]
     return out
+
+
+def postgres_private_mb(minute: Minute) -> float:
+    """Postgres's private memory outside its shared memory, per process (postmaster and backends): what
+    a leaking backend grows. Its summed RSS also counts every shared-buffer page once per backend that
+    read it, so it climbs as the database grows and as the pool opens connections, with no leak."""
+    if minute.postgres_processes == 0:
+        return math.nan
+    return minute.postgres_private_mb / minute.postgres_processes
+
+
+def goal_of(name: str) -> str | None:
+    """Which goal a series is judged by: memory, descriptors or connections; None for figures only
+    (latencies, the database that grows with the uploads, and Postgres's summed RSS: see above)."""
+    if name == "RSS MB postgres":
+        return None
+    if name.startswith("RSS") or name == POSTGRES_PRIVATE:
+        return "memory"
+    if name.startswith("fds"):
+        return "descriptors"
+    return "connections" if name == "Postgres connections" else None
 
 
 def baseline_index(times_s: Sequence[float]) -> int:
@@ -185,15 +224,16 @@ def growth_rows(minutes: Sequence[Minute]) -> list[dict[str, Any]]:
     rows = []
     for name, values in series(minutes).items():
         known = [v for v in values[start:] if not math.isnan(v)]
-        judged = name.startswith(("RSS", "fds", "Postgres"))
+        goal = goal_of(name)
         rows.append(
             {
                 "series": name,
+                "goal": goal,
                 "from": known[0] if known else math.nan,
                 "to": known[-1] if known else math.nan,
                 "percent": growth_percent(values, start),
                 "rho": trend(values, start),
-                "verdict": ("GROWS" if grows(values, start) else "ok") if judged else "-",
+                "verdict": ("GROWS" if grows(values, start) else "ok") if goal else "-",
             }
         )
     return rows
@@ -249,6 +289,7 @@ def plot(minutes: list[Minute], path: Path, title: str) -> None:
     for name in names:
         axes[0][0].plot(t, [m.rss_mb.get(name, math.nan) for m in minutes], label=name)
         axes[0][1].plot(t, [m.fds.get(name, math.nan) for m in minutes], label=name)
+    axes[0][0].plot(t, [postgres_private_mb(m) for m in minutes], "k--", label="postgres private / process")
     axes[0][0].set(title="RSS per process, MB", yscale="log")
     axes[0][1].set(title="open descriptors per process", yscale="log")
     axes[0][0].legend(fontsize=7)

@@ -2,11 +2,13 @@
 query_history row (owners only), the sampled groundedness judgement (the job called in-process with a
 scripted judge), the evaluations summary, sampling rates and the retention purge."""
 
+import asyncio
 import json
 import logging
 import subprocess
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -137,6 +139,16 @@ async def judge_row(db: Conn, query_id: str) -> dict[str, Any]:
     return row
 
 
+async def judge_row_once(
+    db: Conn, query_id: str, done: Callable[[dict[str, Any]], bool], timeout_s: float = 60.0
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while not done(row := await judge_row(db, query_id)):
+        assert time.monotonic() < deadline, row
+        await asyncio.sleep(0.1)
+    return row
+
+
 async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     runtime: Runtime, course: Course, db: Conn, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -168,13 +180,15 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     assert query["confidence"] == response.json()["confidence"] and query["confidence"]["label"]
     assert line["confidence_label"] == query["confidence"]["label"]
 
-    # Sampled at rate 1: the judge job was queued with the query id, its jobs row stored with the query
-    # (the session's worker, which has no chat model, may have failed it already: a failed row runs
-    # again); judged, the claim about the GPU fails.
+    # Sampled at rate 1: the judge job was queued with the query id, its jobs row stored with the query.
+    # The session's worker has no chat model: it fails the row with that reason (waited for, so that its
+    # attempt never overlaps the one below); a failed row runs again. Judged, the claim about the GPU fails.
     job = await judge_job(course, query["id"])
     assert job is not None and job["function"] == "judge_answer" and query["id"] in job["args"]
     row = await judge_row(db, query["id"])
     assert row["kind"] == "judge" and row["query_id"] == query["id"] and row["created_by"] == course.owner_id
+    row = await judge_row_once(db, query["id"], lambda r: r["status"] == "failed")
+    assert "No chat model is configured" in row["error"]
     verdicts = ["yes", "no", "no", "no"]  # the GPU claims are not in the chunk: few reach the model
     with caplog.at_level(logging.INFO, logger="workers.jobs.judge"):
         outcome = await run_judge(runtime, course, query["id"], verdicts)
@@ -196,10 +210,11 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     assert await judge_row(db, query["id"]) == row
 
 
-async def test_a_supported_answer_is_not_flagged(runtime: Runtime, course: Course) -> None:
+async def test_a_supported_answer_is_not_flagged(runtime: Runtime, course: Course, db: Conn) -> None:
     with changed_settings(course.app, groundedness_sample_rate=1.0):
         response = await ask(course, "With the const keyword.", **{"X-Request-ID": "audit-qa-2"})
     query = await query_for(course, response.headers["X-Request-ID"])
+    await judge_row_once(db, query["id"], lambda r: r["status"] == "failed")  # the model-less worker's try
     outcome = await run_judge(runtime, course, query["id"], ["yes"])
     assert outcome["status"] == "judged" and outcome["flagged"] is False
 

@@ -14,6 +14,7 @@ from benchmarks.soak_metrics import (
     growth_percent,
     growth_rows,
     label,
+    postgres_private_mb,
     read_latencies,
     trend,
 )
@@ -113,3 +114,26 @@ def test_labels_are_stable_across_restarts() -> None:
     assert label(11, "/v/bin/python -m workers --queue index ", api_pid=10) == "worker index"
     server = "/v/bin/llama-server --model /m/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf --port 5"
     assert label(12, server, api_pid=10) == "model server qwen2.5-coder-0.5b-instruct-q4_k_m"
+
+
+def test_postgres_is_judged_by_its_private_memory_per_process_not_its_summed_rss() -> None:
+    # Summed RSS climbs as backends read more shared buffers and the pool opens connections; the
+    # private memory per process stays flat: no leak. A backend leaking its own memory is caught.
+    def minutes(private_per_process: list[float]) -> list[Minute]:
+        return [
+            Minute(
+                t_s=60.0 * i,
+                rss_mb={"postgres": 150 + 3 * i},
+                postgres_processes=8 + i // 20,
+                postgres_private_mb=private_per_process[i] * (8 + i // 20),
+            )
+            for i in range(61)
+        ]
+
+    flat = {row["series"]: row for row in growth_rows(minutes(_flat(61, level=6.0, noise=0.02)))}
+    assert flat["RSS MB postgres"]["percent"] > 10 and flat["RSS MB postgres"]["verdict"] == "-"
+    assert flat["Postgres private MB per process"]["verdict"] == "ok"
+    assert flat["Postgres private MB per process"]["goal"] == "memory"
+    leaking = {row["series"]: row for row in growth_rows(minutes([6.0 * (1 + 0.01 * i) for i in range(61)]))}
+    assert leaking["Postgres private MB per process"]["verdict"] == "GROWS"
+    assert math.isnan(postgres_private_mb(Minute(t_s=0.0)))  # no Postgres process read in that sample
