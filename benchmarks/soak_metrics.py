@@ -16,6 +16,7 @@ from scipy.stats import spearmanr
 
 from benchmarks.load import Sample
 from benchmarks.stack import Stack, percentile
+from core.jobs.specs import AGENT_QUEUE
 
 # A series "grows" when it ends more than this much above its value after the warm-up AND rises steadily:
 # one spike or a step up at a cache's first fill is not a leak, a slow steady climb past 10 % is.
@@ -36,6 +37,7 @@ class Minute:
     postgres_private_mb: float = float("nan")  # summed over its processes: see private_outside_shared
     pg_connections: int = 0
     redis_mb: float = float("nan")
+    agents_queued: int = 0  # jobs waiting on the agents queue (sampled judgements wait behind students)
     db_mb: float = float("nan")
     uploaded_bytes: int = 0
     requests: int = 0
@@ -127,6 +129,7 @@ async def read_services(stack: Stack, minute: Minute) -> None:
     client = redis.from_url(stack.redis_url())
     try:
         minute.redis_mb = (await client.info("memory"))["used_memory"] / 2**20
+        minute.agents_queued = await client.zcard(AGENT_QUEUE)
     finally:
         await client.aclose()
 
@@ -157,6 +160,7 @@ def series(minutes: Sequence[Minute]) -> dict[str, list[float]]:
     out["Postgres connections"] = [float(m.pg_connections) for m in minutes]
     out["Redis used_memory MB"] = [m.redis_mb for m in minutes]
     out["database MB"] = [m.db_mb for m in minutes]
+    out["agents queue jobs"] = [float(m.agents_queued) for m in minutes]
     out["search p95 ms"] = [m.search_p95_ms for m in minutes]
     out["QA first event p95 s"] = [m.qa_first_p95_s for m in minutes]
     out["QA total p95 s"] = [m.qa_total_p95_s for m in minutes]
@@ -263,7 +267,7 @@ def number(value: float, digits: int = 0) -> str:
 
 
 SERVICE_COLUMNS = [
-    "min", "PG conns", "Redis MB", "DB MB", "uploaded KB", "requests", "errors",
+    "min", "PG conns", "Redis MB", "agents queued", "DB MB", "uploaded KB", "requests", "errors",
     "search p95 ms", "QA first p95 s", "QA total p95 s",
 ]  # fmt: skip
 
@@ -271,7 +275,8 @@ SERVICE_COLUMNS = [
 def service_row(m: Minute) -> list[str]:
     """A row of the report's services and latency table, in SERVICE_COLUMNS' order."""
     return [
-        f"{m.t_s / 60:.1f}", str(m.pg_connections), number(m.redis_mb, 2), number(m.db_mb, 1),
+        f"{m.t_s / 60:.1f}", str(m.pg_connections), number(m.redis_mb, 2), str(m.agents_queued),
+        number(m.db_mb, 1),
         number(m.uploaded_bytes / 1024, 1), str(m.requests), str(m.errors), number(m.search_p95_ms),
         number(m.qa_first_p95_s, 1), number(m.qa_total_p95_s, 1),
     ]  # fmt: skip

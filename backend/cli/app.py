@@ -31,6 +31,7 @@ from core.runtime.child_env import child_environment
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.runtime.supervisor import ChildSpec, ChildStartError, Supervisor
 from core.settings import Settings
+from core.store.migrations import MigrationError
 from core.store.pool import open_pool
 
 app = typer.Typer(help="studyAI: a private, per-project RAG backend for studying.", no_args_is_help=True)
@@ -236,7 +237,11 @@ def run_eval(
         raise typer.Exit()
     if suite not in EVAL_SUITES:
         raise typer.BadParameter(f"unknown suite {suite!r}; one of {', '.join(EVAL_SUITES)}")
-    importlib.import_module(EVAL_SUITES[suite]).main(list(ctx.args))
+    try:
+        importlib.import_module(EVAL_SUITES[suite]).main(list(ctx.args))
+    except MigrationError as error:  # a database newer than this code: which release to run, no traceback
+        typer.echo(f"studyai: {error}", err=True)
+        raise typer.Exit(1) from None
 
 
 if __name__ == "__main__":

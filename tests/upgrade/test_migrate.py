@@ -2,12 +2,13 @@
 CLI, `studyai up` and the worker all refuse with one message), a failing migration rolls back alone and
 names itself and the last applied one, and `studyai migrate --dry-run` lists what would run."""
 
+import json
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from core.runtime.services import ServiceUrls
+from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store.migrations import (
     MigrationFailed,
@@ -134,3 +135,25 @@ def test_dry_run_lists_what_would_run_and_changes_nothing(services: ServiceUrls,
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == f"applied: {MIGRATIONS[-2]}, {HEAD}"
         assert versions(url) == MIGRATIONS
+
+
+def test_an_eval_on_a_workdir_of_a_newer_release_is_refused_in_one_line(tmp_path: Path) -> None:
+    """`studyai eval` runs on its own embedded Postgres in --workdir: one a newer release migrated is
+    refused with the same line as the other commands, not a traceback."""
+    data = tmp_path / "tiny"
+    (data / "qrels").mkdir(parents=True)
+    (data / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "title": "Ferns", "text": "Ferns spore."}))
+    (data / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "How do ferns reproduce?"}))
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    workdir = tmp_path / "workdir"
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, STUDYAI_DATA_DIR=workdir, DATABASE_URL=None, REDIS_URL=None
+    )
+    with EmbeddedServices(settings, redis=False) as urls:
+        apply_migrations(urls.database_url)
+        with psycopg.connect(urls.database_url) as conn:
+            conn.execute("INSERT INTO schema_migrations (version) VALUES ('9999_future')")
+
+    result = studyai("eval", "retrieval", "--data", str(data), "--workdir", str(workdir))
+    assert result.returncode == 1, result.stderr
+    assert NEWER in result.stderr and "Traceback" not in result.stderr
