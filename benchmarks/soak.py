@@ -1,11 +1,12 @@
 """A class for an hour: the load benchmark's students against `studyai up`, sampled every minute.
 
 Set-up and the students' mix are load.py's (searches, streamed questions, quiz attempts, note uploads,
-listings; an outsider probing); they run for --minutes. Every --sample-s a sampler reads, for the API
-process and each child (workers, model server), the embedded Postgres (postmaster and backends as one
-line) and redis-server: RSS and open descriptors; Postgres client connections, the database's size, Redis
-used_memory; the bytes uploaded so far; the p95 of search and of streamed questions (first answer event,
-total) over the requests that finished in that window.
+listings; an outsider probing); they run for --minutes, under the product's default request budgets.
+Every --sample-s a sampler reads, for the API process and each child (workers, model server), the
+embedded Postgres (postmaster and backends as one line) and redis-server: RSS and open descriptors;
+Postgres client connections, the database's size, Redis used_memory and the agents queue's depth; the
+bytes uploaded so far; the p95 of search and of streamed questions (first answer event, total) over the
+requests that finished in that window.
 Writes soak.md, soak.png and soak.json (the figures) to --out (benchmarks/reports unless told).
 At the end, what could be lost: every uploaded document `ready`, every stored attempt listed back.
 Growth of each series from minute 10 to the end (percent, Spearman rho against time). Goals: 0 errors
