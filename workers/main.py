@@ -90,8 +90,8 @@ def build_worker(
         "poll_delay": settings.workers.poll_delay,
         "job_timeout": 3600,
         # A job's state and result live in its jobs row; arq's copy only keeps the same job id from being
-        # queued twice meanwhile (two index workers' start-up cron), so five minutes are enough. An hour
-        # held every result of the last hour in Redis: its memory rose all through the soak's hour.
+        # queued twice meanwhile (two index workers' start-up cron), so five minutes are enough, not an
+        # hour of every job's result held in Redis.
         "keep_result": 300,
         # `{queue_name}:health-check` lives health_check_interval + 1 s: /health/ready reads it.
         "health_check_interval": settings.workers.health_check_s,

@@ -15,7 +15,7 @@ from agents.runs.calibration import NotEnoughQuestions
 from backend.cli.backup import backup, restore
 from backend.cli.calibrate import refit_confidence
 from backend.cli.lti import lti_app
-from backend.cli.migrate import apply_migrations, migrate
+from backend.cli.migrate import apply_migrations, migrate, migration_refusals_in_one_line
 from backend.cli.search_format import format_result
 from backend.cli.user_admin import announce_setup, base_url
 from backend.cli.users import users_app
@@ -31,7 +31,6 @@ from core.runtime.child_env import child_environment
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.runtime.supervisor import ChildSpec, ChildStartError, Supervisor
 from core.settings import Settings
-from core.store.migrations import MigrationError
 from core.store.pool import open_pool
 
 app = typer.Typer(help="studyAI: a private, per-project RAG backend for studying.", no_args_is_help=True)
@@ -237,11 +236,8 @@ def run_eval(
         raise typer.Exit()
     if suite not in EVAL_SUITES:
         raise typer.BadParameter(f"unknown suite {suite!r}; one of {', '.join(EVAL_SUITES)}")
-    try:
+    with migration_refusals_in_one_line():  # a suite's workdir migrated by a newer release
         importlib.import_module(EVAL_SUITES[suite]).main(list(ctx.args))
-    except MigrationError as error:  # a database newer than this code: which release to run, no traceback
-        typer.echo(f"studyai: {error}", err=True)
-        raise typer.Exit(1) from None
 
 
 if __name__ == "__main__":

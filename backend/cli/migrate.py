@@ -2,6 +2,9 @@
 database: a database newer than this code, or a migration that fails, ends the command with one line
 on stderr and exit status 1, not a traceback (README "Upgrading")."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import typer
 
 from core.runtime.services import EmbeddedServices
@@ -9,14 +12,21 @@ from core.settings import Settings
 from core.store import migrations
 
 
-def apply_migrations(database_url: str) -> list[str]:
-    """core.store.migrations.apply_migrations, for the command line: its refusals are the operator's
-    to read (which release to run, which migration failed), so they are printed, not raised."""
+@contextmanager
+def migration_refusals_in_one_line() -> Iterator[None]:
+    """A database newer than the code, or a migration that fails, ends the command with its message on
+    stderr and exit status 1: the operator's to read (which release to run, which migration failed)."""
     try:
-        return migrations.apply_migrations(database_url)
+        yield
     except migrations.MigrationError as error:
         typer.echo(f"studyai: {error}", err=True)
         raise typer.Exit(1) from None
+
+
+def apply_migrations(database_url: str) -> list[str]:
+    """core.store.migrations.apply_migrations, for the command line: its refusals printed, not raised."""
+    with migration_refusals_in_one_line():
+        return migrations.apply_migrations(database_url)
 
 
 def migrate(
@@ -29,11 +39,8 @@ def migrate(
     settings = Settings()
     with EmbeddedServices(settings, redis=False) as urls:
         if dry_run:
-            try:
+            with migration_refusals_in_one_line():
                 plan = migrations.plan_migrations(urls.database_url)
-            except migrations.MigrationError as error:
-                typer.echo(f"studyai: {error}", err=True)
-                raise typer.Exit(1) from None
             typer.echo(f"current: {plan.current or 'none (an empty database)'}")
             typer.echo(
                 f"would apply {len(plan.pending)}:" if plan.pending else "would apply: nothing (up to date)"

@@ -139,7 +139,7 @@ async def judge_row(db: Conn, query_id: str) -> dict[str, Any]:
     return row
 
 
-async def judge_row_once(
+async def judge_row_when(
     db: Conn, query_id: str, done: Callable[[dict[str, Any]], bool], timeout_s: float = 60.0
 ) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
@@ -187,7 +187,7 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     assert job is not None and job["function"] == "judge_answer" and query["id"] in job["args"]
     row = await judge_row(db, query["id"])
     assert row["kind"] == "judge" and row["query_id"] == query["id"] and row["created_by"] == course.owner_id
-    row = await judge_row_once(db, query["id"], lambda r: r["status"] == "failed")
+    row = await judge_row_when(db, query["id"], lambda r: r["status"] == "failed")
     assert "No chat model is configured" in row["error"]
     verdicts = ["yes", "no", "no", "no"]  # the GPU claims are not in the chunk: few reach the model
     with caplog.at_level(logging.INFO, logger="workers.jobs.judge"):
@@ -214,7 +214,7 @@ async def test_a_supported_answer_is_not_flagged(runtime: Runtime, course: Cours
     with changed_settings(course.app, groundedness_sample_rate=1.0):
         response = await ask(course, "With the const keyword.", **{"X-Request-ID": "audit-qa-2"})
     query = await query_for(course, response.headers["X-Request-ID"])
-    await judge_row_once(db, query["id"], lambda r: r["status"] == "failed")  # the model-less worker's try
+    await judge_row_when(db, query["id"], lambda r: r["status"] == "failed")  # the model-less worker's try
     outcome = await run_judge(runtime, course, query["id"], ["yes"])
     assert outcome["status"] == "judged" and outcome["flagged"] is False
 
