@@ -35,9 +35,11 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.load import MIX, REPORTS, Course, Results, outsider, set_up, student, summarise
+from benchmarks.soak_fds import fd_change_lines
 from benchmarks.soak_metrics import (
     SERVICE_COLUMNS,
     Minute,
+    baseline_index,
     growth_rows,
     machine,
     number,
@@ -233,6 +235,11 @@ def report(soak: Soak, out: Results, args: argparse.Namespace, command: str) -> 
             ["min", *names],
             [[f"{m.t_s / 60:.1f}", *(str(m.fds.get(n, "–")) for n in names)] for m in minutes],
         ),
+        "",
+        "What the descriptors of a process whose count changed hold, from minute 10 (as the growth"
+        " table below) to the end (`→ service`: a connection to it; benchmarks/soak_fds.py):",
+        "",
+        *fd_change_lines([m.fd_kinds for m in minutes], baseline_index([m.t_s for m in minutes])),
         "",
         "## Services and latency (p95 over the requests that finished since the previous sample)",
         "",

@@ -4,6 +4,7 @@ series after the warm-up, a monotonic-growth verdict), apart from the run so the
 import math
 import os
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ import redis.asyncio as redis
 from scipy.stats import spearmanr
 
 from benchmarks.load import Sample
+from benchmarks.soak_fds import UnixPeers, fd_kinds, listening_ports
 from benchmarks.stack import Stack, percentile
 from core.jobs.specs import AGENT_QUEUE
 
@@ -33,6 +35,7 @@ class Minute:
     t_s: float
     rss_mb: dict[str, float] = field(default_factory=dict)  # per process label
     fds: dict[str, int] = field(default_factory=dict)
+    fd_kinds: dict[str, dict[str, int]] = field(default_factory=dict)  # per process but Postgres: soak_fds
     postgres_processes: int = 0
     postgres_private_mb: float = float("nan")  # summed over its processes: see private_outside_shared
     pg_connections: int = 0
@@ -97,7 +100,9 @@ def private_outside_shared(process: psutil.Process) -> int:
 def read_processes(stack: Stack, minute: Minute) -> None:
     """RSS (MB, summed over a group) and open descriptors of each process, and Postgres's private memory;
     a process that exits while being read (a Postgres backend closing) is left out of this sample."""
-    for name, processes in _processes(stack).items():
+    groups = _processes(stack)
+    ports, unix = listening_ports(groups), UnixPeers.snapshot()
+    for name, processes in groups.items():
         rss = fds = alive = private = 0
         for process in processes:
             try:
@@ -105,6 +110,9 @@ def read_processes(stack: Stack, minute: Minute) -> None:
                     rss += process.memory_info().rss
                     fds += process.num_fds()
                     private += private_outside_shared(process) if name == "postgres" else 0
+                    if name != "postgres":
+                        kinds = Counter(minute.fd_kinds.get(name, {})) + fd_kinds(process, ports, unix)
+                        minute.fd_kinds[name] = dict(kinds)
                 alive += 1
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue

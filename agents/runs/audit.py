@@ -131,7 +131,7 @@ class Audit:
         timings = dict(timings_ms or {})
         timings.setdefault("total", self.elapsed_ms())
         query_id = None
-        judged = False
+        wants_judgement = judged = False
         if self.settings.retention.query_history_days > 0:
             # Judging reads the stored answer: with no row (retention 0) there is nothing to judge; with
             # EVALUATION_RETENTION_DAYS 0 no evaluation (a copy of the student's text) may be kept.
@@ -164,6 +164,7 @@ class Audit:
                         user_id=access.user.id,
                         query_id=query_id,
                         job_id=JUDGE_ANSWER.job_id(JudgeAnswer(access.id, access.user.id, query_id)),
+                        backlog_max=self.settings.groundedness.backlog_max,
                     )
         if judged and query_id is not None:
             await self._enqueue_judgement(access, query_id)
@@ -178,6 +179,7 @@ class Audit:
             retrieved=len(retrieved),
             cited=len(cited),
             judge_sampled=judged,
+            judge_backlog_full=wants_judgement and not judged,
             timings_ms=timings,
             tokens=tokens or {},
             **log_fields,

@@ -29,6 +29,10 @@ class GroundednessSettings(SettingsGroup):
     sample_rate_max: float = Field(
         default=0.5, ge=0.0, le=1.0, validation_alias="GROUNDEDNESS_SAMPLE_RATE_MAX"
     )
+    # A project's sampled answers still waiting for the judge: past this many, answers are not sampled
+    # until the judge catches up, so a class asking faster than the model judges keeps a bounded queue
+    # (the log line says judge_backlog_full) instead of one that grows all day.
+    backlog_max: int = Field(default=50, ge=1, validation_alias="GROUNDEDNESS_BACKLOG_MAX")
 
 
 class TracingSettings(SettingsGroup):

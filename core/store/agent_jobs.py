@@ -21,10 +21,18 @@ AGENT_KINDS = (JUDGE, OPTIMIZE_STUDY)
 
 
 async def record_judge_job(
-    conn: Connection, *, project_id: UUID, user_id: UUID, query_id: UUID, job_id: str
+    conn: Connection,
+    *,
+    project_id: UUID,
+    user_id: UUID,
+    query_id: UUID,
+    job_id: str,
+    backlog_max: int | None = None,
 ) -> bool:
     """The queued row of a sampled answer's judgement, for the asker's own query while they are a member
-    (called in the transaction that stores the query). False when it exists already or may not exist."""
+    (called in the transaction that stores the query). False when it exists already, may not exist, or
+    the project has `backlog_max` judgements queued already (a soft bound: two concurrent answers may
+    both see one place left)."""
     created = await fetch_one(
         conn,
         scalar_row,
@@ -32,8 +40,10 @@ async def record_judge_job(
         " SELECT %(job_id)s, h.project_id, 'judge', h.id, h.user_id FROM query_history h"
         " WHERE h.id = %(query_id)s AND h.project_id = %(project_id)s AND h.user_id = %(user_id)s"
         f" AND {member_of('h.project_id')}"
+        " AND (%(backlog_max)s::int IS NULL OR (SELECT count(*) FROM jobs j WHERE j.project_id = h.project_id"
+        "      AND j.kind = 'judge' AND j.status = 'queued') < %(backlog_max)s::int)"
         " ON CONFLICT (id) DO NOTHING RETURNING id",
-        scope(project_id, user_id, job_id=job_id, query_id=query_id),
+        scope(project_id, user_id, job_id=job_id, query_id=query_id, backlog_max=backlog_max),
     )
     return created is not None
 

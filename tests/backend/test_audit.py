@@ -241,6 +241,43 @@ async def test_rate_zero_and_the_project_override_are_honoured(course: Course) -
     assert bad.status_code == 422
 
 
+async def test_no_answer_is_sampled_while_the_projects_judge_backlog_is_full(
+    course: Course, db: Conn, caplog: pytest.LogCaptureFixture
+) -> None:
+    """GROUNDEDNESS_BACKLOG_MAX bounds a project's queued judgements: at the bound a sampled answer gets
+    no judge job (its log line says so), and once the judge catches up sampling goes on."""
+    with changed_settings(course.app, groundedness_sample_rate=0.0):
+        held = await query_for(course, (await ask(course, "With the const keyword.")).headers["X-Request-ID"])
+    # A judgement that stays queued (its row only: the session's worker never hears of it).
+    await db.execute(
+        "INSERT INTO jobs (id, project_id, kind, query_id, created_by) VALUES (%s, %s, 'judge', %s, %s)",
+        (f"judge:{held['id']}", course.project_id, held["id"], course.owner_id),
+    )
+    try:
+        with (
+            changed_settings(course.app, groundedness_sample_rate=1.0, groundedness_backlog_max=1),
+            caplog.at_level(logging.INFO),
+        ):
+            full = await ask(course, "With the const keyword.")
+            (line,) = [
+                json.loads(r.getMessage())
+                for r in caplog.records
+                if r.name == "studyai.requests" and '"event": "qa"' in r.getMessage()
+            ]
+            assert line["judge_sampled"] is False and line["judge_backlog_full"] is True
+            unjudged = await query_for(course, full.headers["X-Request-ID"])
+            assert await judge_job(course, unjudged["id"]) is None
+            cur = await db.execute("SELECT count(*) AS n FROM jobs WHERE query_id = %s", (unjudged["id"],))
+            assert (await cur.fetchone())["n"] == 0  # type: ignore[index]
+
+            await db.execute("UPDATE jobs SET status = 'succeeded' WHERE id = %s", (f"judge:{held['id']}",))
+            caught_up = await ask(course, "With the const keyword.")
+            judged = await query_for(course, caught_up.headers["X-Request-ID"])
+            assert await judge_job(course, judged["id"]) is not None
+    finally:
+        await db.execute("DELETE FROM jobs WHERE id = %s", (f"judge:{held['id']}",))
+
+
 async def test_history_is_for_owners_only(course: Course, make_user: UserFactory) -> None:
     url = f"/projects/{course.project_id}/queries"
     assert (await course.http.get(url, headers=course.editor)).status_code == 403
