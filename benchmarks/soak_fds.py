@@ -37,7 +37,7 @@ class UnixPeers:
         for row in rows:
             if len(row) < 9:
                 continue  # no process column: a socket of a process ss may not read
-            service = _service(path_of_inode[row[7]]) if row[7] in path_of_inode else "unix"
+            service = _service(path_of_inode[row[7]]) if row[7] in path_of_inode else "unnamed unix peer"
             for pid, fd in _USERS.findall(" ".join(row[8:])):
                 peers.by_fd[(int(pid), int(fd))] = service
         return peers
@@ -59,11 +59,15 @@ def listening_ports(processes: Mapping[str, list[psutil.Process]]) -> dict[int, 
 
 def fd_kinds(process: psutil.Process, ports: Mapping[int, str], unix: UnixPeers) -> Counter[str]:
     """Descriptors by kind: `→ redis` / `→ postgres` / `→ model server …` (a connection to that service),
-    `listening`, `file`, and `other` (pipes, epoll, eventfd, a socket ss could not pair)."""
+    `← a client` (accepted on a port the stack listens on), `→ unnamed unix peer` (a socketpair, an
+    accepted Unix connection), `listening`, `file`, and `other` (pipes, epoll, eventfd...)."""
     kinds: Counter[str] = Counter()
     for connection in process.net_connections(kind="all"):
         if connection.raddr and isinstance(connection.raddr, tuple):
-            kinds[f"→ {ports.get(connection.raddr.port, f'port {connection.raddr.port}')}"] += 1
+            if connection.laddr.port in ports:  # accepted on a port the stack listens on
+                kinds["← a client"] += 1
+            else:
+                kinds[f"→ {ports.get(connection.raddr.port, f'port {connection.raddr.port}')}"] += 1
         elif connection.status == psutil.CONN_LISTEN:
             kinds["listening"] += 1
         elif (process.pid, connection.fd) in unix.by_fd:

@@ -42,12 +42,13 @@ def test_connections_are_named_by_the_service_at_their_other_end(tmp_path: Path)
         for s in opened:
             s.close()
 
-    # Both ends of each connection are in this process: the client's end names the service, the accepted
-    # end's peer is an anonymous client ("unix") or, over TCP, the client's own port.
+    # Both ends of each connection are in this process: the client's end names the service; the accepted
+    # end's peer is an unnamed Unix client, or over TCP a client of the listening port.
     assert after["→ redis"] - before.get("→ redis", 0) == 2
     assert after["→ postgres"] - before.get("→ postgres", 0) == 1
     assert after["→ model server"] - before.get("→ model server", 0) == 1
-    assert after["→ unix"] - before.get("→ unix", 0) == 3
+    assert after["→ unnamed unix peer"] - before.get("→ unnamed unix peer", 0) == 3
+    assert after["← a client"] - before.get("← a client", 0) == 1
     assert sum(after.values()) == open_now
 
 
