@@ -162,6 +162,7 @@ async def test_an_idle_session_and_a_disabled_account_end_at_the_next_request(
     # may already have met the disabled account and re-rendered the app (the link gone mid-click).
     await page.evaluate("location.hash = '#/'")
     await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible(timeout=LOAD)
+    await expect(page.get_by_role("status")).to_contain_text("Your session has ended")
     await page.get_by_label("Email").fill(email)
     await page.get_by_label("Password").fill(PASSWORD)
     await page.get_by_role("button", name="Sign in", exact=True).click()
