@@ -149,6 +149,21 @@ async def judge_row_when(
     return row
 
 
+async def no_judgement_queued(db: Conn, course: Course, timeout_s: float = 60.0) -> None:
+    """Waits until the project has no queued judgement."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        cur = await db.execute(
+            "SELECT count(*) AS n FROM jobs WHERE project_id = %s AND kind = 'judge' AND status = 'queued'",
+            (course.project_id,),
+        )
+        queued: int = (await cur.fetchone())["n"]  # type: ignore[index]
+        if queued == 0:
+            return
+        assert time.monotonic() < deadline, f"{queued} judgements still queued"
+        await asyncio.sleep(0.1)
+
+
 async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     runtime: Runtime, course: Course, db: Conn, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -248,6 +263,9 @@ async def test_no_answer_is_sampled_while_the_projects_judge_backlog_is_full(
     no judge job (its log line says so), and once the judge catches up sampling goes on."""
     with changed_settings(course.app, groundedness_sample_rate=0.0):
         held = await query_for(course, (await ask(course, "With the const keyword.")).headers["X-Request-ID"])
+    # The judgements earlier tests sampled leave the queue first (the model-less worker fails them), so
+    # that the row below is the project's only queued one.
+    await no_judgement_queued(db, course)
     # A judgement that stays queued (its row only: the session's worker never hears of it).
     await db.execute(
         "INSERT INTO jobs (id, project_id, kind, query_id, created_by) VALUES (%s, %s, 'judge', %s, %s)",
@@ -274,6 +292,8 @@ async def test_no_answer_is_sampled_while_the_projects_judge_backlog_is_full(
             caught_up = await ask(course, "With the const keyword.")
             judged = await query_for(course, caught_up.headers["X-Request-ID"])
             assert await judge_job(course, judged["id"]) is not None
+            cur = await db.execute("SELECT count(*) AS n FROM jobs WHERE query_id = %s", (judged["id"],))
+            assert (await cur.fetchone())["n"] == 1  # type: ignore[index]
     finally:
         await db.execute("DELETE FROM jobs WHERE id = %s", (f"judge:{held['id']}",))
 

@@ -146,12 +146,16 @@ def recognise(page: pymupdf.Page, *, languages: str, tessdata: str, flags: int) 
 # Measured on Think Python's 270 text-layer pages (prose, code, tables of contents, index) against what
 # Tesseract reads from noise images: irregular case at most 1% of words there, 8-22% in noise; all capitals
 # at most 4.5% (noise up to 29%); no vowel at most 9% (noise up to 37%). Each bound sits between.
+# Some noise reads as lower-case vowel runs instead ("ooo a oeoea aocoo"): words of three or more
+# letters that are all vowels (y not counted) are at most 0.3% of words on those pages and in any 2,000
+# characters of Pense em Python's Markdown, and 23% in such noise.
 # And a page whose marks come out as symbols with no letter or digit ("| ~ — ;") is no text either.
 _WORD = re.compile(r"[^\W\d_]{2,}")
 # lower, UPPER, Capitalised, camelCase or CamelCase (identifiers in code and in the index of a book).
 _REGULAR_CASE = re.compile(r"[A-ZÀ-Þ]+|(?:[A-ZÀ-Þ]?[^\W\d_A-ZÀ-Þ]+)+")
 _VOWELS = frozenset("aeiouyàáâãäèéêëìíîïòóôõöùúûü")
-_MAX_IRREGULAR, _MAX_CAPITALS, _MAX_VOWELLESS = 0.05, 0.10, 0.20
+_PURE_VOWELS = _VOWELS - {"y"}  # "you", "eye" are words
+_MAX_IRREGULAR, _MAX_CAPITALS, _MAX_VOWELLESS, _MAX_ALL_VOWELS = 0.05, 0.10, 0.20, 0.05
 _MIN_WORDS, _MIN_CHARS = 10, 20  # less recognised text than this is not judged (a page number, a caption)
 
 
@@ -166,10 +170,12 @@ def low_confidence(text: str) -> bool:
     irregular = sum(not _REGULAR_CASE.fullmatch(word) for word in words)
     capitals = sum(word.isupper() for word in words)
     vowelless = sum(_VOWELS.isdisjoint(word.lower()) for word in words)
+    all_vowels = sum(len(word) >= 3 and _PURE_VOWELS.issuperset(word.lower()) for word in words)
     return (
         irregular > _MAX_IRREGULAR * len(words)
         or capitals > _MAX_CAPITALS * len(words)
         or vowelless > _MAX_VOWELLESS * len(words)
+        or all_vowels > _MAX_ALL_VOWELS * len(words)
     )
 
 
