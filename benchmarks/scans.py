@@ -9,6 +9,7 @@ import io
 import re
 from pathlib import Path
 
+import numpy as np
 import pymupdf
 from PIL import Image
 
@@ -86,3 +87,12 @@ def page_text(source: bytes | Path, number: int) -> str:
     """The text layer of one page (0-based): the ground truth of its scan."""
     with pymupdf.open(stream=source if isinstance(source, bytes) else source.read_bytes()) as src:
         return str(src.load_page(number).get_text())
+
+
+def noise_image(seed: int, size: tuple[int, int] = (900, 600)) -> bytes:
+    """A PNG of Gaussian grey noise (mean 128, sigma 40) at 300 dpi, seeded: Tesseract reads each seed's
+    picture the same way every run. Small: Tesseract reads noise slowly (a full page takes minutes)."""
+    width, height = size
+    pixels = np.random.default_rng(seed).normal(128, 40, (height, width)).clip(0, 255).astype(np.uint8)
+    Image.fromarray(pixels, "L").save(png := io.BytesIO(), "PNG", dpi=(300, 300))
+    return png.getvalue()

@@ -10,12 +10,18 @@ import struct
 import time
 import zlib
 
-import numpy as np
 import pymupdf
 import pytest
 from PIL import Image
 
-from benchmarks.scans import THINK_PYTHON, page_picture, portuguese_prose, scanned_pdf, text_page_pdf
+from benchmarks.scans import (
+    THINK_PYTHON,
+    noise_image,
+    page_picture,
+    portuguese_prose,
+    scanned_pdf,
+    text_page_pdf,
+)
 from tests.workers.test_parsing import parse_children
 from workers.parsing import OcrOptions, ParsedDocument, ParseError, parse_document
 from workers.parsing import ocr as ocr_module
@@ -170,14 +176,6 @@ def test_more_scanned_pages_than_allowed_fail_before_any_is_read() -> None:
     scans = scanned_pdf(THINK_PYTHON, [ENGLISH_PAGE, ENGLISH_PAGE + 1, ENGLISH_PAGE + 2], dpi=72)
     with pytest.raises(ParseError, match="3 scanned pages to read by OCR, more than the 2 allowed"):
         parse(scans, ocr=OcrOptions(max_pages=2))
-
-
-def noise_image(seed: int) -> bytes:
-    """Gaussian grey noise, seeded: Tesseract reads each seed's picture the same way every run.
-    Small: Tesseract reads noise slowly (a full page of it takes minutes: OCR_PAGE_TIMEOUT_S's case)."""
-    pixels = np.random.default_rng(seed).normal(128, 40, (600, 900)).clip(0, 255).astype(np.uint8)
-    Image.fromarray(pixels, "L").save(png := io.BytesIO(), "PNG", dpi=(300, 300))
-    return png.getvalue()
 
 
 # Seed 0 reads as letter salad with capitals in odd places; seed 1 as lower-case vowel runs ("ooo a

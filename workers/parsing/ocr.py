@@ -159,23 +159,41 @@ _MAX_IRREGULAR, _MAX_CAPITALS, _MAX_VOWELLESS, _MAX_ALL_VOWELS = 0.05, 0.10, 0.2
 _MIN_WORDS, _MIN_CHARS = 10, 20  # less recognised text than this is not judged (a page number, a caption)
 
 
+@dataclass(frozen=True)
+class WordSignals:
+    """The share of a text's words (two or more letters) that each sign of letter salad counts."""
+
+    irregular: float
+    capitals: float
+    vowelless: float
+    all_vowels: float
+
+
+def word_signals(text: str) -> WordSignals | None:
+    """None for text with too few words to judge."""
+    words = _WORD.findall(text)
+    if len(words) < _MIN_WORDS:
+        return None
+    return WordSignals(
+        irregular=sum(not _REGULAR_CASE.fullmatch(word) for word in words) / len(words),
+        capitals=sum(word.isupper() for word in words) / len(words),
+        vowelless=sum(_VOWELS.isdisjoint(word.lower()) for word in words) / len(words),
+        all_vowels=sum(len(word) >= 3 and _PURE_VOWELS.issuperset(word.lower()) for word in words)
+        / len(words),
+    )
+
+
 def low_confidence(text: str) -> bool:
     """Whether recognised text looks like OCR of something that is no text, or of an unreadable scan."""
     tokens = text.split()
     if sum(map(len, tokens)) >= _MIN_CHARS and not any(char.isalnum() for token in tokens for char in token):
         return True
-    words = _WORD.findall(text)
-    if len(words) < _MIN_WORDS:
-        return False
-    irregular = sum(not _REGULAR_CASE.fullmatch(word) for word in words)
-    capitals = sum(word.isupper() for word in words)
-    vowelless = sum(_VOWELS.isdisjoint(word.lower()) for word in words)
-    all_vowels = sum(len(word) >= 3 and _PURE_VOWELS.issuperset(word.lower()) for word in words)
-    return (
-        irregular > _MAX_IRREGULAR * len(words)
-        or capitals > _MAX_CAPITALS * len(words)
-        or vowelless > _MAX_VOWELLESS * len(words)
-        or all_vowels > _MAX_ALL_VOWELS * len(words)
+    signals = word_signals(text)
+    return signals is not None and (
+        signals.irregular > _MAX_IRREGULAR
+        or signals.capitals > _MAX_CAPITALS
+        or signals.vowelless > _MAX_VOWELLESS
+        or signals.all_vowels > _MAX_ALL_VOWELS
     )
 
 
