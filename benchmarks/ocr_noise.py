@@ -11,15 +11,16 @@ words each signal of the check counts (the largest on any page), and how many pa
 
 import argparse
 from collections import Counter
+from dataclasses import fields
 from pathlib import Path
 
 import pymupdf
 
 from benchmarks.scans import PENSE_PYTHON, THINK_PYTHON, noise_image
 from workers.parsing import ParseError, parse_document
-from workers.parsing.ocr import find_tessdata, low_confidence, word_signals
+from workers.parsing.ocr import LOW_CONFIDENCE, WordSignals, find_tessdata, low_confidence, word_signals
 
-LOW = "page 1: text recognised with low confidence"
+LOW = f"page 1: {LOW_CONFIDENCE}"
 
 
 def noise_outcome(seed: int) -> str:
@@ -70,10 +71,7 @@ def main() -> None:
     for name, pages in real_pages().items():
         signals = [s for s in map(word_signals, pages) if s is not None]
         flagged = sum(map(low_confidence, pages))
-        worst = [
-            max(getattr(s, field) for s in signals)
-            for field in ("irregular", "capitals", "vowelless", "all_vowels")
-        ]
+        worst = [max(getattr(s, field.name) for s in signals) for field in fields(WordSignals)]
         lines.append(
             f"| {name} | {len(signals)} | {flagged} | " + " | ".join(f"{w:.1%}" for w in worst) + " |"
         )

@@ -8,9 +8,9 @@ import logging
 import subprocess
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import psycopg
@@ -51,6 +51,7 @@ SOURCE = (
 )
 QUESTION = "How are constants declared with the const keyword?"
 Conn = psycopg.AsyncConnection[dict[str, Any]]
+T = TypeVar("T")
 
 
 @dataclass
@@ -139,29 +140,24 @@ async def judge_row(db: Conn, query_id: str) -> dict[str, Any]:
     return row
 
 
-async def judge_row_when(
-    db: Conn, query_id: str, done: Callable[[dict[str, Any]], bool], timeout_s: float = 60.0
-) -> dict[str, Any]:
+async def polled_until(
+    read: Callable[[], Awaitable[T]], done: Callable[[T], bool], timeout_s: float = 60.0
+) -> T:
+    """`read()` every 0.1 s until its value is `done`; fails the test with the last value past the timeout."""
     deadline = time.monotonic() + timeout_s
-    while not done(row := await judge_row(db, query_id)):
-        assert time.monotonic() < deadline, row
+    while not done(value := await read()):
+        assert time.monotonic() < deadline, value
         await asyncio.sleep(0.1)
-    return row
+    return value
 
 
-async def no_judgement_queued(db: Conn, course: Course, timeout_s: float = 60.0) -> None:
-    """Waits until the project has no queued judgement."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        cur = await db.execute(
-            "SELECT count(*) AS n FROM jobs WHERE project_id = %s AND kind = 'judge' AND status = 'queued'",
-            (course.project_id,),
-        )
-        queued: int = (await cur.fetchone())["n"]  # type: ignore[index]
-        if queued == 0:
-            return
-        assert time.monotonic() < deadline, f"{queued} judgements still queued"
-        await asyncio.sleep(0.1)
+async def judge_row_when(db: Conn, query_id: str, done: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    return await polled_until(lambda: judge_row(db, query_id), done)
+
+
+async def jobs_count(db: Conn, where: str, *params: object) -> int:
+    cur = await db.execute(f"SELECT count(*) AS n FROM jobs WHERE {where}", params)
+    return int((await cur.fetchone())["n"])  # type: ignore[index]
 
 
 async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
@@ -265,7 +261,10 @@ async def test_no_answer_is_sampled_while_the_projects_judge_backlog_is_full(
         held = await query_for(course, (await ask(course, "With the const keyword.")).headers["X-Request-ID"])
     # The judgements earlier tests sampled leave the queue first (the model-less worker fails them), so
     # that the row below is the project's only queued one.
-    await no_judgement_queued(db, course)
+    queued_judgements = "project_id = %s AND kind = 'judge' AND status = 'queued'"
+    await polled_until(
+        lambda: jobs_count(db, queued_judgements, course.project_id), lambda queued: queued == 0
+    )
     # A judgement that stays queued (its row only: the session's worker never hears of it).
     await db.execute(
         "INSERT INTO jobs (id, project_id, kind, query_id, created_by) VALUES (%s, %s, 'judge', %s, %s)",
@@ -285,15 +284,13 @@ async def test_no_answer_is_sampled_while_the_projects_judge_backlog_is_full(
             assert line["judge_sampled"] is False and line["judge_backlog_full"] is True
             unjudged = await query_for(course, full.headers["X-Request-ID"])
             assert await judge_job(course, unjudged["id"]) is None
-            cur = await db.execute("SELECT count(*) AS n FROM jobs WHERE query_id = %s", (unjudged["id"],))
-            assert (await cur.fetchone())["n"] == 0  # type: ignore[index]
+            assert await jobs_count(db, "query_id = %s", unjudged["id"]) == 0
 
             await db.execute("UPDATE jobs SET status = 'succeeded' WHERE id = %s", (f"judge:{held['id']}",))
             caught_up = await ask(course, "With the const keyword.")
             judged = await query_for(course, caught_up.headers["X-Request-ID"])
             assert await judge_job(course, judged["id"]) is not None
-            cur = await db.execute("SELECT count(*) AS n FROM jobs WHERE query_id = %s", (judged["id"],))
-            assert (await cur.fetchone())["n"] == 1  # type: ignore[index]
+            assert await jobs_count(db, "query_id = %s", judged["id"]) == 1
     finally:
         await db.execute("DELETE FROM jobs WHERE id = %s", (f"judge:{held['id']}",))
 

@@ -156,6 +156,7 @@ _REGULAR_CASE = re.compile(r"[A-ZÀ-Þ]+|(?:[A-ZÀ-Þ]?[^\W\d_A-ZÀ-Þ]+)+")
 _VOWELS = frozenset("aeiouyàáâãäèéêëìíîïòóôõöùúûü")
 _PURE_VOWELS = _VOWELS - {"y"}  # "you", "eye" are words
 _MAX_IRREGULAR, _MAX_CAPITALS, _MAX_VOWELLESS, _MAX_ALL_VOWELS = 0.05, 0.10, 0.20, 0.05
+LOW_CONFIDENCE = "text recognised with low confidence"  # the warning that flags a page
 _MIN_WORDS, _MIN_CHARS = 10, 20  # less recognised text than this is not judged (a page number, a caption)
 
 
@@ -254,7 +255,7 @@ def recognise_pages(
         [f"{describe_pages(recognised)}: text recognised by OCR (scanned images)"] if recognised else []
     )
     if unsure:
-        warnings.append(f"{describe_pages(unsure)}: text recognised with low confidence")
+        warnings.append(f"{describe_pages(unsure)}: {LOW_CONFIDENCE}")
     if failed:
         warnings.append(f"{describe_pages(failed)} could not be read by OCR and {_was(failed)} left out")
     return warnings, failed
