@@ -13,12 +13,12 @@ from starlette.applications import Starlette
 from agents.common.context import AgentContext
 from backend.middleware.rate_limits import RateLimited, RateLimiter, note
 from backend.resources import ApiResources
-from backend.services.browser_sessions import SESSION_COOKIE, csrf_refusal, foreign_origin
+from backend.web.browser import csrf_refusal, foreign_origin, session_token
 from core.llm.local import SERVER_CHILD
 from core.retrieval import Retriever
 from core.runtime import Runtime
 from core.settings import Settings
-from core.store import projects, sessions, users
+from core.store import api_keys, projects, sessions
 from core.store.projects import Project
 
 _bearer = HTTPBearer(
@@ -100,13 +100,12 @@ async def get_current_user(
     """The caller, checked in SQL on every request (a revoked or expired key or session, or a disabled
     account, fails at once), then the user's rate-limit budget for this route
     (backend/middleware/rate_limits.py). An API key (Authorization: Bearer) wins over a session cookie; a
-    cookie-authenticated write must carry the session's CSRF token and no foreign Origin (403)."""
-    if limiter is not None and (blocked := await limiter.auth_blocked(request.scope)):
-        note(request.scope, blocked)
-        raise RateLimited(blocked, "Too many failed authentications from this address; retry later.")
+    cookie-authenticated write must carry the session's CSRF token and no foreign Origin (403). A wrong
+    key spends the address's failure budget, and only wrong keys are refused once it is spent: a valid
+    key or session from the same address (a class behind one NAT) always works."""
     if credentials is not None and credentials.scheme.lower() == "bearer":
         user = await _key_user(request, db, limiter, credentials.credentials)
-    elif cookie := request.cookies.get(SESSION_COOKIE):
+    elif cookie := session_token(request, get_settings(request)):
         user = await _session_user(request, db, cookie)
     else:
         # Not a guess: only wrong keys spend the failure budget (requests without one, the address's).
@@ -126,9 +125,13 @@ async def _key_user(
     request: Request, db: AsyncConnectionPool, limiter: RateLimiter | None, key: str
 ) -> CurrentUser:
     async with db.connection() as conn:
-        holder = await users.user_for_key(conn, key)
+        holder = await api_keys.user_for_key(conn, key)
     if holder is None:
-        await _failed(limiter, request)
+        if limiter is not None:
+            verdict = await limiter.auth_failed(request.scope)
+            if verdict is not None and not verdict.allowed:
+                note(request.scope, verdict)
+                raise RateLimited(verdict, "Too many failed authentications from this address; retry later.")
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
             "Invalid, revoked or expired API key.",
@@ -159,9 +162,20 @@ async def _session_user(request: Request, db: AsyncConnectionPool, cookie: str) 
     )
 
 
-async def _failed(limiter: RateLimiter | None, request: Request) -> None:
-    if limiter is not None:
-        await limiter.auth_failed(request.scope)
+async def browser_user(request: Request, db: AsyncConnectionPool) -> CurrentUser | None:
+    """The account this browser's session cookie signs in, if any (no key, no CSRF check: for a GET that
+    starts something for the signed-in browser, such as linking its school login)."""
+    cookie = session_token(request, get_settings(request))
+    if cookie is None:
+        return None
+    settings = get_settings(request)
+    async with db.connection() as conn:
+        holder = await sessions.holder_of(conn, cookie, idle_minutes=settings.accounts.session_idle_minutes)
+    if holder is None:
+        return None
+    return CurrentUser(
+        id=holder.id, email=holder.email, session_id=holder.session_id, is_admin=holder.is_admin
+    )
 
 
 UserDep = Annotated[CurrentUser, Depends(get_current_user)]

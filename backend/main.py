@@ -6,6 +6,10 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from backend.accounts.http import add_account_error_handlers
+from backend.accounts.lti import router as lti
+from backend.accounts.oidc import router as oidc
+from backend.accounts.routers import admin, invitations, me, sign_in
 from backend.deps import rate_limiter_of
 from backend.frontend import add_frontend
 from backend.middleware.body_limit import BodyLimitMiddleware
@@ -16,32 +20,24 @@ from backend.middleware.rate_limits import RateLimited, RateLimitMiddleware, rat
 from backend.middleware.request_context import RequestContextMiddleware
 from backend.resources import open_api_resources
 from backend.routes import (
-    accounts,
-    admin,
     attempts,
-    auth,
     batches,
     curation,
     documents,
     exports,
     history,
-    invitations,
     jobs,
-    lti,
-    me,
     members,
-    oidc,
     plans,
     project_audit,
-    project_mail,
     projects,
     qa,
     questions,
-    recovery,
     search,
     study,
 )
 from backend.routes import health as health_routes
+from backend.web.browser import StrictTransportMiddleware
 from core.runtime import open_runtime
 from core.runtime.services import ServiceUrls
 from core.runtime.supervisor import Supervisor
@@ -82,11 +78,14 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
         course_files=settings.limits.course_upload_max_files,
     )
     app.add_middleware(RequestContextMiddleware)
+    # Outermost: every answer, errors and 429s included, carries HSTS while PUBLIC_URL is https.
+    app.add_middleware(StrictTransportMiddleware, https=settings.accounts.public_https)
     add_database_error_handlers(app)  # pool exhausted or database down: 503 + Retry-After, not 500
     add_model_error_handlers(app)  # model queue full: 429; model or queue unreachable: 503
     add_agent_run_error_handlers(app)  # an agent run's domain errors: their one status each
     app.add_exception_handler(RateLimited, rate_limited_handler)  # a user's budget spent: 429
     add_input_error_handlers(app)  # a lone surrogate, a NUL, an offset past bigint: 422, never 500
+    add_account_error_handlers(app)  # the accounts domain's refusals: their one status each
 
     @app.get("/health", tags=["health"])
     async def health() -> dict[str, str]:
@@ -95,11 +94,8 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     # GET /health/ready: each component's state (backend/routes/health.py), the chat model's included.
     app.include_router(health_routes.router)
 
-    app.include_router(auth.router)
-    app.include_router(accounts.router)
-    app.include_router(recovery.router)
+    app.include_router(sign_in.router)
     app.include_router(admin.router)
-    app.include_router(project_mail.router)
     app.include_router(lti.router)
     app.include_router(projects.router)
     app.include_router(members.router)

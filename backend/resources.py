@@ -12,9 +12,9 @@ import httpx
 from langgraph.graph.state import CompiledStateGraph
 
 from agents.qa import build_graph, qa_config
+from backend.accounts.lti.keys import LtiKeys, load_tool_key
+from backend.accounts.oidc.provider import OidcProviders
 from backend.middleware.rate_limits import RateLimiter
-from backend.services.lti.keys import LtiKeys, load_tool_key
-from backend.services.oidc_provider import OidcProviders
 from core.runtime.postgres_watch import PostgresWatch
 from core.runtime.services import ServiceUrls
 from core.runtime.supervisor import Supervisor

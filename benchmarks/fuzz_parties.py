@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from psycopg import sql
 
 from backend.deps import runtime_of
-from core.store import questions, users
+from core.store import accounts, api_keys, questions
 
 REAL_ID_SHARE = 0.75  # of the id-named parameters and fields given a real id of either party
 _KEY_USERS = ("user", "member")  # parameter kinds that name a user
@@ -117,8 +117,8 @@ async def make_party(app: FastAPI, http: httpx.AsyncClient, name: str) -> Party:
     marker = f"zq{name.lower()}{secrets.token_hex(4)}"
     runtime = runtime_of(app)
     async with runtime.pool.connection() as conn:
-        user = await users.create_user(conn, email=f"fuzz-{name.lower()}-{time.time_ns()}@example.org")
-        headers = {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user.id)}"}
+        user = await accounts.ensure_account(conn, email=f"fuzz-{name.lower()}-{time.time_ns()}@example.org")
+        headers = {"Authorization": f"Bearer {await api_keys.create_api_key(conn, user_id=user.id)}"}
     response = await http.post("/projects", json={"name": f"fuzz {name}"}, headers=headers)
     response.raise_for_status()
     project = response.json()["id"]

@@ -33,7 +33,7 @@ from core.embeddings.models import make_embeddings
 from core.observability import timing
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store import users
+from core.store import accounts, api_keys
 from core.store.migrations import apply_migrations
 from evals.harness.worker import start_worker, stop_worker
 from workers.chunking.sections import ChunkingConfig, chunk_document
@@ -176,8 +176,8 @@ async def main() -> None:
 
 async def bench_user(app: Any) -> dict[str, str]:
     async with runtime_of(app).pool.connection() as conn:
-        user = await users.create_user(conn, email="bench@example.org")
-        return {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user.id)}"}
+        user = await accounts.ensure_account(conn, email="bench@example.org")
+        return {"Authorization": f"Bearer {await api_keys.create_api_key(conn, user_id=user.id)}"}
 
 
 async def run_formats(http: httpx.AsyncClient, app: Any, report_path: Path) -> None:

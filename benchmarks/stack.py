@@ -34,13 +34,13 @@ import psycopg
 from psycopg.rows import dict_row
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store import users
+from core.store import accounts, api_keys
 
 async def main(url):
     async with await psycopg.AsyncConnection.connect(url, autocommit=True, row_factory=dict_row) as conn:
         for email in sys.argv[1:]:
-            user = await users.create_user(conn, email=email)
-            print(await users.create_api_key(conn, user_id=user.id, name="load"))
+            user = await accounts.ensure_account(conn, email=email)
+            print(await api_keys.create_api_key(conn, user_id=user.id, name="load"))
 
 with EmbeddedServices(Settings(), redis=False, stop_on_exit=False) as urls:
     asyncio.run(main(urls.database_url))

@@ -22,7 +22,7 @@ from core.retrieval import Retriever
 from core.runtime import Runtime
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import users
+from core.store import accounts, api_keys
 from evals.harness.worker import start_worker
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -51,8 +51,8 @@ def liveness_check(worker: subprocess.Popen[bytes], settings: Settings) -> Calla
 async def eval_user_headers(pool: AsyncConnectionPool, email: str, key_name: str) -> dict[str, str]:
     """The same user on every run (its project is reused); a fresh key each run, so none is stored."""
     async with pool.connection() as conn:
-        user = await users.create_user(conn, email=email)
-        key = await users.create_api_key(conn, user_id=user.id, name=key_name)
+        user = await accounts.ensure_account(conn, email=email)
+        key = await api_keys.create_api_key(conn, user_id=user.id, name=key_name)
     return {"Authorization": f"Bearer {key}"}
 
 

@@ -25,7 +25,7 @@ from core.llm.chat import make_chat_model
 from core.llm.local import LOCAL_MODELS, LlamaServer, assemble
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
-from core.store import users
+from core.store import accounts, api_keys
 from core.store.migrations import apply_migrations
 from evals.harness.worker import start_worker, stop_worker
 
@@ -127,8 +127,9 @@ class UserFactory:
 
     async def __call__(self, name: str = "user") -> Caller:
         self._count += 1
-        user = await users.create_user(self._conn, email=f"{name}-{self._count}-{time.time_ns()}@example.org")
-        return Caller(await users.create_api_key(self._conn, user_id=user.id), user.email, user.id)
+        email = f"{name}-{self._count}-{time.time_ns()}@example.org"
+        user = await accounts.ensure_account(self._conn, email=email)
+        return Caller(await api_keys.create_api_key(self._conn, user_id=user.id), user.email, user.id)
 
 
 @pytest.fixture(scope="session")
@@ -159,10 +160,16 @@ async def create_project(http: httpx.AsyncClient, headers: dict[str, str], **fie
 async def add_member(
     http: httpx.AsyncClient, owner: dict[str, str], project_id: str, member: Caller, role: str
 ) -> None:
+    """The owner invites the member's email with the role, and the member accepts it."""
     response = await http.post(
         f"/projects/{project_id}/members", json={"email": member.email, "role": role}, headers=owner
     )
-    assert response.status_code == 201, response.text
+    assert response.status_code == 202, response.text
+    received = await http.get("/me/invitations", headers=member)
+    assert received.status_code == 200, received.text
+    [invitation] = [row for row in received.json() if row["project_id"] == project_id]
+    accepted = await http.post(f"/me/invitations/{invitation['id']}/accept", headers=member)
+    assert accepted.status_code == 200 and accepted.json()["role"] == role, accepted.text
 
 
 async def class_project(

@@ -9,14 +9,14 @@ from uuid import UUID
 
 import psycopg
 
-from core.store import documents, projects, users
+from core.store import accounts, documents, projects
 
 Conn = psycopg.AsyncConnection[Any]
 
 
-async def owned_project(conn: Conn, who: str, name: str = "p") -> tuple[users.User, projects.Project]:
+async def owned_project(conn: Conn, who: str, name: str = "p") -> tuple[accounts.Account, projects.Project]:
     """A new user (email `who-<uuid>@example.org`) and an English project of theirs."""
-    user = await users.create_user(conn, email=f"{who}-{uuid.uuid4()}@example.org")
+    user = await accounts.ensure_account(conn, email=f"{who}-{uuid.uuid4()}@example.org")
     project = await projects.create_project(conn, user_id=user.id, name=name, description="", language="en")
     return user, project
 

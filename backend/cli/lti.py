@@ -7,8 +7,8 @@ import psycopg
 import typer
 from pydantic import ValidationError
 
+from backend.accounts.lti.schemas import PlatformIn
 from backend.cli.migrate import apply_migrations
-from backend.schemas.lti import PlatformIn
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
 from core.store import lti as lti_store

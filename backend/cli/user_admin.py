@@ -1,6 +1,7 @@
-"""`studyai users setup-token | disable | enable | reset-link`, and the set-up link `studyai up` prints
-while the server has no administrator: the operator's side of administration, straight on the database
-(no key needed), every change in the security log with no actor (the CLI)."""
+"""`studyai users setup-token | disable | enable | reset-link | teacher`, and the set-up link `studyai up`
+prints while the server has no administrator: the operator's side of administration, straight on the
+database (no key needed) through the accounts service the API uses, every change in the security log with
+no actor (the CLI)."""
 
 import asyncio
 from collections.abc import Awaitable, Callable
@@ -9,11 +10,16 @@ from typing import Any, TypeVar
 import psycopg
 import typer
 
+from backend.accounts.errors import NotFound
+from backend.accounts.service import admin, credentials, recovery
 from backend.cli.migrate import apply_migrations
+from core.accounts.emails import normalize_email
+from core.observability.audit import Audit
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
 from core.store import accounts, security_events
 from core.store.accounts import Account
+from core.store.pool import OneConnection
 
 SETUP_TOKEN_HOURS = 24
 T = TypeVar("T")
@@ -36,6 +42,11 @@ async def _on_db(database_url: str, work: Callable[[psycopg.AsyncConnection[Any]
         return await work(conn)
 
 
+def cli_audit(settings: Settings) -> Audit:
+    """The command line's audit context: no request, no address."""
+    return Audit(retention_days=settings.retention.security_events_days)
+
+
 async def _log(conn: psycopg.AsyncConnection[Any], settings: Settings, action: str, user_id: Any) -> None:
     await security_events.insert_event(
         conn,
@@ -51,6 +62,13 @@ async def grant_admin(conn: psycopg.AsyncConnection[Any], settings: Settings, us
     """Makes the account an administrator (`users create --admin`), logged as user.admin_granted."""
     await accounts.set_admin(conn, user_id=user_id)
     await _log(conn, settings, "user.admin_granted", user_id)
+
+
+async def grant_teacher(conn: psycopg.AsyncConnection[Any], settings: Settings, user_id: Any) -> None:
+    """Marks the account a teacher (`users create --teacher`), logged as user.teacher_granted."""
+    await admin.set_teacher(
+        OneConnection(conn), cli_audit(settings), admin_id=None, user_id=user_id, teacher=True
+    )
 
 
 def setup_link(database_url: str, settings: Settings, base: str) -> str | None:
@@ -94,12 +112,12 @@ def setup_token() -> None:
 def _change(email: str, disabled: bool) -> Account | None:
     def work(url: str, settings: Settings) -> Account | None:
         async def change(conn: psycopg.AsyncConnection[Any]) -> Account | None:
-            found = await accounts.account_by_email(conn, email=email)
+            found = await accounts.account_by_email(conn, email=normalize_email(email))
             if found is None:
                 return None
-            row = await accounts.set_disabled(conn, user_id=found.id, disabled=disabled)
-            await _log(conn, settings, "user.disabled" if disabled else "user.enabled", found.id)
-            return row
+            return await credentials.set_disabled(
+                OneConnection(conn), cli_audit(settings), actor_id=None, user_id=found.id, disabled=disabled
+            )
 
         return asyncio.run(_on_db(url, change))
 
@@ -112,7 +130,7 @@ def _no_user(command: str, email: str) -> typer.Exit:
 
 
 def disable(email: str) -> None:
-    """Disable an account: its sessions and keys fail from their next request, until `users enable`."""
+    """Disable an account: every session and key of it ends now (enabling it later revives none)."""
     if _change(email, disabled=True) is None:
         raise _no_user("disable", email)
     typer.echo(f"disabled {email.strip().lower()}")
@@ -130,20 +148,19 @@ def reset_link(email: str) -> None:
 
     def work(url: str, settings: Settings) -> str | None:
         async def issue(conn: psycopg.AsyncConnection[Any]) -> str | None:
-            found = await accounts.account_by_email(conn, email=email)
+            found = await accounts.account_by_email(conn, email=normalize_email(email))
             if found is None:
                 return None
-            hours = settings.accounts.reset_link_hours
-            token = await accounts.issue_token(conn, kind="reset", hours=hours, user_id=found.id)
-            await security_events.insert_event(
+            link = await recovery.issue_link(
                 conn,
-                action="password.reset_issued",
-                actor_user_id=None,
-                target_user_id=found.id,
-                details={"via": "cli", "hours": hours},
-                retention_days=settings.retention.security_events_days,
+                cli_audit(settings),
+                settings,
+                base=base_url(settings),
+                user_id=found.id,
+                actor_id=None,
+                via="cli",
             )
-            return f"{base_url(settings)}/app/#/reset?token={token}"
+            return link.link
 
         return asyncio.run(_on_db(url, issue))
 
@@ -153,8 +170,32 @@ def reset_link(email: str) -> None:
     typer.echo(link)
 
 
+def teacher(email: str, off: bool = typer.Option(False, "--off", help="No longer a teacher.")) -> None:
+    """Mark an account a teacher (with PROJECT_CREATORS=teachers only teachers and administrators
+    create projects), or no longer one with --off."""
+
+    def work(url: str, settings: Settings) -> Account | None:
+        async def change(conn: psycopg.AsyncConnection[Any]) -> Account | None:
+            found = await accounts.account_by_email(conn, email=normalize_email(email))
+            if found is None:
+                return None
+            try:
+                return await admin.set_teacher(
+                    OneConnection(conn), cli_audit(settings), admin_id=None, user_id=found.id, teacher=not off
+                )
+            except NotFound:
+                return None
+
+        return asyncio.run(_on_db(url, change))
+
+    if _with_database(work) is None:
+        raise _no_user("teacher", email)
+    typer.echo(f"{normalize_email(email)} is {'no longer ' if off else ''}a teacher")
+
+
 def register(users_app: typer.Typer) -> None:
     users_app.command("setup-token")(setup_token)
     users_app.command("disable")(disable)
     users_app.command("enable")(enable)
     users_app.command("reset-link")(reset_link)
+    users_app.command("teacher")(teacher)

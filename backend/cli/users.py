@@ -7,13 +7,16 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import typer
 
+from backend.accounts.service import people
+from backend.accounts.service.people import Person
 from backend.cli.migrate import apply_migrations
-from backend.cli.user_admin import grant_admin, register
+from backend.cli.user_admin import cli_audit, grant_admin, grant_teacher, register
+from core.accounts.emails import normalize_email
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store import security_events
-from core.store import users as user_store
-from core.store.users import ApiKey
+from core.store import accounts, security_events
+from core.store import api_keys as user_store
+from core.store.api_keys import ApiKey
 
 users_app = typer.Typer(help="Users and API keys.", no_args_is_help=True)
 
@@ -27,6 +30,7 @@ def create_user(
         None, min=1, max=3650, help="The key stops working after this many days (default: never)."
     ),
     admin: bool = typer.Option(False, "--admin", help="Make the user an administrator of the server."),
+    teacher: bool = typer.Option(False, "--teacher", help="Mark the user a teacher (may create projects)."),
 ) -> None:
     """Create a user and print their API key, once. An existing email is refused (exit 1) unless
     --add-key is given: a typo must not silently hand someone's account a new key."""
@@ -34,7 +38,9 @@ def create_user(
     with EmbeddedServices(settings, redis=False) as urls:
         apply_migrations(urls.database_url)
         key = asyncio.run(
-            _create_user(urls.database_url, settings, email, key_name, add_key, expires_in_days, admin)
+            _create_user(
+                urls.database_url, settings, email, key_name, add_key, expires_in_days, admin, teacher
+            )
         )
     if key is None:
         typer.echo(
@@ -60,14 +66,17 @@ async def _create_user(
     add_key: bool,
     expires_in_days: int | None,
     admin: bool = False,
+    teacher: bool = False,
 ) -> str | None:
+    email = normalize_email(email)
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
         conn.row_factory = psycopg.rows.dict_row
         async with conn.transaction():
-            user = await user_store.user_by_email(conn, email=email)
+            user = await accounts.account_by_email(conn, email=email)
             if user is not None and not add_key:
                 return None
-            user = user or await user_store.create_user(conn, email=email)
+            person = Person(email=email)
+            user = user or await people.create(conn, cli_audit(settings), person, via="cli", by=None)
             expires_at = datetime.now(UTC) + timedelta(days=expires_in_days) if expires_in_days else None
             key, row = await user_store.create_api_key_row(
                 conn, user_id=user.id, name=key_name, expires_at=expires_at
@@ -76,6 +85,8 @@ async def _create_user(
             await _log_key_event(conn, settings, "key.created", row, details)
             if admin:
                 await grant_admin(conn, settings, user.id)
+            if teacher:
+                await grant_teacher(conn, settings, user.id)
         return key
 
 
@@ -127,7 +138,7 @@ async def _revoke(
         conn.row_factory = psycopg.rows.dict_row
         async with conn.transaction():
             if email is not None:
-                user = await user_store.user_by_email(conn, email=email)
+                user = await accounts.account_by_email(conn, email=normalize_email(email))
                 if user is None:
                     return [], f"no user has the email {email.strip().lower()}"
                 revoked = await user_store.revoke_all_keys(conn, user_id=user.id)
@@ -181,7 +192,7 @@ def list_keys(email: str) -> None:
 async def _list_keys(database_url: str, email: str) -> list[ApiKey] | None:
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
         conn.row_factory = psycopg.rows.dict_row
-        user = await user_store.user_by_email(conn, email=email)
+        user = await accounts.account_by_email(conn, email=normalize_email(email))
         return None if user is None else await user_store.list_keys(conn, user_id=user.id)
 
 

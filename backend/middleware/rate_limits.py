@@ -202,30 +202,28 @@ class RateLimiter:
     async def limit_address(self, scope: Scope) -> Verdict | None:
         return await self.hit(self.per_address, "address", client_address(scope))
 
-    async def auth_blocked(self, scope: Scope) -> Verdict | None:
-        """The address's failed-authentication budget when it is spent (else None): checked before a key
-        is looked up, so an address that keeps guessing is refused without a database query."""
-        verdict = await self.peek(self.auth_failures, "auth-failures", client_address(scope))
+    async def auth_failed(self, scope: Scope) -> Verdict | None:
+        """Spends one of the address's failed-authentication budget (a wrong key, a wrong password); the
+        verdict says whether the address had any left. Checked only when a credential fails: a valid key
+        or session from the same address is never refused for another's guesses."""
+        return await self.hit(self.auth_failures, "auth-failures", client_address(scope))
+
+    async def login_blocked(self, email: str, scope: Scope) -> Verdict | None:
+        """The wrong-password budget of this account from this address, when it is spent (else None):
+        checked before the password is, so a guesser is stopped, while the account's owner signing in from
+        another address is not."""
+        key = ("login-failures", email, client_address(scope))
+        verdict = await self.peek(self.login_failures, *key)
         return verdict if verdict is not None and not verdict.allowed else None
 
-    async def auth_failed(self, scope: Scope) -> None:
-        await self.hit(self.auth_failures, "auth-failures", client_address(scope))
+    async def login_failed(self, email: str, scope: Scope) -> None:
+        await self.hit(self.login_failures, "login-failures", email, client_address(scope))
 
-    async def login_blocked(self, email: str) -> Verdict | None:
-        """The account's wrong-password budget when it is spent (a backoff for that account only)."""
-        verdict = await self.peek(self.login_failures, "login-failures", email.strip().lower())
-        return verdict if verdict is not None and not verdict.allowed else None
-
-    async def login_failed(self, email: str) -> None:
-        await self.hit(self.login_failures, "login-failures", email.strip().lower())
-
-    async def join_blocked(self, scope: Scope) -> Verdict | None:
-        """The address's wrong-invitation-code budget when it is spent (right codes spend nothing)."""
-        verdict = await self.peek(self.join_failures, "join-failures", client_address(scope))
-        return verdict if verdict is not None and not verdict.allowed else None
-
-    async def join_failed(self, scope: Scope) -> None:
-        await self.hit(self.join_failures, "join-failures", client_address(scope))
+    async def join_failed(self, scope: Scope, user_id: Any | None) -> Verdict | None:
+        """Spends one of the wrong-invitation-code budget: the signed-in user's own, else the address's
+        (a right code spends nothing and is never refused)."""
+        who = ("user", str(user_id)) if user_id is not None else ("address", client_address(scope))
+        return await self.hit(self.join_failures, "join-failures", *who)
 
     async def limit_user(self, scope: Scope, user_id: Any) -> Verdict | None:
         route = scope.get("route")

@@ -27,10 +27,10 @@ from backend.schemas.questions import (
 )
 from backend.services.agent_runs import RunnerDep
 from backend.services.clock import ClockDep
-from backend.services.paging import Page, PageDep, paging
 from backend.services.project_log import record_project_event
 from backend.services.project_store import as_member
 from backend.services.question_access import attempter, visible_question
+from backend.web.paging import Page, PageDep, paging
 from core.store import attempts
 from core.store.access import Connection
 from core.store.attempts import ListedAttempt, ReviewedAttempt

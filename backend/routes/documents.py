@@ -14,11 +14,11 @@ from starlette.datastructures import UploadFile as StarletteUploadFile
 from backend.deps import DbDep, ProjectDep, ProjectWriterDep, QueueDep, SettingsDep
 from backend.schemas.projects import ChunkOut, DocumentAccepted, DocumentOut, DocumentTextUpdate
 from backend.services.enqueue import enqueue_index
-from backend.services.paging import Page, paging
 from backend.services.project_log import record_project_event
 from backend.services.project_store import as_member
 from backend.services.upload_budget import check_upload_budget
 from backend.services.uploads import CheckedUpload, check_content, read_upload
+from backend.web.paging import Page, paging
 from core.store import chunks, documents
 from core.store.jobs import index_job_id
 

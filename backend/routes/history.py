@@ -10,8 +10,8 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
 
 from backend.deps import DbDep, ProjectDep, ProjectOwnerDep
 from backend.schemas.history import EvaluationOut, EvaluationsOut, EvaluationSummary, QueryOut
-from backend.services.paging import Page, paging
 from backend.services.project_store import as_member
+from backend.web.paging import Page, paging
 from core.store import evaluations, history, privacy
 from core.store.history import AGENTS
 

@@ -1,4 +1,5 @@
-"""A project's members: add, list, change a role, remove, leave. The last owner can be neither demoted
+"""A project's members: list, change a role, remove, leave (adding someone is an invitation they accept:
+backend/accounts/routers/invitations.py). The last owner can be neither demoted
 nor removed (409). Membership is checked in SQL on every request, so a removed member's next request to
 the project answers 404; what happens to their personal rows is the forget rule of migrations/0012."""
 
@@ -9,12 +10,11 @@ from fastapi import APIRouter, Depends, HTTPException, Request, Response, status
 from psycopg import AsyncConnection
 
 from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectOwnerDep, project_not_found
-from backend.schemas.account import MemberList, MemberRow, RoleChange
-from backend.schemas.projects import MemberAdd, MemberOut
-from backend.services.paging import Page, paging
+from backend.schemas.projects import MemberList, MemberOut, MemberRow, RoleChange
 from backend.services.project_log import record_project_event
 from backend.services.project_store import as_member
-from core.store import members, users
+from backend.web.paging import Page, paging
+from core.store import members
 
 router = APIRouter(prefix="/projects/{project_id}/members", tags=["members"])
 
@@ -53,18 +53,6 @@ async def change_role(
             details={"role": role} if added else {"role": role, "previous_role": change.old_role},
         )
     return change
-
-
-@router.post("", status_code=status.HTTP_201_CREATED)
-async def add_member(body: MemberAdd, request: Request, access: ProjectOwnerDep, db: DbDep) -> MemberOut:
-    """Adds a user (by email) with a role, or changes an existing member's role as PATCH does. Owners only."""
-    async with db.connection() as conn:
-        member = await users.user_by_email(conn, email=body.email)
-        if member is None:
-            raise HTTPException(422, "No user has that email; create it with `studyai users create`.")
-        async with conn.transaction():
-            await change_role(conn, request, access, member_id=member.id, role=body.role, add=True)
-    return MemberOut(project_id=access.id, user_id=member.id, email=member.email, role=body.role)
 
 
 @router.get("")

@@ -13,8 +13,8 @@ from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectWriterDep, Que
 from backend.schemas.plans import NoteAccepted, NoteJobOut, NoteRequest, PlanOut, PlanRequest
 from backend.services.agent_runs import RunnerDep
 from backend.services.audit import AuditDep
-from backend.services.paging import PageDep
 from backend.services.project_store import as_member
+from backend.web.paging import PageDep
 from core.jobs.specs import WRITE_NOTE, WriteNote, enqueue
 from core.store import jobs, notes, plans
 

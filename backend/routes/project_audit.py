@@ -2,10 +2,10 @@
 
 from fastapi import APIRouter
 
+from backend.accounts.schemas import SecurityEventOut
 from backend.deps import DbDep, ProjectOwnerDep
-from backend.schemas.account import SecurityEventOut
-from backend.services.paging import EventPageDep
 from backend.services.project_store import as_member
+from backend.web.paging import EventPageDep
 from core.store import security_events
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])

@@ -4,6 +4,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response, status
 
+from backend.accounts.service.people import may_create_projects
 from backend.deps import (
     DbDep,
     ProjectAccess,
@@ -15,12 +16,13 @@ from backend.deps import (
 )
 from backend.schemas.projects import ProjectCreate, ProjectOut, ProjectUpdate
 from backend.services import security_log
-from backend.services.paging import Page, paging
 from backend.services.project_log import record_project_event
+from backend.web.paging import Page, paging
 from core.settings import Settings
-from core.store import projects
+from core.store import accounts, projects
 
 router = APIRouter(prefix="/projects", tags=["projects"])
+TEACHERS_ONLY = "Only teachers and administrators can create projects on this server."
 
 
 # Project settings whose values go into the security log (names and descriptions only as "changed").
@@ -47,8 +49,13 @@ def check_sample_rate(rate: float | None, settings: Settings) -> None:
 async def create_project(
     body: ProjectCreate, request: Request, db: DbDep, user: UserDep, settings: SettingsDep
 ) -> ProjectOut:
+    """A new project owned by the caller. 403 when the server lets only teachers and administrators
+    create projects (PROJECT_CREATORS=teachers) and the caller is neither."""
     check_sample_rate(body.groundedness_sample_rate, settings)
     async with db.connection() as conn, conn.transaction():
+        account = await accounts.account(conn, user_id=user.id)
+        if account is None or not may_create_projects(account, settings):
+            raise HTTPException(status.HTTP_403_FORBIDDEN, TEACHERS_ONLY)
         row = await projects.create_project(
             conn,
             user_id=user.id,

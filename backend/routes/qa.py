@@ -14,9 +14,9 @@ from backend.deps import ApiResourcesDep, DbDep, ProjectDep, SettingsDep
 from backend.schemas.qa import QARequest, QAResponse, ThreadDetail, ThreadOut, thread_message, to_response
 from backend.services.agent_runs import RunnerDep
 from backend.services.clock import ClockDep
-from backend.services.paging import PageDep
 from backend.services.project_store import as_member
 from backend.services.streaming import event_stream, qa_events, replay
+from backend.web.paging import PageDep
 from core.store import privacy, threads
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["qa"])

@@ -26,9 +26,9 @@ from backend.schemas.questions import (
     ReviewState,
 )
 from backend.services.agent_runs import RunnerDep
-from backend.services.paging import PageDep
 from backend.services.project_store import as_member
 from backend.services.question_access import is_editor, visible_question
+from backend.web.paging import PageDep
 from core.store import questions
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["questions"])

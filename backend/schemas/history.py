@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from backend.schemas.records import record_fields
+from backend.web.records import record_fields
 from core.store.evaluations import Evaluation, EvaluationStats
 from core.store.history import JudgedEntry, QueryJudgement
 

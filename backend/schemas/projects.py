@@ -6,13 +6,13 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.schemas.records import record_fields
+from backend.web.records import record_fields
+from core.accounts.roles import Role
 from core.store.chunks import Chunk
 from core.store.jobs import Job
 from core.text.filetypes import SourceType
 
 Language = Literal["pt", "en", "auto"]
-Role = Literal["owner", "editor", "viewer"]
 SampleRate = Annotated[
     float | None,
     Field(
@@ -58,11 +58,6 @@ class ProjectOut(BaseModel):
     role: Role
     created_at: datetime
     updated_at: datetime
-
-
-class MemberAdd(BaseModel):
-    email: str = Field(min_length=3, max_length=320)
-    role: Role = "viewer"
 
 
 class MemberOut(BaseModel):
@@ -115,3 +110,29 @@ class ChunkOut(record_fields(Chunk)):
 class JobOut(record_fields(Job)):
     status: Literal["queued", "running", "succeeded", "failed"]
     deaths: int = 0  # attempts cut short by the worker process dying (JOB_MAX_DEATHS fails the job)
+
+
+class RoleChange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: Role
+
+
+class MemberRow(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    user_id: UUID
+    email: str
+    role: Role
+    joined_at: datetime
+
+
+class MemberList(BaseModel):
+    """Owners and editors see every member; a viewer sees the owners, the editors and themself. `counts`
+    and `total` are the whole project's either way."""
+
+    members: list[MemberRow]
+    counts: dict[Role, int]
+    total: int
+    limit: int
+    offset: int

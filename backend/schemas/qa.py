@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 from agents.common.citations import Citation
 from agents.qa.evidence import Passage
 from agents.qa.state import Outcome
-from backend.schemas.records import record_fields
+from backend.web.records import record_fields
 from core.retrieval import Candidate
 from core.store.threads import Thread
 

@@ -12,8 +12,13 @@ class AccountSettings(SettingsGroup):
     # Off: people arrive through an invitation (its code lets them create an account), OIDC or LTI.
     signup_enabled: bool = Field(default=False, validation_alias="SIGNUP_ENABLED")
     password_min_length: int = Field(default=10, ge=8, le=128, validation_alias="PASSWORD_MIN_LENGTH")
-    # Wrong passwords per account: past it the account's sign-in answers 429 until the window frees a slot
-    # (a backoff for one account that never locks out the rest of a class behind the same address).
+    # Who may create projects: everyone, or only teachers and administrators (an administrator marks
+    # teachers; an LMS instructor's launch makes one).
+    project_creators: Literal["everyone", "teachers"] = Field(
+        default="everyone", validation_alias="PROJECT_CREATORS"
+    )
+    # Wrong passwords per account and address: past it that account's sign-in from that address answers
+    # 429 until the window frees a slot (the owner elsewhere, and the rest of a class, are not affected).
     login_failures: str = Field(default="10/15minutes", validation_alias="RATE_LIMIT_LOGIN_FAILURES")
     # Wrong invitation codes per address (and per signed-in account): guessing a 50-bit code is cut off,
     # while a class behind one address, a few mistyping, all get in (right codes spend nothing).
@@ -34,6 +39,16 @@ class AccountSettings(SettingsGroup):
         default=168, ge=1, le=8760, validation_alias="INVITATION_DEFAULT_HOURS"
     )
     reset_link_hours: int = Field(default=24, ge=1, le=720, validation_alias="RESET_LINK_HOURS")
+    # Messages one account may have the server send per 24 hours (invitations, reset links it asked for).
+    mail_per_user_day: int = Field(default=200, ge=0, le=100_000, validation_alias="MAIL_PER_USER_DAY")
+    # A first password on an account that signs in only through its school needs a school sign-in this
+    # recent (or a reset link).
+    fresh_sign_in_minutes: int = Field(default=10, ge=1, le=1440, validation_alias="FRESH_SIGN_IN_MINUTES")
+
+    @property
+    def public_https(self) -> bool:
+        """PUBLIC_URL is https: the session cookie is __Host- and Secure, and answers carry HSTS."""
+        return bool(self.public_url and self.public_url.lower().startswith("https://"))
 
     @field_validator("public_url")
     @classmethod

@@ -1,5 +1,6 @@
-"""Accounts beyond their keys (migration 0018): passwords (Argon2id hashes from core/accounts/passwords.py),
-administrators, disabled accounts, and one-time tokens (reset links, the first-run set-up token)."""
+"""Accounts (the users table; their keys: core/store/api_keys.py): passwords (Argon2id hashes from
+core/accounts/passwords.py), administrators, teachers, disabled accounts, and one-time tokens (reset
+links, the first-run set-up token). E-mails arrive normalised (core/accounts/emails.py)."""
 
 from dataclasses import dataclass
 from datetime import datetime
@@ -9,22 +10,24 @@ from psycopg.rows import class_row, scalar_row
 
 from core.accounts.secrets import new_token, token_hash
 from core.store.access import Connection
-from core.store.rows import fetch_all, fetch_one, fetch_required
-
-_ACCOUNT_COLUMNS = (
-    "id, email, display_name, is_admin, disabled_at, created_at, password_hash IS NOT NULL AS has_password"
-)
+from core.store.rows import columns, fetch_all, fetch_one, fetch_required
 
 
 @dataclass(frozen=True, slots=True)
 class Account:
+    """The one record of a users row: never its password hash, only whether it has one."""
+
     id: UUID
     email: str
     display_name: str | None
     is_admin: bool
+    is_teacher: bool
     disabled_at: datetime | None
     created_at: datetime
     has_password: bool
+
+
+_ACCOUNT_COLUMNS = columns(Account, computed={"has_password": "password_hash IS NOT NULL"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,16 +47,35 @@ async def create_account(
     password_hash: str | None = None,
     display_name: str | None = None,
     is_admin: bool = False,
+    is_teacher: bool = False,
 ) -> Account | None:
     """A new account; None when the email is taken."""
     return await fetch_one(
         conn,
         class_row(Account),
-        "INSERT INTO users (email, password_hash, display_name, is_admin, password_changed_at)"
-        " VALUES (%(email)s, %(hash)s, %(name)s, %(admin)s,"
+        "INSERT INTO users (email, password_hash, display_name, is_admin, is_teacher, password_changed_at)"
+        " VALUES (%(email)s, %(hash)s, %(name)s, %(admin)s, %(teacher)s,"
         "  CASE WHEN %(hash)s::text IS NULL THEN NULL ELSE now() END)"
         f" ON CONFLICT (email) DO NOTHING RETURNING {_ACCOUNT_COLUMNS}",
-        {"email": email.strip().lower(), "hash": password_hash, "name": display_name, "admin": is_admin},
+        {
+            "email": email,
+            "hash": password_hash,
+            "name": display_name,
+            "admin": is_admin,
+            "teacher": is_teacher,
+        },
+    )
+
+
+async def ensure_account(conn: Connection, *, email: str) -> Account:
+    """The account with this email, created (no password) when there is none: the operator's and the
+    tests' way to name a person."""
+    return await fetch_required(
+        conn,
+        class_row(Account),
+        "INSERT INTO users (email) VALUES (%(email)s)"
+        f" ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email RETURNING {_ACCOUNT_COLUMNS}",
+        {"email": email},
     )
 
 
@@ -68,7 +90,7 @@ async def account_by_email(conn: Connection, *, email: str) -> Account | None:
         conn,
         class_row(Account),
         f"SELECT {_ACCOUNT_COLUMNS} FROM users WHERE email = %(email)s",
-        {"email": email.strip().lower()},
+        {"email": email},
     )
 
 
@@ -76,8 +98,8 @@ async def credentials(conn: Connection, *, email: str) -> Credentials | None:
     return await fetch_one(
         conn,
         class_row(Credentials),
-        "SELECT id, email, password_hash, disabled_at FROM users WHERE email = %(email)s",
-        {"email": email.strip().lower()},
+        f"SELECT {columns(Credentials)} FROM users WHERE email = %(email)s",
+        {"email": email},
     )
 
 
@@ -87,7 +109,8 @@ async def password_hash_of(conn: Connection, *, user_id: UUID) -> str | None:
     )
 
 
-async def set_password(conn: Connection, *, user_id: UUID, password_hash: str) -> None:
+async def set_password(conn: Connection, *, user_id: UUID, password_hash: str | None) -> None:
+    """Sets (or, with None, removes) the account's password."""
     await conn.execute(
         "UPDATE users SET password_hash = %s, password_changed_at = now() WHERE id = %s",
         (password_hash, user_id),
@@ -117,6 +140,25 @@ async def set_disabled(conn: Connection, *, user_id: UUID, disabled: bool) -> Ac
 
 async def set_admin(conn: Connection, *, user_id: UUID) -> None:
     await conn.execute("UPDATE users SET is_admin = true WHERE id = %s", (user_id,))
+
+
+async def set_teacher(conn: Connection, *, user_id: UUID, teacher: bool) -> Account | None:
+    return await fetch_one(
+        conn,
+        class_row(Account),
+        f"UPDATE users SET is_teacher = %(teacher)s WHERE id = %(id)s RETURNING {_ACCOUNT_COLUMNS}",
+        {"id": user_id, "teacher": teacher},
+    )
+
+
+async def has_school_login(conn: Connection, *, user_id: UUID) -> bool:
+    """Whether an OpenID Connect identity (the school's login) is linked to the account."""
+    return await fetch_required(
+        conn,
+        scalar_row,
+        "SELECT EXISTS (SELECT 1 FROM identities WHERE user_id = %(id)s AND kind = 'oidc')",
+        {"id": user_id},
+    )
 
 
 async def count_admins(conn: Connection) -> int:

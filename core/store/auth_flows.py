@@ -9,7 +9,7 @@ from uuid import UUID
 from psycopg.rows import class_row
 
 from core.store.access import Connection
-from core.store.rows import fetch_one
+from core.store.rows import columns, fetch_one
 
 FLOW_MINUTES = 10
 
@@ -23,6 +23,7 @@ class AuthFlow:
     browser_hash: str | None
     platform_id: UUID | None
     next_path: str | None
+    link_user_id: UUID | None  # an OIDC sign-in from the account screen: link the login to this account
 
 
 async def start(
@@ -35,12 +36,14 @@ async def start(
     browser_hash: str | None = None,
     platform_id: UUID | None = None,
     next_path: str | None = None,
+    link_user_id: UUID | None = None,
 ) -> None:
     await conn.execute("DELETE FROM auth_flows WHERE expires_at < now()")
     await conn.execute(
         "INSERT INTO auth_flows (state, kind, nonce, code_verifier, browser_hash, platform_id, next_path,"
-        " expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, now() + make_interval(mins => %s))",
-        (state, kind, nonce, code_verifier, browser_hash, platform_id, next_path, FLOW_MINUTES),
+        " link_user_id, expires_at)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, now() + make_interval(mins => %s))",
+        (state, kind, nonce, code_verifier, browser_hash, platform_id, next_path, link_user_id, FLOW_MINUTES),
     )
 
 
@@ -50,6 +53,6 @@ async def spend(conn: Connection, *, state: str, kind: str) -> AuthFlow | None:
         conn,
         class_row(AuthFlow),
         "DELETE FROM auth_flows WHERE state = %(state)s AND kind = %(kind)s AND expires_at > now()"
-        " RETURNING state, kind, nonce, code_verifier, browser_hash, platform_id, next_path",
+        f" RETURNING {columns(AuthFlow)}",
         {"state": state, "kind": kind},
     )

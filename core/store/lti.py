@@ -4,7 +4,7 @@ frame into a first-party window.
 
 A launch is authorised by the platform's signed ID token, not by a member of the project: the
 membership writes here have no caller to scope by, and are reached only after that token is checked
-(backend/services/lti/)."""
+(backend/accounts/lti/)."""
 
 from dataclasses import dataclass
 from datetime import datetime
@@ -196,3 +196,14 @@ async def spend_ticket(conn: Connection, *, ticket: str) -> Ticket | None:
     if flow is None or flow.next_path is None:
         return None
     return Ticket(user_id=UUID(flow.nonce), next_path=flow.next_path)
+
+
+async def ticket_holder(conn: Connection, *, ticket: str) -> UUID | None:
+    """Whose live ticket this is, without spending it (the "Continue as …" page shows who)."""
+    nonce: str | None = await fetch_one(
+        conn,
+        scalar_row,
+        "SELECT nonce FROM auth_flows WHERE state = %(state)s AND kind = 'lti' AND expires_at > now()",
+        {"state": _ticket_state(ticket)},
+    )
+    return UUID(nonce) if nonce else None

@@ -5,6 +5,10 @@ before any model call, stream or embedding, so a request never holds one while i
 else. Each borrowed connection is checked first (a cheap empty query): after a Postgres restart the
 stale ones are dropped and replaced instead of failing the request that drew them."""
 
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Protocol
+
 from pgvector.psycopg import register_vector_async
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
@@ -43,3 +47,20 @@ async def open_pool(
     )
     await pool.open(wait=True)
     return pool
+
+
+class Database(Protocol):
+    """What a service borrows connections from: the pool, or the command line's one connection."""
+
+    def connection(self) -> AbstractAsyncContextManager[AsyncConnection[Any]]: ...
+
+
+class OneConnection:
+    """A single open connection lent like a pool (the command line has no pool)."""
+
+    def __init__(self, conn: AsyncConnection[Any]) -> None:
+        self._conn = conn
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        yield self._conn

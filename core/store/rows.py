@@ -3,7 +3,9 @@
 The statement keeps all of its scoping (project, membership, role) in its own SQL; these only run it
 with the row factory that builds the records (class_row(Record), kwargs_row(build), scalar_row)."""
 
-from typing import TypeVar
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any, TypeVar
 
 from psycopg.abc import Params
 from psycopg.abc import QueryNoTemplate as Query
@@ -33,3 +35,13 @@ async def fetch_required(conn: Connection, rows: AsyncRowFactory[Row], query: Qu
     if row is None:  # a broken invariant, not a missing row: such a statement always returns one
         raise LookupError("the statement returned no row")
     return row
+
+
+def columns(record: type[Any], *, prefix: str = "", computed: Mapping[str, str] | None = None) -> str:
+    """A record's SELECT list, derived from its dataclass so a column is declared once: each field as
+    `prefix + name`, or, for a field in `computed`, that SQL `AS name`."""
+    derived = computed or {}
+    return ", ".join(
+        f"{derived[field.name]} AS {field.name}" if field.name in derived else f"{prefix}{field.name}"
+        for field in fields(record)
+    )

@@ -7,11 +7,11 @@ from datetime import datetime
 from typing import Any, Required, TypedDict, Unpack
 from uuid import UUID
 
-from psycopg.rows import class_row
+from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from core.store.access import Connection, owner_of, scope
-from core.store.rows import fetch_all
+from core.store.rows import fetch_all, fetch_required
 
 ACTIONS = (
     "key.created",
@@ -42,6 +42,16 @@ ACTIONS = (
     "lti.platform_registered",
     "lti.platform_removed",
     "lti.launch",
+    "invitation.sent",
+    "invitation.accepted",
+    "invitation.declined",
+    "invitation.withdrawn",
+    "credentials.revoked",
+    "password.removed",
+    "password.reset_requested",
+    "user.teacher_granted",
+    "user.teacher_revoked",
+    "mail.sent",
 )
 _COLUMNS = (
     "e.id, e.project_id, e.action, e.actor_user_id, a.email AS actor_email, e.target_user_id,"
@@ -136,4 +146,18 @@ async def all_events(conn: Connection, *, limit: int, offset: int) -> list[Secur
         class_row(SecurityEvent),
         f"SELECT {_COLUMNS} {_FROM} ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
         {"limit": limit, "offset": offset},
+    )
+
+
+async def mail_sent_today(conn: Connection, *, user_id: UUID, kind: str | None = None) -> int:
+    """How many messages (of this kind, or of any) the account had the server send in the last 24 hours:
+    the recipients of its `mail.sent` events."""
+    return await fetch_required(
+        conn,
+        scalar_row,
+        "SELECT coalesce(sum((details->>'recipients')::int), 0) FROM security_events"
+        " WHERE action = 'mail.sent' AND actor_user_id = %(user_id)s"
+        " AND created_at > now() - interval '1 day'"
+        " AND (%(kind)s::text IS NULL OR details->>'kind' = %(kind)s)",
+        {"user_id": user_id, "kind": kind},
     )

@@ -140,3 +140,13 @@ async def purge_ended(conn: Connection, *, keep_days: int = 30) -> int:
         (keep_days,),
     )
     return cur.rowcount
+
+
+async def session_of(conn: Connection, *, user_id: UUID, session_id: UUID) -> BrowserSession | None:
+    """One of the account's sessions, live or not."""
+    return await fetch_one(
+        conn,
+        class_row(BrowserSession),
+        f"SELECT {_COLUMNS} FROM browser_sessions WHERE id = %(id)s AND user_id = %(user_id)s",
+        {"id": session_id, "user_id": user_id},
+    )

@@ -23,13 +23,17 @@ export const ROUTES = {
   updateProject: ['PATCH', `${P}`],
   deleteProject: ['DELETE', `${P}`],
   listMembers: ['GET', `${P}/members`, { query: ['limit', 'offset'] }],
+  // an owner invites by email (202: a personal invitation the person accepts once signed in with it)
   addMember: ['POST', `${P}/members`],
+  memberInvitations: ['GET', `${P}/members/invitations`],
+  withdrawMemberInvitation: ['DELETE', `${P}/members/invitations/{invitation_id}`],
   changeRole: ['PATCH', `${P}/members/{user_id}`],
   removeMember: ['DELETE', `${P}/members/{user_id}`],
   listKeys: ['GET', '/me/keys'],
   createKey: ['POST', '/me/keys'],
   revokeKey: ['DELETE', '/me/keys/{key_id}'],
-  // sign-in (issue 30): passwords, sessions, sign-up, the first run, reset links, the account
+  // sign-in (issues 30, 39): passwords, sessions, sign-up, the first run, reset links (an administrator's,
+  // or mailed by "forgot password"), the account and the personal invitations waiting for it
   authConfig: ['GET', '/auth/config'],
   login: ['POST', '/auth/login'],
   session: ['GET', '/auth/session'],
@@ -37,12 +41,16 @@ export const ROUTES = {
   signup: ['POST', '/auth/signup'],
   setup: ['POST', '/auth/setup'],
   reset: ['POST', '/auth/reset'],
-  checkReset: ['GET', '/auth/reset/{token}'],
+  checkReset: ['POST', '/auth/reset/check'], // body {token}: never in a URL
+  forgot: ['POST', '/auth/forgot'],
   me: ['GET', '/me'],
   updateMe: ['PATCH', '/me'],
   changePassword: ['POST', '/me/password'],
   listSessions: ['GET', '/me/sessions'],
   revokeSession: ['DELETE', '/me/sessions/{session_id}'],
+  myInvitations: ['GET', '/me/invitations'],
+  acceptInvitation: ['POST', '/me/invitations/{invitation_id}/accept'],
+  declineInvitation: ['DELETE', '/me/invitations/{invitation_id}'],
   // invitations: a code or a link joins a project
   createInvitation: ['POST', `${P}/invitations`],
   listInvitations: ['GET', `${P}/invitations`],
@@ -53,10 +61,11 @@ export const ROUTES = {
   joinSignup: ['POST', '/join/signup'],
   // the server's administrators
   adminUsers: ['GET', '/admin/users', { query: ['q', 'limit', 'offset'] }],
+  adminCreateUser: ['POST', '/admin/users'],
+  adminUpdateUser: ['PATCH', '/admin/users/{user_id}'],
   disableUser: ['POST', '/admin/users/{user_id}/disable'],
   enableUser: ['POST', '/admin/users/{user_id}/enable'],
   userResetLink: ['POST', '/admin/users/{user_id}/reset-link'],
-  memberResetLink: ['POST', `${P}/members/{member_id}/reset-link`],
   adminAudit: ['GET', '/admin/audit', { query: ['limit', 'offset'] }],
   // documents and jobs
   listDocuments: ['GET', `${P}/documents`, { query: ['limit', 'offset'] }],

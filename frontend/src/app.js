@@ -8,7 +8,7 @@ import { Api } from './api.js';
 import { AppContext } from './context.js';
 import { browserLanguage, translator } from './i18n.js';
 import { useRoute, href, go } from './router.js';
-import { SignIn } from './screens/signin.js';
+import { Forgot, SignIn } from './screens/signin.js';
 import { Signup } from './screens/signup.js';
 import { Setup, Reset } from './screens/first_run.js';
 import { Join } from './screens/join.js';
@@ -90,7 +90,8 @@ export function App() {
   };
   const refreshUser = () => api.call('session').then((s) => setUser(s.user)); // after a rename
   const signedIn = auth.mode === 'key' || auth.mode === 'session';
-  const context = { api, t, lang, setProjectLanguage, signOut, signedIn, user, refreshUser, onSession, onKey };
+  const viaSession = auth.mode === 'session'; // a browser session (cookie), not an API key
+  const context = { api, t, lang, setProjectLanguage, signOut, signedIn, viaSession, user, refreshUser, onSession, onKey };
 
   let screen;
   if (auth.mode === 'checking') {
@@ -103,12 +104,14 @@ export function App() {
     screen = html`<${Reset} />`;
   } else if (route[0] === 'signup' && !signedIn) {
     screen = html`<${Signup} />`;
+  } else if (route[0] === 'forgot' && !signedIn) {
+    screen = html`<${Forgot} />`;
   } else if (!signedIn) {
     screen = html`<${SignIn} notice=${auth.notice} />`;
   } else if (!spec && ['p', 'projects', 'account', 'admin'].includes(route[0])) {
     screen = html`<p class="busy" role="status">${t('loading')}</p>`;
   } else if ((route[0] === 'p' || route[0] === 'projects') && route[1]) {
-    // #/projects/<id>: where a launch from the school's LMS lands (GET /auth/ticket/… redirects there)
+    // #/projects/<id>: where a launch from the school's LMS lands (POST /auth/ticket redirects there)
     screen = html`<${ProjectScreen} key=${route[1]} projectId=${route[1]} tab=${route[2]} item=${route[3]} />`;
   } else if (route[0] === 'account') {
     screen = html`<${Account} />`;

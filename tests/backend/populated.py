@@ -14,7 +14,7 @@ from psycopg.types.json import Jsonb
 
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import questions, users
+from core.store import accounts, api_keys, questions
 from tests.bank import draft, unit_vector
 from tests.conftest import SHARED_DATA, change_runtime, create_project, index_documents, own_app
 
@@ -68,10 +68,12 @@ async def populate(settings: Settings, urls: ServiceUrls) -> tuple[UUID, dict[st
     async with own_app(settings, urls) as (app, http):
         change_runtime(app, llm=FakeMessagesListChatModel(responses=[]))  # exact grading needs no model
         async with app.state.runtime.pool.connection() as conn:
-            teacher = await users.create_user(conn, email="teacher@school.example")
-            student = await users.create_user(conn, email="student@school.example")
-            keys = {await users.create_api_key(conn, user_id=user.id): user.id for user in (teacher, student)}
-            revoked, row = await users.create_api_key_row(conn, user_id=student.id, name="old laptop")
+            teacher = await accounts.ensure_account(conn, email="teacher@school.example")
+            student = await accounts.ensure_account(conn, email="student@school.example")
+            keys = {
+                await api_keys.create_api_key(conn, user_id=user.id): user.id for user in (teacher, student)
+            }
+            revoked, row = await api_keys.create_api_key_row(conn, user_id=student.id, name="old laptop")
             await conn.execute("UPDATE api_keys SET revoked_at = now() WHERE id = %s", (row.id,))
         as_teacher, as_student = ({"Authorization": f"Bearer {key}"} for key in keys)
         project_id = await create_project(http, as_teacher, name="Rust", language="en")

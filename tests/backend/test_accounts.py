@@ -15,7 +15,7 @@ import psycopg
 from core.accounts.passwords import hash_password
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import accounts
+from core.store import accounts, sessions
 from tests.backend.conftest import Api
 from tests.conftest import changed_settings, own_app
 
@@ -122,7 +122,16 @@ async def test_me_shows_the_account_and_never_its_hash(api: Api, db: Conn, make_
         csrf = await sign_in(http, email)
         me = await http.get("/me")
         assert me.status_code == 200
-        assert set(me.json()) == {"id", "email", "display_name", "is_admin", "has_password", "created_at"}
+        assert set(me.json()) == {
+            "id",
+            "email",
+            "display_name",
+            "is_admin",
+            "is_teacher",
+            "has_password",
+            "school_login",
+            "created_at",
+        }
         assert me.json()["email"] == email and me.json()["has_password"] is True
         assert "argon2" not in me.text and "hash" not in me.text
         assert (await http.patch("/me", json={"display_name": "Grace"})).status_code == 403  # no CSRF token
@@ -173,11 +182,39 @@ async def test_a_password_change_needs_the_current_one_and_a_strong_new_one(api:
     assert ("signin.failed", {"via": "password-change"}) in await events(db, email)
 
 
-async def test_an_account_without_a_password_sets_its_first(api: Api, make_user: Any) -> None:
+async def school_session(db: Conn, user_id: Any, *, minutes_ago: int = 0) -> str:
+    """A browser session of the account from a school sign-in (OIDC) started `minutes_ago`: its cookie."""
+    new = await sessions.create_session(db, user_id=user_id, via="oidc", max_days=1)
+    await db.execute(
+        "UPDATE browser_sessions SET created_at = now() - make_interval(mins => %s) WHERE id = %s",
+        (minutes_ago, new.session.id),
+    )
+    return new.token
+
+
+async def test_an_account_without_a_password_sets_its_first_only_with_fresh_proof(
+    api: Api, db: Conn, make_user: Any
+) -> None:
+    """A first password needs a school sign-in of the last FRESH_SIGN_IN_MINUTES: not an API key (a key
+    stolen once would otherwise become a password), not a school session of an hour ago."""
     keyed = await make_user("school-only")
-    first = await api.http.post("/me/password", json={"new_password": NEW_PASSWORD}, headers=keyed)
-    assert first.status_code == 204, first.text
-    assert (await api.http.get("/me", headers=keyed)).json()["has_password"] is True
+    body = {"new_password": NEW_PASSWORD}
+    by_key = await api.http.post("/me/password", json=body, headers=keyed)
+    assert by_key.status_code == 403 and "school account" in by_key.json()["detail"]
+    stale = await school_session(db, keyed.id, minutes_ago=60)
+    async with browser(api) as http:
+        http.cookies.set("studyai_session", stale)
+        csrf = {"X-CSRF-Token": (await http.get("/auth/session")).json()["csrf_token"]}
+        assert (await http.post("/me/password", json=body, headers=csrf)).status_code == 403
+    assert (await api.http.get("/me", headers=keyed)).json()["has_password"] is False
+    fresh = await school_session(db, keyed.id)
+    async with browser(api) as http:
+        http.cookies.set("studyai_session", fresh)
+        csrf = {"X-CSRF-Token": (await http.get("/auth/session")).json()["csrf_token"]}
+        first = await http.post("/me/password", json=body, headers=csrf)
+        assert first.status_code == 204, first.text
+        assert (await http.get("/me")).json()["has_password"] is True  # this session stays
+    assert (await api.http.get("/me", headers=keyed)).status_code == 401  # every key ended with it
     async with browser(api) as http:
         await sign_in(http, keyed.email, NEW_PASSWORD)
 

@@ -75,14 +75,16 @@ async def operate(
     assert disabled.returncode == 0, disabled.stderr
     assert (await client.get("/projects", headers=key)).status_code == 401
     assert cli(services, data_dir, "enable", student).returncode == 0
-    assert (await client.get("/projects", headers=key)).status_code == 200
+    assert (await client.get("/projects", headers=key)).status_code == 401  # disabling ended the key
     reset = cli(services, data_dir, "reset-link", student)
     assert reset.returncode == 0 and "/app/#/reset?token=" in reset.stdout
     token = reset.stdout.strip().rsplit("token=", 1)[1]
-    assert (await client.get(f"/auth/reset/{token}")).json() == {"valid": True}
+    assert (await client.post("/auth/reset/check", json={"token": token})).json() == {"valid": True}
     assert await actions(db, student) == [
+        "user.created",
         "key.created",
         "user.disabled",
+        "credentials.revoked",
         "user.enabled",
         "password.reset_issued",
     ]

@@ -1,5 +1,6 @@
 """Mail through a real local SMTP server (aiosmtpd): a reset link reaches the account, an invitation
-reaches each address with its join link and code; without SMTP_HOST the invitation route answers 409."""
+reaches each address with its join link and code; without SMTP_HOST, or without PUBLIC_URL (a mailed link
+is never built from the request's Host), the invitation route answers 409."""
 
 import secrets
 import socket
@@ -13,7 +14,7 @@ from uuid import UUID
 import pytest
 from aiosmtpd.controller import Controller
 
-from backend.routes.project_mail import MAIL_OFF
+from backend.accounts.service.invitations import CODES_MAIL_OFF as MAIL_OFF
 from core.accounts.codes import ALPHABET, display
 from core.store import accounts
 from tests.backend.conftest import Api
@@ -55,12 +56,16 @@ def smtp() -> Iterator[tuple[Inbox, int]]:
         controller.stop()
 
 
+PUBLIC_URL = "https://study.school.example"
+
+
 def mail_settings(port: int) -> dict[str, Any]:
     return {
         "SMTP_HOST": "127.0.0.1",
         "SMTP_PORT": port,
         "SMTP_SECURITY": "none",
         "SMTP_FROM": "study@school.example",
+        "PUBLIC_URL": PUBLIC_URL,
     }
 
 
@@ -83,7 +88,7 @@ async def test_a_reset_link_is_mailed_to_the_account(
     admin = await make_user("admin")
     await accounts.set_admin(db, user_id=admin.id)
     target = await make_user("mailed")
-    with changed_settings(api.app, **mail_settings(port), PUBLIC_URL="https://study.school.example/"):
+    with changed_settings(api.app, **mail_settings(port)):
         issued = await api.http.post(f"/admin/users/{target.id}/reset-link", headers=admin)
     assert issued.status_code == 200, issued.text
     out = issued.json()
@@ -108,6 +113,9 @@ async def test_an_owner_mails_an_invitation_with_its_link_and_code(
 
     unset = await api.http.post(path, json={"emails": emails}, headers=owner)
     assert unset.status_code == 409 and unset.json()["detail"] == MAIL_OFF
+    with changed_settings(api.app, **(mail_settings(port) | {"PUBLIC_URL": None})):  # no Host-built link
+        no_base = await api.http.post(path, json={"emails": emails}, headers=owner)
+        assert no_base.status_code == 409 and no_base.json()["detail"] == MAIL_OFF
     with changed_settings(api.app, **mail_settings(port)):
         sent = await api.http.post(path, json={"emails": [*emails, emails[0].upper()]}, headers=owner)
         assert sent.status_code == 200, sent.text
@@ -124,7 +132,7 @@ async def test_an_owner_mails_an_invitation_with_its_link_and_code(
         elsewhere = f"/projects/{other_project}/invitations/{invitation_id}/email"
         assert (await api.http.post(elsewhere, json={"emails": emails}, headers=owner)).status_code == 404
 
-    link = f"http://studyai.test/app/#/join/{display(code)}"
+    link = f"{PUBLIC_URL}/app/#/join/{display(code)}"
     for email in emails:
         [message] = inbox.to(email)
         text = message.get_content()

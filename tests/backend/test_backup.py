@@ -25,7 +25,7 @@ from core.jobs.specs import ScheduledBackup
 from core.runtime import Runtime, make_retriever
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store import users
+from core.store import accounts, api_keys
 from core.store.migrations import MIGRATIONS_DIR, apply_migrations
 from core.store.pool import open_pool
 from evals.harness.worker import start_worker, stop_worker
@@ -122,8 +122,8 @@ async def test_searches_keys_and_schedules_answer_as_before(
             ]
             answers.append([[(c.chunk_id, c.rerank_score, c.fused_score) for c in r.results] for r in found])
             async with pool.connection() as conn:
-                holders = {key: await users.user_for_key(conn, key) for key in source.keys}
-                assert await users.user_for_key(conn, source.revoked_key) is None  # still revoked
+                holders = {key: await api_keys.user_for_key(conn, key) for key in source.keys}
+                assert await api_keys.user_for_key(conn, source.revoked_key) is None  # still revoked
                 cards = await (
                     await conn.execute("SELECT user_id, question_id, due, stability FROM study_cards")
                 ).fetchall()
@@ -247,8 +247,8 @@ async def test_an_older_backup_is_brought_up_to_this_schema(tmp_path: Path) -> N
     with EmbeddedServices(settings, redis=False) as urls:
         apply_migrations(urls.database_url, older)
         async with await psycopg.AsyncConnection.connect(urls.database_url, autocommit=True) as conn:
-            user = await users.create_user(conn, email="kept@school.example")
-            key = await users.create_api_key(conn, user_id=user.id)
+            user = await accounts.ensure_account(conn, email="kept@school.example")
+            key = await api_keys.create_api_key(conn, user_id=user.id)
         backup = tmp_path / "older.tar"
         assert studyai("backup", str(backup), data_dir=settings.services.data_dir).returncode == 0
         done = studyai("restore", "--force", str(backup), data_dir=settings.services.data_dir)
@@ -256,5 +256,5 @@ async def test_an_older_backup_is_brought_up_to_this_schema(tmp_path: Path) -> N
         last = sorted(MIGRATIONS_DIR.glob("*.sql"))[-1].stem
         assert f"migrations applied after the restore: {last}" in done.stdout, done.stdout
         async with await psycopg.AsyncConnection.connect(urls.database_url, autocommit=True) as conn:
-            holder = await users.user_for_key(conn, key)
+            holder = await api_keys.user_for_key(conn, key)
         assert holder is not None and holder.id == user.id

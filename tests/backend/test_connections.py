@@ -22,7 +22,7 @@ from psycopg.rows import dict_row
 
 from core.runtime.services import DATABASE_NAME, ServiceUrls, ensure_database
 from core.settings import Settings
-from core.store import users
+from core.store import accounts, api_keys
 from core.store.migrations import apply_migrations
 from tests.backend.test_search import DOCUMENTS
 from tests.chat_fakes import StreamingScripted
@@ -192,8 +192,8 @@ async def test_while_postgres_is_down_503_and_after_its_restart_200(
     try:
         apply_migrations(url)
         async with await psycopg.AsyncConnection.connect(url, autocommit=True, row_factory=dict_row) as conn:
-            user = await users.create_user(conn, email="restart@example.org")
-            headers = {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user.id)}"}
+            user = await accounts.ensure_account(conn, email="restart@example.org")
+            headers = {"Authorization": f"Bearer {await api_keys.create_api_key(conn, user_id=user.id)}"}
         urls = ServiceUrls(database_url=url, redis_url=services.redis_url)
         async with own_app(small_pool(settings, timeout_s=3), urls, timeout=60) as (_, http):
             assert (await http.post("/projects", json={"name": "before"}, headers=headers)).status_code == 201

@@ -16,7 +16,7 @@ from benchmarks.full_disk import can_mount, exhaust_wal, fill, tmpfs
 from core.runtime.disk import DISK_FULL_REASON
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
-from core.store import users
+from core.store import accounts, api_keys
 from core.store.migrations import apply_migrations
 from evals.harness.worker import start_worker, stop_worker
 from tests.conftest import REPO_ROOT, SHARED_DATA, own_app, upload, wait_for_job
@@ -67,8 +67,8 @@ async def api(disk_stack: tuple[Settings, ServiceUrls, Path]) -> AsyncIterator[A
 
 async def new_caller(urls: ServiceUrls) -> dict[str, str]:
     async with await psycopg.AsyncConnection.connect(urls.database_url, autocommit=True) as conn:
-        user = await users.create_user(conn, email=f"disk-{time.time_ns()}@example.org")
-        return {"Authorization": f"Bearer {await users.create_api_key(conn, user_id=user.id)}"}
+        user = await accounts.ensure_account(conn, email=f"disk-{time.time_ns()}@example.org")
+        return {"Authorization": f"Bearer {await api_keys.create_api_key(conn, user_id=user.id)}"}
 
 
 async def wait_embedding(http: httpx.AsyncClient, headers: dict[str, str], project: str, job: str) -> None:

@@ -1,6 +1,7 @@
-"""Guessing invitation codes, with rate limits on (the embedded Redis): wrong codes spend the address's
-join-failure budget until it answers 429 even for a right code, another address is not affected, right
-codes spend nothing, and a class of 30 behind one address, three of them mistyping, all get in."""
+"""Guessing invitation codes, with rate limits on (the embedded Redis): wrong codes spend a join-failure
+budget (the signed-in user's own, else the address's) until wrong ones answer 429; a right code is never
+refused and spends nothing; another address or classmate is not affected; and a class of 30 behind one
+address, three of them mistyping, all get in."""
 
 import asyncio
 import random
@@ -64,11 +65,10 @@ def assert_limited(response: httpx.Response) -> None:
 async def test_guessing_codes_is_cut_off_for_that_address_only(
     settings: Settings, services: ServiceUrls, make_user: UserFactory
 ) -> None:
-    owner, guesser, neighbour = (
-        await make_user("teacher"),
-        await make_user("guesser"),
-        await make_user("next"),
-    )
+    """Wrong codes without an account (previews, sign-ups, strings that are no code) spend the address's
+    budget until they answer 429; a right code from that address is never refused (50 bits are not found
+    by the guesses a budget allows), and another address is not affected."""
+    owner = await make_user("teacher")
     async with (
         running(limited(settings), services) as app,
         client(app, fresh_address()) as one,
@@ -76,25 +76,50 @@ async def test_guessing_codes_is_cut_off_for_that_address_only(
     ):
         assert app.state.api_resources.rate_limiter.join_failures.amount == 20  # the default, 20/10minutes
         project_id, code = await invitation(other, owner)
-        for n in range(20):  # previews, joins and strings that are no code at all spend one budget
+        for n in range(20):
             if n % 3 == 0:
                 response = await one.get(f"/join/{wrong_code()}")
             elif n % 3 == 1:
-                response = await one.post("/join", json={"code": wrong_code()}, headers=guesser)
+                body = {"code": wrong_code(), "email": f"g{n}-{time.time_ns()}@school.example"}
+                response = await one.post("/join/signup", json=body | {"password": PASSWORD})
             else:
                 response = await one.get(f"/join/not-a-code-{n}")
             assert response.status_code == 404, (n, response.text)
         assert_limited(await one.get(f"/join/{wrong_code()}"))
-        # Now even the right code is refused from that address, before it is looked up.
-        assert_limited(await one.get(f"/join/{code}"))
-        assert_limited(await one.post("/join", json={"code": code}, headers=guesser))
-        body = {"code": code, "email": f"g-{time.time_ns()}@school.example", "password": PASSWORD}
+        body = {"code": wrong_code(), "email": f"g-{time.time_ns()}@school.example", "password": PASSWORD}
         assert_limited(await one.post("/join/signup", json=body))
-        assert (await one.get(f"/projects/{project_id}", headers=guesser)).status_code == 404
-        # Another address joins as usual.
-        assert (await other.get(f"/join/{code}")).status_code == 200
-        joined = await other.post("/join", json={"code": code}, headers=neighbour)
-        assert joined.status_code == 200 and joined.json()["project_id"] == project_id
+        # The right code still works from that address, and joins.
+        assert (await one.get(f"/join/{code}")).status_code == 200
+        body = {"code": code, "email": f"right-{time.time_ns()}@school.example", "password": PASSWORD}
+        signed_up = await one.post("/join/signup", json=body)
+        assert signed_up.status_code == 201 and signed_up.json()["project_id"] == project_id
+        # Another address is not affected.
+        assert (await other.get(f"/join/{wrong_code()}")).status_code == 404
+
+
+async def test_a_signed_in_guesser_spends_only_their_own_budget(
+    settings: Settings, services: ServiceUrls, make_user: UserFactory
+) -> None:
+    """Signed in, wrong codes spend the user's own budget: the guesser hits 429, while a classmate at the
+    same address, with a typo, gets the plain 404, and both join with the right code."""
+    owner, guesser, classmate = (
+        await make_user("teacher"),
+        await make_user("guesser"),
+        await make_user("classmate"),
+    )
+    school = fresh_address()
+    async with running(limited(settings), services) as app, client(app, school) as http:
+        project_id, code = await invitation(http, owner)
+        for n in range(20):
+            response = await http.post("/join", json={"code": wrong_code()}, headers=guesser)
+            assert response.status_code == 404, (n, response.text)
+        assert_limited(await http.post("/join", json={"code": wrong_code()}, headers=guesser))
+        typo = await http.post("/join", json={"code": wrong_code()}, headers=classmate)
+        assert typo.status_code == 404, typo.text
+        assert (await http.get(f"/join/{wrong_code()}")).status_code == 404  # the address's budget is whole
+        for member in (guesser, classmate):
+            joined = await http.post("/join", json={"code": code}, headers=member)
+            assert joined.status_code == 200 and joined.json()["project_id"] == project_id
 
 
 async def test_right_codes_spend_nothing(
@@ -108,7 +133,8 @@ async def test_right_codes_spend_nothing(
             assert (await http.get(f"/join/{code.lower()}")).status_code == 200
         for _ in range(3):
             assert (await http.get(f"/join/{wrong_code()}")).status_code == 404
-        assert_limited(await http.get(f"/join/{code}"))
+        assert_limited(await http.get(f"/join/{wrong_code()}"))
+        assert (await http.get(f"/join/{code}")).status_code == 200
 
 
 async def test_the_address_may_try_again_once_the_window_passes(
@@ -120,8 +146,9 @@ async def test_the_address_may_try_again_once_the_window_passes(
         project_id, code = await invitation(http, owner)
         for _ in range(3):
             assert (await http.post("/join", json={"code": wrong_code()}, headers=student)).status_code == 404
-        assert_limited(await http.post("/join", json={"code": code}, headers=student))
+        assert_limited(await http.post("/join", json={"code": wrong_code()}, headers=student))
         await asyncio.sleep(2.2)
+        assert (await http.post("/join", json={"code": wrong_code()}, headers=student)).status_code == 404
         joined = await http.post("/join", json={"code": code}, headers=student)
         assert joined.status_code == 200 and joined.json()["project_id"] == project_id
 

@@ -221,7 +221,13 @@ async def test_the_users_cli_refuses_existing_emails_and_revokes(
             (email,),
         )
     ).fetchall()
-    assert [e["action"] for e in events] == ["key.created", "key.created", "key.revoked", "key.revoked"]
+    assert [e["action"] for e in events] == [
+        "user.created",
+        "key.created",
+        "key.created",
+        "key.revoked",
+        "key.revoked",
+    ]
     assert all(e["actor_user_id"] is None and e["details"]["via"] == "cli" for e in events)
 
 
@@ -286,12 +292,16 @@ async def test_roles_change_and_the_last_owner_stays(
     assert (
         await client.patch(f"{url}/{student_id}", json={"role": "admin"}, headers=owner)
     ).status_code == 422
-    # The only owner cannot demote themself, by PATCH or by POST.
+    # The only owner cannot demote themself by PATCH; inviting their own email as a viewer and
+    # accepting it never lowers their role either.
     assert (
         await client.patch(f"{url}/{owner_id}", json={"role": "editor"}, headers=owner)
     ).status_code == 409
     response = await client.post(url, json={"email": owner.email, "role": "viewer"}, headers=owner)
-    assert response.status_code == 409
+    assert response.status_code == 202
+    [own] = (await client.get("/me/invitations", headers=owner)).json()
+    accepted = await client.post(f"/me/invitations/{own['id']}/accept", headers=owner)
+    assert accepted.status_code == 200 and accepted.json()["role"] == "owner"
     # With a second owner, the first may step down.
     assert (
         await client.patch(f"{url}/{helper_id}", json={"role": "owner"}, headers=owner)
@@ -356,12 +366,16 @@ async def test_security_actions_are_logged_for_owners(
     def as_(caller: Caller, rid: str) -> dict[str, str]:
         return {**caller, "X-Request-ID": rid}
 
-    body = {"email": editor.email, "role": "editor"}
-    assert (await client.post(f"{url}/members", json=body, headers=as_(owner, "log-add"))).status_code == 201
-    body = {"email": student.email, "role": "editor"}
-    assert (
-        await client.post(f"{url}/members", json=body, headers=as_(owner, "log-add-2"))
-    ).status_code == 201
+    async def invite_and_accept(member: Caller, role: str, rid: str) -> None:
+        body = {"email": member.email, "role": role}
+        invited = await client.post(f"{url}/members", json=body, headers=as_(owner, f"log-add{rid}"))
+        assert invited.status_code == 202
+        [pending] = (await client.get("/me/invitations", headers=member)).json()
+        accept = f"/me/invitations/{pending['id']}/accept"
+        assert (await client.post(accept, headers=as_(member, f"log-accept{rid}"))).status_code == 200
+
+    await invite_and_accept(editor, "editor", "")
+    await invite_and_accept(student, "editor", "-2")
     role = await client.patch(
         f"{url}/members/{student_id}", json={"role": "viewer"}, headers=as_(owner, "log-role")
     )
@@ -381,16 +395,24 @@ async def test_security_actions_are_logged_for_owners(
     response = await client.get(f"{url}/audit", headers=owner)
     assert response.status_code == 200
     events = response.json()
-    assert [(e["action"], e["actor_user_id"], e["request_id"]) for e in events[:6]] == [
+    assert [(e["action"], e["actor_user_id"], e["request_id"]) for e in events[:8]] == [
         ("member.removed", owner_id, "log-remove"),
         ("project.updated", editor_id, "log-settings"),
         ("document.deleted", editor_id, "log-doc"),
         ("member.role_changed", owner_id, "log-role"),
-        ("member.added", owner_id, "log-add-2"),
-        ("member.added", owner_id, "log-add"),
+        ("invitation.accepted", student_id, "log-accept-2"),
+        ("invitation.sent", owner_id, "log-add-2"),
+        ("invitation.accepted", editor_id, "log-accept"),
+        ("invitation.sent", owner_id, "log-add"),
     ]
     assert events[-1]["action"] == "project.created"
     by_action = {e["action"]: e for e in events}
+    assert by_action["invitation.sent"]["details"] == {
+        "role": "editor",
+        "email": editor.email,
+        "mailed": False,
+    }
+    assert by_action["invitation.accepted"]["details"] == {"role": "editor"}
     assert by_action["member.role_changed"]["details"] == {"role": "viewer", "previous_role": "editor"}
     assert by_action["member.removed"]["target_user_id"] == student_id
     assert by_action["document.deleted"]["target_id"] == document_id

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from backend.services.oidc import safe_next
+from backend.accounts.oidc.flow import safe_next
 from core.accounts.passwords import hash_password
 from core.store import accounts
 from tests.backend.conftest import Api

@@ -1,4 +1,4 @@
-"""The ID token checks (backend/services/oidc_tokens.py) against tokens signed here with keys of our own:
+"""The ID token checks (backend/accounts/oidc/tokens.py) against tokens signed here with keys of our own:
 each forgery or mistake is refused with its reason. The key rotation test serves the discovery document
 and JWKS from a real local HTTP server, as a provider does."""
 
@@ -14,8 +14,8 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet, OctKey, RSAKey
 
-from backend.services.oidc_provider import OidcProviders, ProviderUnreachable
-from backend.services.oidc_tokens import OidcRefused, verify_from_provider, verify_id_token
+from backend.accounts.oidc.provider import OidcProviders, ProviderUnreachable
+from backend.accounts.oidc.tokens import OidcRefused, verify_from_provider, verify_id_token
 
 CLIENT_ID = "studyai"
 NONCE = "the-flow-nonce"

@@ -16,8 +16,8 @@ from core.retrieval.filter_sql import filter_clause
 from core.retrieval.rerankers.none import FusedOrder
 from core.retrieval.types import Filters
 from core.runtime.services import ServiceUrls
+from core.store import accounts, documents, projects
 from core.store import chunks as chunk_store
-from core.store import documents, projects, users
 from core.store.pool import open_pool
 
 DIM = 384
@@ -90,7 +90,7 @@ async def crowded_index(services: ServiceUrls) -> Any:
     query = unit(rng.normal(size=DIM))
     pool = await open_pool(services.database_url, max_size=4)
     async with pool.connection() as conn:
-        owner = (await users.create_user(conn, email="crowd@example.org")).id
+        owner = (await accounts.ensure_account(conn, email="crowd@example.org")).id
     crowd = []
     for p in range(CROWD_PROJECTS):
         # Every crowd vector sits close to the query: they fill the global neighbourhood.

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 import pytest
 from fastapi import FastAPI
@@ -201,6 +202,25 @@ async def sign_in_with_password(page: Page, base: str, email: str, password: str
     await page.get_by_label("Password").fill(password)
     await page.get_by_role("button", name="Sign in", exact=True).click()
     await expect(page.get_by_role("heading", name="Projects")).to_be_visible(timeout=LOAD)
+
+
+async def invite_and_accept(
+    http: httpx.AsyncClient, owner: Caller, project_id: str, member: Caller, role: str
+) -> None:
+    """The owner invites the member's email (202: a personal invitation) and the member accepts it, over
+    the API with their keys, as any client would: the member is in the project with that role."""
+    invited = await http.post(
+        f"/projects/{project_id}/members", json={"email": member.email, "role": role}, headers=owner
+    )
+    assert invited.status_code == 202, invited.text
+    waiting = await http.get("/me/invitations", headers=member)
+    assert waiting.status_code == 200, waiting.text
+    accepted = [
+        await http.post(f"/me/invitations/{invitation['id']}/accept", headers=member)
+        for invitation in waiting.json()
+    ]
+    assert [a.status_code for a in accepted] == [200] * len(accepted), [a.text for a in accepted]
+    assert project_id in {a.json()["project_id"] for a in accepted}
 
 
 OpenPage = Callable[..., Awaitable[tuple[Page, PageProblems]]]

@@ -66,7 +66,7 @@ async def test_password_sign_in_projects_and_sign_out(
     # A reload asks the server again (GET /auth/session) and stays signed in.
     await page.reload()
     await expect(page.get_by_role("heading", name="Cell biology")).to_be_visible(timeout=LOAD)
-    # Where a launch from the LMS lands (GET /auth/ticket/... redirects to /app/#/projects/<id>).
+    # Where a launch from the LMS lands (its Continue, POST /auth/ticket, redirects to /app/#/projects/<id>).
     project_id = project_url.split("#/p/")[1].split("/")[0]
     await page.goto(f"{web_stack.base}/app/#/")
     await expect(page.get_by_role("heading", name="Projects")).to_be_visible()

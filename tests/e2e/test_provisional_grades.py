@@ -17,7 +17,7 @@ from playwright.async_api import Page, expect
 from core.confidence import Calibration
 from core.confidence.model import KindModel
 from tests.conftest import Caller, UserFactory, change_runtime
-from tests.e2e.conftest import Course, OpenPage, WebStack, check
+from tests.e2e.conftest import Course, OpenPage, WebStack, check, invite_and_accept
 
 # p = 0.5 for every grade, below low_below: every model grade is labelled low.
 ALWAYS_LOW = Calibration(
@@ -62,8 +62,7 @@ async def klass(
         [question] = generated.json()["questions"]
         approved = await http.post(f"{base}/questions/{question['id']}/review", json={"action": "approve"})
         assert approved.status_code == 200, approved.text
-        added = await http.post(f"{base}/members", json={"email": student.email, "role": "viewer"})
-        assert added.status_code == 201, added.text
+        await invite_and_accept(http, course.owner, course.project_id, student, "viewer")
     yield Class(course, student, question)
 
 

@@ -1,7 +1,9 @@
 """The school's own doors in Chromium: "Sign in with <school>" against a real OpenID Connect provider
-process, and an LTI 1.3 launch from an LMS simulated here (its own keys, login page and form posts), the
-tool shown in the LMS's iframe and the app opened in a window of its own, as a teacher and then a
-student of the same course."""
+process, and "Link your school login" on the Account screen of a password account; an LTI 1.3 launch
+from an LMS simulated here (its own keys, login page and form posts), the tool shown in the LMS's iframe
+and the app opened in a window of its own, as a teacher and then a student of the same course. The
+launch's window first asks "Continue as …?": nothing signs the browser in before that click, framed or
+not (issue 39)."""
 
 import re
 import time
@@ -14,11 +16,20 @@ import httpx
 import psycopg
 import pytest
 from joserfc.jwk import RSAKey
-from playwright.async_api import Browser, expect
+from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from core.store import accounts
 from tests.conftest import UserFactory, changed_settings
-from tests.e2e.conftest import PageProblems, WebStack, new_context
+from tests.e2e.conftest import (
+    LOAD,
+    PASSWORD,
+    PageProblems,
+    WebStack,
+    axe_violations,
+    new_context,
+    password_account,
+    sign_in_with_password,
+)
 from tests.lti_platform import CLAIM, LIS, launch_token, platform_key, platform_server
 from tests.oidc_provider import running_provider
 
@@ -66,6 +77,58 @@ async def test_sign_in_with_the_schools_login(web_stack: WebStack, browser: Brow
     await context.close()
 
 
+async def test_a_password_account_links_its_school_login_from_the_account_screen(
+    web_stack: WebStack, browser: Browser, db: Any, school: str
+) -> None:
+    """Offered while no school login is linked, as a plain link (a full page navigation with the session's
+    cookie): the provider's answer is linked to the signed-in account, which keeps its password; the
+    school login then opens the same account, and the offer is gone."""
+    email = await password_account(db, "linker")
+    sub = f"linker-{time.time_ns()}"
+    async with httpx.AsyncClient() as http:
+        claims = {"email": email, "email_verified": True, "name": "Lia"}
+        assert (await http.put(f"{school}/users/{sub}", json=claims)).status_code == 204
+    context = await new_context(browser)
+    page = await context.new_page()
+    problems = PageProblems(page)
+    await sign_in_with_password(page, web_stack.base, email)
+    await page.get_by_role("link", name="Account", exact=True).click()
+    link = page.get_by_role("link", name="Link your school login")
+    await expect(link).to_have_attribute("href", "/auth/oidc/login?link=1", timeout=LOAD)
+    assert await axe_violations(page) == []
+    await link.click()
+    await page.wait_for_url(f"{school}/**")
+    await page.locator("input[name=sub]").fill(sub)
+    problems.errors.clear()  # the provider's own page fetches a stylesheet it cannot reach
+    await page.get_by_role("button", name="Authorize").click()
+    await page.wait_for_url(f"{web_stack.base}/app/#/account**")
+    await expect(page.get_by_role("heading", name="Account", exact=True)).to_be_visible(timeout=LOAD)
+    await expect(page.get_by_role("heading", name="Profile")).to_be_visible()
+    await expect(page.get_by_role("link", name="Link your school login")).to_have_count(0)
+    assert (await session_user(context, web_stack.base) or {}).get("email") == email
+
+    # Signed out, the school login opens the same account; the password still works too.
+    await page.get_by_role("button", name="Sign out").click()
+    await page.get_by_role("link", name=re.compile("Sign in with Escola Modelo")).click()
+    await page.wait_for_url(f"{school}/**")
+    await page.locator("input[name=sub]").fill(sub)
+    problems.errors.clear()
+    await page.get_by_role("button", name="Authorize").click()
+    await expect(page.get_by_role("heading", name="Projects")).to_be_visible(timeout=LOAD)
+    assert (await session_user(context, web_stack.base) or {}).get("email") == email
+    async with httpx.AsyncClient(base_url=web_stack.base) as http:
+        signed = await http.post("/auth/login", json={"email": email, "password": PASSWORD})
+    assert signed.status_code == 200
+    assert problems.errors == []
+    await context.close()
+
+
+async def session_user(context: BrowserContext, base: str) -> dict[str, Any] | None:
+    """The account this browser context's cookies sign in (GET /auth/session), or None."""
+    answer = await context.request.get(f"{base}/auth/session")
+    return (await answer.json())["user"] if answer.ok else None
+
+
 @dataclass
 class Platform:
     """An LMS: its key set, the page a course's link opens (login initiation, posted to the tool), its
@@ -111,6 +174,8 @@ class Platform:
             return auto_post(
                 query["redirect_uri"][0], {"id_token": token, "state": query["state"][0]}
             ), "text/html"
+        if path == "/favicon.ico":  # a top-level page's icon: none
+            return "", "image/x-icon"
         raise KeyError(path)
 
 
@@ -128,6 +193,13 @@ def platform(web_stack: WebStack) -> Iterator[Platform]:
     with platform_server(lambda: {"keys": [lms.key.as_dict(private=False)]}, lms.page) as url:
         lms.url = url
         yield lms
+
+
+@pytest.fixture(scope="module")
+async def registered(web_stack: WebStack, platform: Platform, make_user: UserFactory, db: Any) -> Platform:
+    """The LMS, registered by an administrator over the API."""
+    await register(web_stack, platform, make_user, db)
+    return platform
 
 
 async def register(web_stack: WebStack, platform: Platform, make_user: UserFactory, db: Any) -> None:
@@ -148,7 +220,8 @@ async def register(web_stack: WebStack, platform: Platform, make_user: UserFacto
 
 async def launch(browser: Browser, platform: Platform, person: str, role: str) -> dict[str, Any]:
     """The person opens the course's link in the LMS: the tool's page in the frame, its button opens the
-    app in a window of its own, signed in. The new window's session."""
+    app's "Continue as …?" page in a window of its own, signed in only after its Continue. The new
+    window's session."""
     platform.roles[person] = role
     context = await new_context(browser)
     page = await context.new_page()
@@ -159,6 +232,7 @@ async def launch(browser: Browser, platform: Platform, person: str, role: str) -
     async with context.expect_page() as opened:
         await button.click()
     app = await opened.value
+    await continue_as(app, context, platform.tool, person)
     await expect(app.get_by_role("heading", name="Mathematics 7B")).to_be_visible()
     session = await app.evaluate("async () => (await (await fetch('/auth/session')).json())")
     project_id = app.url.split("#/projects/")[1].split("/")[0]
@@ -166,14 +240,22 @@ async def launch(browser: Browser, platform: Platform, person: str, role: str) -
     return {"session": session, "project_id": project_id}
 
 
+async def continue_as(page: Page, context: BrowserContext, tool: str, person: str) -> None:
+    """On the ticket's page (GET /auth/ticket/…): it names the account, and the browser is not signed in
+    until its Continue button (a form POSTed to /auth/ticket) is clicked."""
+    await expect(page.get_by_text(re.compile(f"Continue as {person.title()}"))).to_be_visible(timeout=LOAD)
+    assert await session_user(context, tool) is None
+    assert [c for c in await context.cookies() if c["name"].endswith("studyai_session")] == []
+    await expect(page.get_by_role("link", name="Cancel")).to_be_visible()
+    await page.get_by_role("button", name="Continue", exact=True).click()
+    await page.wait_for_url(f"{tool}/app/**")
+    assert (await session_user(context, tool) or {}).get("display_name") == person.title()
+
+
 async def test_an_lms_launch_opens_the_course_for_its_teacher_and_then_its_student(
-    web_stack: WebStack,
-    browser: Browser,
-    platform: Platform,
-    make_user: UserFactory,
-    db: psycopg.AsyncConnection[dict[str, Any]],
+    browser: Browser, registered: Platform, db: psycopg.AsyncConnection[dict[str, Any]]
 ) -> None:
-    await register(web_stack, platform, make_user, db)
+    platform = registered
     teacher = await launch(browser, platform, f"teacher{time.time_ns()}", "Instructor")
     student = await launch(browser, platform, f"student{time.time_ns()}", "Learner")
     assert teacher["project_id"] == student["project_id"]
@@ -184,3 +266,33 @@ async def test_an_lms_launch_opens_the_course_for_its_teacher_and_then_its_stude
     roles = {str(row["id"]): row["role"] for row in await cur.fetchall()}
     assert roles[teacher["session"]["user"]["id"]] == "owner"
     assert roles[student["session"]["user"]["id"]] == "viewer"
+
+
+async def test_a_launch_outside_a_frame_signs_the_browser_in_only_after_continue(
+    browser: Browser, registered: Platform
+) -> None:
+    """The LMS opens the tool in a window of its own (no frame): the launch no longer goes into a session
+    by itself; the "Continue as …?" page asks first, and only its button signs the browser in."""
+    platform = registered
+    person = f"student{time.time_ns()}"
+    platform.roles[person] = "Learner"
+    context = await new_context(browser)
+    page = await context.new_page()
+    problems = PageProblems(page)
+    await page.goto(f"{platform.url}/link?person={person}")  # the course's link, at the top level
+    asks = page.get_by_text(re.compile("Continue as"))
+    opens = page.get_by_role("link", name="Open studyAI")  # a launch page that waits for a click
+    await expect(asks.or_(opens)).to_be_visible(timeout=LOAD)
+    assert await session_user(context, platform.tool) is None
+    if await opens.count():
+        async with context.expect_page() as opened:
+            await opens.click()
+        page = await opened.value
+        problems = PageProblems(page)
+    await page.wait_for_timeout(500)  # nothing more happens by itself
+    assert await session_user(context, platform.tool) is None
+    assert await axe_violations(page) == []
+    await continue_as(page, context, platform.tool, person)
+    await expect(page.get_by_role("heading", name="Mathematics 7B")).to_be_visible(timeout=LOAD)
+    assert problems.errors == []
+    await context.close()

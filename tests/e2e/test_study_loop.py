@@ -17,7 +17,7 @@ import pytest
 from playwright.async_api import expect
 
 from tests.conftest import Caller, UserFactory
-from tests.e2e.conftest import Course, OpenPage, WebStack, check
+from tests.e2e.conftest import Course, OpenPage, WebStack, check, invite_and_accept
 
 EDITED = "Who owns a value in Rust, and for how long?"
 
@@ -48,8 +48,7 @@ async def bank(web_stack: WebStack, course: Course, make_user: UserFactory) -> A
         assert [i["type"] for i in items] == ["flashcard"] * 3, items
         assert {i["review_state"] for i in items} == {"pending"}
         assert len({i["question"] for i in items}) == 3
-        added = await http.post(f"{base}/members", json={"email": student.email, "role": "viewer"})
-        assert added.status_code == 201, added.text
+        await invite_and_accept(http, course.owner, course.project_id, student, "viewer")
     yield Bank(course, student, items)
 
 

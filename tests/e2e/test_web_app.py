@@ -14,6 +14,7 @@ from playwright.async_api import Browser, Page, Route, expect
 from tests.conftest import UserFactory
 from tests.e2e.conftest import (
     COURSE,
+    LOAD,
     QUESTION,
     Course,
     OpenPage,
@@ -164,13 +165,23 @@ async def test_viewer_is_offered_no_upload(
     open_page: OpenPage, course: Course, make_user: UserFactory, shots: Path
 ) -> None:
     viewer = await make_user("viewer")
-    # The owner adds the viewer in the Members screen.
-    page, problems = await open_page(course.owner, f"/p/{course.project_id}/members")
-    await page.get_by_label("Email").fill(viewer.email)
-    await page.get_by_label("Role", exact=True).select_option("viewer")
-    await page.get_by_role("button", name="Add", exact=True).click()
-    await expect(page.locator(".members")).to_contain_text(viewer.email)
-    await check(page, shots, "10-members")
+    # The owner invites the viewer by email in the Members screen; the viewer accepts on the Account
+    # screen and is then a member.
+    owner_page, problems = await open_page(course.owner, f"/p/{course.project_id}/members")
+    await owner_page.get_by_label("Email", exact=True).fill(viewer.email)
+    await owner_page.get_by_label("Role", exact=True).select_option("viewer")
+    await owner_page.get_by_role("button", name="Invite", exact=True).click()
+    sent = owner_page.get_by_role("status").filter(has_text=f"Invitation sent to {viewer.email}")
+    await expect(sent).to_contain_text("they will see it when they sign in with that address")
+    await expect(owner_page.locator("ul.pending-invitations")).to_contain_text(viewer.email)
+
+    page, _ = await open_page(viewer, "/account")
+    await page.get_by_role("button", name="Accept: Rust 101").click()
+    await expect(page.get_by_role("heading", name="Rust 101", exact=True)).to_be_visible(timeout=LOAD)
+    await owner_page.reload()
+    await expect(owner_page.locator(".members")).to_contain_text(viewer.email, timeout=LOAD)
+    await expect(owner_page.locator("ul.pending-invitations")).not_to_contain_text(viewer.email)
+    await check(owner_page, shots, "10-members")
 
     page, _ = await open_page(viewer)
     await page.get_by_role("link", name="Rust 101").click()

@@ -12,7 +12,7 @@ import psycopg
 from core.jobs.specs import OPTIMIZE_STUDY, OptimizeStudy
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import projects, questions, study, users
+from core.store import accounts, projects, questions, study
 from core.study.optimize import MIN_REVIEWS
 from tests.bank import draft, unit_vector
 from tests.workers.runtime import job_runtime
@@ -22,7 +22,7 @@ Conn = psycopg.AsyncConnection[dict[str, Any]]
 
 
 async def test_fit_after_enough_reviews(settings: Settings, services: ServiceUrls, db: Conn) -> None:
-    user = await users.create_user(db, email=f"fit-{uuid.uuid4()}@example.org")
+    user = await accounts.ensure_account(db, email=f"fit-{uuid.uuid4()}@example.org")
     project = await projects.create_project(db, user_id=user.id, name="fit", description="", language="en")
     scope = {"project_id": project.id, "user_id": user.id}
     async with job_runtime(settings, services) as runtime:  # as the workers open it

@@ -1,26 +1,72 @@
-// The caller's account: the name others see, the password, the browsers signed in (this one marked), and
-// API keys for scripts. Each part is offered where the server has its routes.
+// The caller's account: the personal invitations waiting for it (accepted or declined here), the name
+// others see, the school login to link where the server has one, the password, the browsers signed in
+// (this one marked), and API keys for scripts. Each part is offered where the server has its routes.
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
-import { Busy, ErrorNote, formatDate, useAction, useAsync } from '../ui.js';
+import { go, hashQuery } from '../router.js';
+import { Busy, Empty, ErrorNote, formatDate, useAction, useAsync } from '../ui.js';
 import { NewPassword } from './signup.js';
 import { ApiKeys } from './keys.js';
 
 export function Account() {
   const { api, t } = useApp();
   const me = useAsync(() => (api.has('me') ? api.call('me') : Promise.resolve(null)), []);
+  const config = useAsync(() => api.call('authConfig'), []);
+  const [keysShown, setKeysShown] = useState(0); // a password change revokes the keys: the list again
+  const loaded = me.data !== undefined || me.error;
+  const passwordChanged = () => {
+    setKeysShown(keysShown + 1);
+    me.reload(); // a first password: the form asks for the current one from now on
+  };
   return html`<section>
     <h1>${t('account')}</h1>
-    ${me.loading && html`<${Busy} />`}
+    ${me.loading && !loaded && html`<${Busy} />`}
     <${ErrorNote} error=${me.error} />
     <div class="grid two">
       <div>
+        ${api.has('myInvitations') && html`<${MyInvitations} />`}
         <${Profile} me=${me.data} onSaved=${me.reload} />
+        <${SchoolLogin} me=${me.data} config=${config.data} />
         ${api.has('listSessions') && html`<${Sessions} />`}
-        <${ApiKeys} />
+        <${ApiKeys} key=${keysShown} />
       </div>
-      ${api.has('changePassword') && !me.loading && html`<${ChangePassword} hasPassword=${me.data?.has_password ?? true} />`}
+      ${api.has('changePassword') && loaded && html`<${ChangePassword} hasPassword=${me.data?.has_password ?? true}
+        minLength=${config.data?.password_min_length} onChanged=${passwordChanged} />`}
     </div>
+  </section>`;
+}
+
+// Personal invitations to projects, sent to this account's email by a project's owner: accepting one joins
+// the project (and opens it), declining removes it.
+function MyInvitations() {
+  const { api, t, lang } = useApp();
+  const list = useAsync(() => api.call('myInvitations'), []);
+  const accept = useAction(async (invitation) => {
+    const joined = await api.call('acceptInvitation', { invitation_id: invitation.id });
+    go('p', joined.project_id, 'documents');
+  }, { keepBusy: true });
+  const decline = useAction(async (invitation) => {
+    await api.call('declineInvitation', { invitation_id: invitation.id });
+    list.reload();
+  });
+  const busy = accept.busy || decline.busy;
+  return html`<section class="card" aria-labelledby="my-invitations-title">
+    <h2 id="my-invitations-title">${t('myInvitations')}</h2>
+    ${list.loading && !list.data && html`<${Busy} />`}
+    <${ErrorNote} error=${list.error || accept.error || decline.error} />
+    ${list.data && !list.data.length && html`<${Empty}>${t('noMyInvitations')}<//>`}
+    <ul class="list my-invitations">
+      ${(list.data || []).map((inv) => html`<li key=${inv.id} class="invitation" data-project=${inv.project_name}>
+        <p><strong>${inv.project_name}</strong> <span class="badge">${t(`role.${inv.role}`)}</span></p>
+        <p class="meta">${inv.invited_by ? `${t('invitedBy', { name: inv.invited_by })} · ` : ''}${t('validUntil', { date: formatDate(inv.expires_at, lang) })}</p>
+        <div class="row">
+          <button type="button" class="primary" disabled=${busy} onClick=${() => accept.run(inv)}
+            aria-label=${`${t('accept')}: ${inv.project_name}`}>${t('accept')}</button>
+          <button type="button" disabled=${busy} onClick=${() => decline.run(inv)}
+            aria-label=${`${t('decline')}: ${inv.project_name}`}>${t('decline')}</button>
+        </div>
+      </li>`)}
+    </ul>
   </section>`;
 }
 
@@ -51,12 +97,30 @@ function Profile({ me, onSaved }) {
   </section>`;
 }
 
-function ChangePassword({ hasPassword }) {
+// Where the server has a school login (OIDC) and none is linked to this account: a plain link (a full
+// page navigation, the browser's session cookie goes with it) to the provider, whose answer is linked to
+// the signed-in account; it comes back here (#/account, or #/account?error=REASON when it failed). Only a
+// browser session can link (an API key has no cookie to send).
+function SchoolLogin({ me, config }) {
+  const { t, viaSession } = useApp();
+  const failed = hashQuery().get('error');
+  if (!config?.oidc_enabled || !viaSession || me?.school_login !== false) return null;
+  const name = config.oidc_name || t('sso');
+  return html`<section class="card" aria-labelledby="school-login-title">
+    <h2 id="school-login-title">${t('schoolLogin')}</h2>
+    ${failed && html`<p class="error" role="alert">${t('oidcFailed', { reason: t(`oidcError.${failed}`, {}, failed) })}</p>`}
+    <p class="hint">${t('linkSchoolLoginHelp', { name })}</p>
+    <a class="button" href="/auth/oidc/login?link=1">${t('linkSchoolLogin')}</a>
+  </section>`;
+}
+
+// A first password (an account made by the school login or the LMS) needs a recent school sign-in: the
+// server refuses it with 403 and says what to do, shown as it is.
+function ChangePassword({ hasPassword, minLength, onChanged }) {
   const { api, t } = useApp();
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [done, setDone] = useState(false);
-  const config = useAsync(() => api.call('authConfig'), []);
   const { submit, busy, error } = useAction(async () => {
     setDone(false);
     const body = { new_password: next, ...(hasPassword ? { current_password: current } : {}) };
@@ -64,15 +128,17 @@ function ChangePassword({ hasPassword }) {
     setCurrent('');
     setNext('');
     setDone(true);
+    onChanged();
   });
   return html`<form class="card" onSubmit=${submit} aria-labelledby="password-title">
     <h2 id="password-title">${hasPassword ? t('changePassword') : t('setPassword')}</h2>
     ${hasPassword && html`<label for="current-password">${t('currentPassword')}</label>
       <input id="current-password" type="password" autocomplete="current-password" required maxlength="1024"
         value=${current} onInput=${(e) => setCurrent(e.target.value)} />`}
-    <${NewPassword} id="new-password" value=${next} onInput=${(e) => setNext(e.target.value)} minLength=${config.data?.password_min_length} />
+    <${NewPassword} id="new-password" value=${next} onInput=${(e) => setNext(e.target.value)} minLength=${minLength} />
+    <p class="hint">${t(hasPassword ? 'passwordChangeEffects' : 'firstPasswordHelp')}</p>
     <${ErrorNote} error=${error} />
-    <button type="submit" class="primary" disabled=${busy}>${t('changePassword')}</button>
+    <button type="submit" class="primary" disabled=${busy}>${hasPassword ? t('changePassword') : t('setPassword')}</button>
     ${done && html`<p role="status">${t('passwordChanged')}</p>`}
   </form>`;
 }

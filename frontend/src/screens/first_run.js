@@ -1,6 +1,7 @@
 // Screens reached by a link with a one-time token: the first run (#/setup?token=…, the token `studyai up`
-// printed: creates the administrator) and a password reset (#/reset?token=…, a link an administrator or
-// a teacher made). Both start a session.
+// printed: creates the administrator) and a password reset (#/reset?token=…: a link an administrator made
+// or mailed, the link of an account an administrator created, or one mailed by "forgot password"). Both
+// start a session. The reset token is checked with a POST (never in a URL path the server logs).
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { go, hashQuery, href } from '../router.js';
@@ -35,7 +36,7 @@ export function Reset() {
   const token = hashQuery().get('token') || '';
   const [password, setPassword] = useState('');
   const config = useAsync(() => api.call('authConfig'), []);
-  const check = useAsync(() => (token ? api.call('checkReset', { token }) : Promise.resolve({ valid: false })), [token]);
+  const check = useAsync(() => (token ? api.call('checkReset', {}, { json: { token } }) : Promise.resolve({ valid: false })), [token]);
   const { submit, busy, error } = useAction(async () => {
     const session = await api.call('reset', {}, { json: { token, password } });
     go();

@@ -1,10 +1,12 @@
-// Members and roles (owners add, change and remove, and hand a viewer who forgot a password a reset link
-// where the server has that route; everyone sees who teaches), and the project's settings
-// for its owner: name, language, attempts per question and, where the server has it, the exam date.
+// Members and roles (owners invite by email, change roles and remove; everyone sees who teaches), the
+// project's pending personal invitations (owners: withdrawn here), and the project's settings for its
+// owner: name, language, attempts per question and, where the server has it, the exam date. An invitation
+// by email is personal: the person sees it on their Account screen once signed in with that address, and
+// accepts or declines it (the answer never says whether the address has an account).
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { go } from '../router.js';
-import { Busy, ErrorNote, formatDate, useAction, useAsync } from '../ui.js';
+import { Busy, Empty, ErrorNote, formatDate, useAction, useAsync } from '../ui.js';
 
 const ROLES = ['owner', 'editor', 'viewer'];
 
@@ -18,19 +20,18 @@ export function Members() {
 
 function MemberList() {
   const { api, t, lang, projectId, owner } = useApp();
-  const [links, setLinks] = useState({}); // user id -> a password reset link an owner made for a viewer
   const members = useAsync(() => api.call('listMembers', { project_id: projectId }, { query: { limit: 200 } }), [projectId]);
+  const invites = owner && api.has('memberInvitations');
+  const pending = useAsync(
+    () => (invites ? api.call('memberInvitations', { project_id: projectId }) : Promise.resolve(null)),
+    [projectId, invites],
+  );
   const { run: act, error } = useAction(async (work) => {
     await work();
     members.reload();
   });
   const setRole = (m, role) => act(() => api.call('changeRole', { project_id: projectId, user_id: m.user_id }, { json: { role } }));
   const remove = (m) => confirm(t('confirmRemove', { email: m.email })) && act(() => api.call('removeMember', { project_id: projectId, user_id: m.user_id }));
-  const resetLink = (m) => act(async () => {
-    const made = await api.call('memberResetLink', { project_id: projectId, member_id: m.user_id });
-    setLinks({ ...links, [m.user_id]: made });
-  });
-  const resets = owner && api.has('memberResetLink');
   const data = members.data;
   return html`<section aria-labelledby="members-title">
     <h2 id="members-title">${t('tab.members')}</h2>
@@ -48,38 +49,65 @@ function MemberList() {
             <button type="button" class="link danger" onClick=${() => remove(m)} aria-label=${`${t('remove')}: ${m.email}`}>${t('remove')}</button>`
           : html`<span class="badge">${t(`role.${m.role}`)}</span>`}
         <span class="meta">${formatDate(m.joined_at, lang)}</span>
-        ${resets && m.role === 'viewer' && html`<button type="button" class="link" onClick=${() => resetLink(m)}
-          aria-label=${`${t('resetLink')}: ${m.email}`}>${t('resetLink')}</button>`}
-        ${links[m.user_id] && html`<div class="reset-link" role="status">
-          <label for=${`reset-${m.user_id}`}>${t('resetLinkFor', { email: m.email })}</label>
-          <input id=${`reset-${m.user_id}`} readonly value=${links[m.user_id].link} onFocus=${(e) => e.target.select()} />
-          <p class="hint">${t('validUntil', { date: formatDate(links[m.user_id].expires_at, lang) })}</p>
-        </div>`}
       </li>`)}
     </ul>
-    ${owner && html`<${AddMember} onAdded=${members.reload} />`}
+    ${invites && html`<${PendingInvitations} pending=${pending} />`}
+    ${owner && html`<${InviteMember} onInvited=${pending.reload} />`}
   </section>`;
 }
 
-function AddMember({ onAdded }) {
+// The project's personal invitations not yet accepted or declined: an owner withdraws one sent by mistake.
+function PendingInvitations({ pending }) {
+  const { api, t, lang, projectId } = useApp();
+  const { run, error } = useAction(async (invitation) => {
+    await api.call('withdrawMemberInvitation', { project_id: projectId, invitation_id: invitation.id });
+    pending.reload();
+  });
+  const withdraw = (invitation) => confirm(t('confirmWithdraw', { email: invitation.email })) && run(invitation);
+  return html`<section aria-labelledby="pending-title">
+    <h3 id="pending-title">${t('pendingInvitations')}</h3>
+    ${pending.loading && !pending.data && html`<${Busy} />`}
+    <${ErrorNote} error=${pending.error || error} />
+    ${pending.data && !pending.data.length && html`<${Empty}>${t('noPendingInvitations')}<//>`}
+    <ul class="list pending-invitations">
+      ${(pending.data || []).map((inv) => html`<li key=${inv.id} data-email=${inv.email}>
+        <span>${inv.email}</span>
+        <span class="badge">${t(`role.${inv.role}`)}</span>
+        <span class="meta">${t('validUntil', { date: formatDate(inv.expires_at, lang) })}</span>
+        <button type="button" class="link danger" onClick=${() => withdraw(inv)}
+          aria-label=${`${t('withdraw')}: ${inv.email}`}>${t('withdraw')}</button>
+      </li>`)}
+    </ul>
+  </section>`;
+}
+
+// An invitation by email (202): said as sent, whether or not the address has an account (the server
+// never says); inviting the same address again replaces its role and expiry.
+function InviteMember({ onInvited }) {
   const { api, t, projectId } = useApp();
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('viewer');
-  const { submit, error } = useAction(async () => {
-    await api.call('addMember', { project_id: projectId }, { json: { email: email.trim(), role } });
+  const [sent, setSent] = useState(null);
+  const { submit, busy, error } = useAction(async () => {
+    setSent(null);
+    const invited = await api.call('addMember', { project_id: projectId }, { json: { email: email.trim(), role } });
+    setSent(invited);
     setEmail('');
-    onAdded();
+    onInvited();
   });
-  return html`<form class="card" onSubmit=${submit} aria-labelledby="add-member">
-    <h3 id="add-member">${t('addMember')}</h3>
+  return html`<form class="card" onSubmit=${submit} aria-labelledby="invite-member">
+    <h3 id="invite-member">${t('inviteByEmail')}</h3>
+    <p class="hint" id="invite-member-hint">${t('inviteByEmailHelp')}</p>
     <label for="member-email">${t('email')}</label>
-    <input id="member-email" type="email" required maxlength="320" value=${email} onInput=${(e) => setEmail(e.target.value)} />
+    <input id="member-email" type="email" required maxlength="320" aria-describedby="invite-member-hint"
+      value=${email} onInput=${(e) => { setEmail(e.target.value); setSent(null); }} />
     <label for="member-role">${t('role')}</label>
     <select id="member-role" value=${role} onChange=${(e) => setRole(e.target.value)}>
       ${ROLES.map((r) => html`<option key=${r} value=${r}>${t(`role.${r}`)}</option>`)}
     </select>
     <${ErrorNote} error=${error} />
-    <button type="submit" class="primary">${t('add')}</button>
+    <button type="submit" class="primary" disabled=${busy}>${t('invite')}</button>
+    ${sent && html`<p class="notice" role="status">${t(sent.mailed ? 'invitationSentMailed' : 'invitationSent', { email: sent.email })}</p>`}
   </form>`;
 }
 

@@ -1,19 +1,23 @@
-// The caller's projects, and a new one (name, language).
+// The caller's projects, a line when personal invitations wait on the Account screen, and a new project
+// (name, language) where the server lets this account create one (`can_create_projects`: with
+// PROJECT_CREATORS=teachers only teachers and administrators do; the others read why).
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { href, go } from '../router.js';
 import { Busy, Empty, ErrorNote, useAction, useAsync } from '../ui.js';
 
 export function Projects() {
-  const { api, t } = useApp();
+  const { api, t, user } = useApp();
   const projects = useAsync(() => api.all('listProjects', {}, { pageSize: 500 }), []);
+  const creates = user?.can_create_projects !== false;
   return html`<section>
     <h1>${t('projects')}</h1>
+    ${api.has('myInvitations') && html`<${WaitingInvitations} />`}
     <div class="grid two">
       <div>
         ${projects.loading && !projects.data && html`<${Busy} />`}
         <${ErrorNote} error=${projects.error} />
-        ${projects.data && !projects.data.length && html`<${Empty}>${t('noProjects')}<//>`}
+        ${projects.data && !projects.data.length && html`<${Empty}>${t(creates ? 'noProjects' : 'noProjectsJoin')}<//>`}
         <ul class="list projects">
           ${(projects.data || []).map(
             (p) => html`<li key=${p.id}>
@@ -24,9 +28,20 @@ export function Projects() {
           )}
         </ul>
       </div>
-      <${NewProject} />
+      ${creates ? html`<${NewProject} />` : html`<p class="notice" data-testid="teachers-create">${t('teachersCreateProjects')}</p>`}
     </div>
   </section>`;
+}
+
+// Personal invitations sent to this account's email: said here, where a person lands after signing in;
+// they are accepted or declined on the Account screen.
+function WaitingInvitations() {
+  const { api, t } = useApp();
+  const waiting = useAsync(() => api.call('myInvitations'), []);
+  const n = waiting.data?.length || 0;
+  if (!n) return null;
+  return html`<p class="notice">${t(n === 1 ? 'invitationsWaitingOne' : 'invitationsWaiting', { n })}
+    <a href=${href('account')}>${t('seeInvitations')}</a></p>`;
 }
 
 function NewProject() {

@@ -1,6 +1,7 @@
-// The way in: email and password (a browser session in an HttpOnly cookie), the school's single sign-on
-// where the server has one (a plain link: the server redirects to the provider and back), a code from a
-// teacher, a new account where the server allows sign-up. An API key (`studyai users create EMAIL`
+// The way in: email and password (a browser session in an HttpOnly cookie), "forgot your password?" where
+// the server can mail (#/forgot), the school's single sign-on where the server has one (a plain link: the
+// server redirects to the provider and back), a code from a teacher, a new account where the server allows
+// sign-up. An API key (`studyai users create EMAIL`
 // prints one) stays a small option for developers: checked once, then kept in sessionStorage only.
 import { html, useEffect, useRef, useState } from '../lib.js';
 import { Api } from '../api.js';
@@ -22,6 +23,7 @@ export function SignIn({ notice }) {
     ${withKey
       ? html`<${KeyForm} onBack=${() => setWithKey(false)} />`
       : html`<${PasswordForm} />
+        ${c?.mail_enabled && html`<p class="forgot"><a href=${href('forgot')}>${t('forgotPassword')}</a></p>`}
         ${c?.oidc_enabled && html`<p class="or">${t('or')}</p>
           <a class="button wide" href="/auth/oidc/login?next=/app/">${t('signInWith', { name: c.oidc_name || t('sso') })}</a>`}
         <${CodeForm} />
@@ -58,6 +60,33 @@ export function PasswordForm({ then, idPrefix = 'signin' }) {
     <${ErrorNote} error=${error} />
     <button type="submit" class="primary" disabled=${busy}>${busy ? t('checking') : t('signIn')}</button>
   </form>`;
+}
+
+// "Forgot your password?" (#/forgot): the email, and the server mails a reset link to the account that has
+// it. The answer is the same whatever the email (202 and the server's sentence, shown as it is): nothing
+// here tells whether an account has this address.
+export function Forgot() {
+  const { api, t } = useApp();
+  const [email, setEmail] = useState('');
+  const [sent, setSent] = useState(null);
+  const { submit, busy, error } = useAction(async () => {
+    setSent(null);
+    const answer = await api.call('forgot', {}, { json: { email: email.trim() } });
+    setSent(answer?.detail || t('forgotSent'));
+  });
+  return html`<section class="card narrow">
+    <h1>${t('forgotTitle')}</h1>
+    <p class="hint" id="forgot-hint">${t('forgotHelp')}</p>
+    <form onSubmit=${submit}>
+      <label for="forgot-email">${t('email')}</label>
+      <input id="forgot-email" type="email" autocomplete="username" required maxlength="254" aria-describedby="forgot-hint"
+        value=${email} onInput=${(e) => setEmail(e.target.value)} />
+      <${ErrorNote} error=${error} />
+      <button type="submit" class="primary" disabled=${busy}>${t('sendResetLink')}</button>
+    </form>
+    ${sent !== null && html`<p class="notice" role="status">${sent}</p>`}
+    <p><a href=${href()}>${t('backToSignIn')}</a></p>
+  </section>`;
 }
 
 function CodeForm() {

@@ -1,0 +1,215 @@
+"""Invitations: a project's owners hand out a code or a link (role, expiry, uses) and people join with
+it, signed in or by creating their account then and there (the code is the permission, even while
+SIGNUP_ENABLED is false); owners also invite one person by e-mail, who accepts or declines once signed in
+(GET /me/invitations). Wrong codes spend a budget (backend/accounts/budgets.py)."""
+
+from uuid import UUID
+
+from fastapi import APIRouter, BackgroundTasks, Request, Response, status
+
+from backend.accounts.budgets import BudgetsDep
+from backend.accounts.routers.shaping import signed_in
+from backend.accounts.schemas import (
+    InvitationCreate,
+    InvitationEmail,
+    InvitationOut,
+    InvitationPreview,
+    Join,
+    Joined,
+    JoinedWithAccount,
+    JoinSignup,
+    MailSent,
+    MemberAdd,
+    MemberInvitationOut,
+    MemberInvited,
+)
+from backend.accounts.service import invitations
+from backend.deps import DbDep, ProjectOwnerDep, SameOrigin, SettingsDep, UserDep
+from backend.web.audit import AuditDep
+from backend.web.browser import public_base
+from backend.web.paging import PageDep
+from core.accounts import codes
+from core.settings import Settings
+from core.store.invitations import Invitation
+
+router = APIRouter(tags=["invitations"])
+
+
+def _out(invitation: Invitation, request: Request, settings: Settings) -> InvitationOut:
+    shown = codes.display(invitation.code)
+    return InvitationOut(
+        id=invitation.id,
+        code=shown,
+        link=f"{public_base(request, settings)}/app/#/join/{shown}",
+        role=invitation.role,  # type: ignore[arg-type]
+        expires_at=invitation.expires_at,
+        max_uses=invitation.max_uses,
+        uses=invitation.uses,
+        revoked_at=invitation.revoked_at,
+        created_at=invitation.created_at,
+    )
+
+
+@router.post("/projects/{project_id}/invitations", status_code=status.HTTP_201_CREATED)
+async def create_invitation(
+    body: InvitationCreate,
+    request: Request,
+    access: ProjectOwnerDep,
+    db: DbDep,
+    settings: SettingsDep,
+    audit: AuditDep,
+) -> InvitationOut:
+    """A new code and link that make whoever joins a member with `role` (owners only)."""
+    created = await invitations.create_code(
+        db,
+        audit,
+        settings,
+        project_id=access.id,
+        owner_id=access.user.id,
+        role=body.role,
+        hours=body.expires_in_hours,
+        max_uses=body.max_uses,
+    )
+    return _out(created, request, settings)
+
+
+@router.get("/projects/{project_id}/invitations")
+async def list_invitations(
+    request: Request, access: ProjectOwnerDep, db: DbDep, settings: SettingsDep, page: PageDep
+) -> list[InvitationOut]:
+    """The project's invitations, newest first, revoked and expired ones included (owners only)."""
+    rows = await invitations.list_codes(db, project_id=access.id, owner_id=access.user.id, **page)
+    return [_out(row, request, settings) for row in rows]
+
+
+@router.delete("/projects/{project_id}/invitations/{invitation_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def revoke_invitation(
+    invitation_id: UUID, access: ProjectOwnerDep, db: DbDep, audit: AuditDep
+) -> Response:
+    """Revokes an invitation: its code joins nobody from now on; members who joined stay (owners only)."""
+    await invitations.revoke_code(
+        db, audit, project_id=access.id, owner_id=access.user.id, invitation_id=invitation_id
+    )
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post("/projects/{project_id}/invitations/{invitation_id}/email", tags=["members"])
+async def email_invitation(
+    invitation_id: UUID,
+    body: InvitationEmail,
+    access: ProjectOwnerDep,
+    db: DbDep,
+    settings: SettingsDep,
+    audit: AuditDep,
+) -> MailSent:
+    """Mails the invitation's join link and code to each address (one message each, within the owner's
+    daily mail budget). 409 while mail is not set up (SMTP_HOST and PUBLIC_URL: the app offers the link to
+    copy); 404 unless the invitation is this project's and still usable; 502 when the mail server fails."""
+    sent = await invitations.mail_code(
+        db,
+        audit,
+        settings,
+        project_id=access.id,
+        owner_id=access.user.id,
+        invitation_id=invitation_id,
+        emails=body.emails,
+    )
+    return MailSent(sent=sent)
+
+
+@router.get("/join/{code}")
+async def preview_invitation(code: str, db: DbDep, budgets: BudgetsDep) -> InvitationPreview:
+    """Which project and role a code leads to (public). 404 for a wrong code, 410 when used up; a wrong
+    code spends the address's budget (429 once spent; a right code is never refused)."""
+    async with budgets.code():
+        found = await invitations.preview(db, code=code)
+    return InvitationPreview.model_validate(found, from_attributes=True)
+
+
+@router.post("/join")
+async def join_project(body: Join, db: DbDep, user: UserDep, audit: AuditDep, budgets: BudgetsDep) -> Joined:
+    """The signed-in caller joins with the code. Already a member: their role stays if it is as high
+    (no use spent), else it is raised to the invitation's. A wrong code spends the caller's own budget."""
+    async with budgets.code(user.id):
+        joined = await invitations.join(db, audit, code=body.code, user_id=user.id)
+    return Joined.model_validate(joined, from_attributes=True)
+
+
+@router.post("/join/signup", status_code=status.HTTP_201_CREATED, dependencies=[SameOrigin])
+async def join_with_new_account(
+    body: JoinSignup,
+    request: Request,
+    response: Response,
+    db: DbDep,
+    settings: SettingsDep,
+    audit: AuditDep,
+    budgets: BudgetsDep,
+) -> JoinedWithAccount:
+    """Creates an account with a password, joins with the code and signs the browser in, in one
+    transaction: a wrong code creates nothing. 409 when the email has an account (sign in, then join;
+    it spends the address's budget like a wrong code); 422 for a weak password."""
+    async with budgets.code():
+        joined, signed = await invitations.join_with_new_account(
+            db,
+            audit,
+            settings,
+            code=body.code,
+            email=body.email,
+            password=body.password,
+            display_name=body.display_name,
+        )
+    session = signed_in(response, request, settings, signed)
+    return JoinedWithAccount(
+        project_id=joined.project_id,
+        role=joined.role,  # type: ignore[arg-type]
+        project_name=joined.project_name,
+        session=session,
+    )
+
+
+@router.post("/projects/{project_id}/members", status_code=status.HTTP_202_ACCEPTED, tags=["members"])
+async def add_member(
+    body: MemberAdd,
+    background: BackgroundTasks,
+    access: ProjectOwnerDep,
+    db: DbDep,
+    settings: SettingsDep,
+    audit: AuditDep,
+) -> MemberInvited:
+    """Invites the address with a role (owners only): whoever has it accepts or declines once signed in,
+    and is mailed when mail is set up. The answer is the same whether or not the address has an account;
+    an existing member's role is changed with PATCH."""
+    invited = await invitations.invite_person(
+        db, audit, settings, project_id=access.id, owner_id=access.user.id, email=body.email, role=body.role
+    )
+    background.add_task(invited.outbox.send)
+    return MemberInvited(
+        email=invited.invitation.email,
+        role=body.role,
+        expires_at=invited.invitation.expires_at,
+        mailed=bool(invited.outbox.messages),
+    )
+
+
+@router.get("/projects/{project_id}/members/invitations", tags=["members"])
+async def list_member_invitations(
+    access: ProjectOwnerDep, db: DbDep, page: PageDep
+) -> list[MemberInvitationOut]:
+    """The project's invitations by e-mail that wait for an answer, newest first (owners only)."""
+    rows = await invitations.pending_for_project(db, project_id=access.id, owner_id=access.user.id, **page)
+    return [MemberInvitationOut.model_validate(row) for row in rows]
+
+
+@router.delete(
+    "/projects/{project_id}/members/invitations/{invitation_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    tags=["members"],
+)
+async def withdraw_member_invitation(
+    invitation_id: UUID, access: ProjectOwnerDep, db: DbDep, audit: AuditDep
+) -> Response:
+    """Withdraws an invitation by e-mail that waits for an answer (owners only)."""
+    await invitations.withdraw(
+        db, audit, project_id=access.id, owner_id=access.user.id, invitation_id=invitation_id
+    )
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,110 @@
+"""The one way an account comes to be or gets a login linked to it. Every door calls this: the first
+run's set-up, sign-up, joining with a code, an administrator, the command line, the school's login (OIDC)
+and an LMS launch (LTI). Each writes the account's `user.created` / `identity.linked` event.
+
+Policy that follows from who someone is lives here too: who may create projects, and which password a
+person may choose."""
+
+from dataclasses import dataclass
+from typing import Literal
+from uuid import UUID
+
+from backend.accounts.errors import EmailTaken
+from core.accounts.passwords import check_password, hash_password_async
+from core.observability.audit import Audit
+from core.settings import Settings
+from core.store import accounts, identities
+from core.store.access import Connection
+from core.store.accounts import Account
+from core.store.identities import Identity
+
+EMAIL_TAKEN = "An account with this email already exists: sign in instead."
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """What a door knows of someone it is about to give an account."""
+
+    email: str  # normalised (core/accounts/emails.py)
+    display_name: str | None = None
+    password_hash: str | None = None
+    is_admin: bool = False
+    is_teacher: bool = False
+
+
+async def new_password_hash(password: str, settings: Settings, *, email: str) -> str:
+    """The Argon2id hash of a password anyone may choose here; WeakPassword (with the reason: too short,
+    too common, the email) otherwise. The one password policy: every door that sets one calls it. Hashed
+    in a thread, with no connection held (the caller borrows one afterwards)."""
+    check_password(password, min_length=settings.accounts.password_min_length, email=email)
+    return await hash_password_async(password)
+
+
+def may_create_projects(account: Account, settings: Settings) -> bool:
+    """PROJECT_CREATORS: everyone, or teachers and administrators only."""
+    if settings.accounts.project_creators == "everyone":
+        return True
+    return account.is_admin or account.is_teacher
+
+
+SELF = "self"  # who creates an account at a door of its own (sign-up, a school login): the account
+
+
+async def create(
+    conn: Connection,
+    audit: Audit,
+    person: Person,
+    *,
+    via: str,
+    by: UUID | Literal["self"] | None = SELF,
+    details: dict[str, str] | None = None,
+) -> Account:
+    """A new account for `person`, logged `user.created` (via the door; its actor `by`: the account
+    itself, an administrator, or None for the operator's command line); EmailTaken when the email has one
+    (the insert decides a race between two doors)."""
+    created = await accounts.create_account(
+        conn,
+        email=person.email,
+        password_hash=person.password_hash,
+        display_name=person.display_name,
+        is_admin=person.is_admin,
+        is_teacher=person.is_teacher,
+    )
+    if created is None:
+        raise EmailTaken(EMAIL_TAKEN)
+    await audit.record(
+        conn,
+        action="user.created",
+        actor_user_id=created.id if isinstance(by, str) else by,
+        target_user_id=created.id,
+        details={"via": via, **(details or {})},
+    )
+    return created
+
+
+async def link(
+    conn: Connection,
+    audit: Audit,
+    user_id: UUID,
+    *,
+    kind: str,
+    issuer: str,
+    subject: str,
+    email: str | None,
+    details: dict[str, str] | None = None,
+) -> Identity:
+    """Links the login (kind, issuer, subject) to the account, logged `identity.linked`. Returns the
+    identity: linked to another account already when `identity.user_id` differs (a concurrent first
+    sign-in won), in which case nothing is logged."""
+    linked = await identities.link(
+        conn, user_id=user_id, kind=kind, issuer=issuer, subject=subject, email=email
+    )
+    if linked.user_id == user_id:
+        await audit.own(
+            conn,
+            "identity.linked",
+            user_id,
+            {"kind": kind, "issuer": issuer, **(details or {})},
+            target_id=str(linked.id),
+        )
+    return linked
