@@ -40,9 +40,11 @@ test:
 up:
 	.venv/bin/studyai up
 
-# The typed boundaries are checked strictly: the store, the runtime, the job specs and framework, the settings.
+# The typed boundaries are checked strictly: the store, the runtime, the job specs and framework, the settings,
+# the accounts domain's services and the web layer they share.
 lint:
 	.venv/bin/ruff check .
-	.venv/bin/mypy core/store core/runtime core/jobs core/settings workers/jobs/framework.py
+	.venv/bin/mypy core/store core/runtime core/jobs core/settings core/accounts core/observability/audit.py workers/jobs/framework.py \
+	  backend/accounts/service backend/accounts/errors.py backend/accounts/budgets.py backend/web/audit.py backend/web/browser.py
 
 .PHONY: install ocr-data lock test up lint

@@ -10,6 +10,7 @@ from uuid import UUID
 
 import typer
 import uvicorn
+from fastapi import FastAPI
 
 from agents.runs.calibration import NotEnoughQuestions
 from backend.cli.backup import backup, restore
@@ -49,7 +50,7 @@ def up(
 ) -> None:
     """Run the API and the workers, starting the embedded Postgres, Redis and chat model where no URL is
     set. The workers and the model server are supervised: restarted with backoff when they die."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging()
     # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown; turning them into SystemExit lets
     # the children and the embedded services below shut down too, instead of dying with the signal.
     for stop_signal in (signal.SIGTERM, signal.SIGINT):
@@ -71,7 +72,18 @@ def up(
         api = create_app(settings, urls, supervisor=supervisor)  # GET /health/ready reports each child
         # No administrator yet: a one-time set-up link (a new one each start) creates the first one.
         announce_setup(urls.database_url, settings, base_url(settings, host, port))
-        uvicorn.run(api, host=host or settings.api.host, port=port or settings.api.port)
+        serve(api, host=host or settings.api.host, port=port or settings.api.port)
+
+
+def configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+
+def serve(api: FastAPI, *, host: str, port: int) -> None:
+    """The API on uvicorn, as `studyai up` serves it. uvicorn's own access log would print each path
+    with its query (a join code, an OIDC code and state): it is off, and the app writes its own access
+    line with the secrets of paths redacted (backend/middleware/request_context.py)."""
+    uvicorn.run(api, host=host, port=port, access_log=False)
 
 
 def _start_llm(settings: Settings, supervisor: Supervisor) -> str:

@@ -4,6 +4,8 @@ database (no key needed) through the accounts service the API uses, every change
 no actor (the CLI)."""
 
 import asyncio
+import os
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -83,14 +85,28 @@ def setup_link(database_url: str, settings: Settings, base: str) -> str | None:
     return asyncio.run(_on_db(database_url, work))
 
 
+SETUP_LINK_FILE = "setup-link.txt"
+
+
 def announce_setup(database_url: str, settings: Settings, base: str) -> None:
-    """`studyai up`'s one line when the server has no administrator yet."""
-    if link := setup_link(database_url, settings, base):
-        token = link.rsplit("=", 1)[1]
-        typer.echo(
-            f"studyai up: no administrator yet. Open {link} to create one"
-            f" (set-up token {token}, valid {SETUP_TOKEN_HOURS} h, once)."
-        )
+    """`studyai up`'s one line when the server has no administrator yet. The link itself is a secret: it
+    goes to a file only its owner reads (<data dir>/setup-link.txt, mode 0600), and to the screen only
+    when that is a terminal; the line a service manager or log shipper keeps names the file, never the
+    token."""
+    link = setup_link(database_url, settings, base)
+    if link is None:
+        return
+    path = settings.services.data_dir / SETUP_LINK_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(link + "\n")
+    shown = f"Open {link}" if sys.stdout.isatty() else f"Open the link in {path}"
+    typer.echo(
+        f"studyai up: no administrator yet. {shown} to create one (valid {SETUP_TOKEN_HOURS} h, once;"
+        f" it is also in {path})."
+    )
 
 
 def _with_database(work: Callable[[str, Settings], T]) -> T:

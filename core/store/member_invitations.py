@@ -110,8 +110,9 @@ async def received(conn: Connection, *, user_id: UUID) -> list[Received]:
     return await fetch_all(
         conn,
         class_row(Received),
-        "SELECT mi.id, mi.project_id, p.name AS project_name, mi.role, coalesce(i.display_name, i.email) AS invited_by,"
-        " mi.expires_at FROM member_invitations mi JOIN users u ON u.email = mi.email"
+        "SELECT mi.id, mi.project_id, p.name AS project_name, mi.role,"
+        " coalesce(i.display_name, i.email) AS invited_by, mi.expires_at"
+        " FROM member_invitations mi JOIN users u ON u.email = mi.email"
         " JOIN projects p ON p.id = mi.project_id LEFT JOIN users i ON i.id = mi.invited_by"
         f" WHERE u.id = %(user_id)s AND {_PENDING} ORDER BY mi.created_at DESC, mi.id LIMIT 200",
         {"user_id": user_id},

@@ -3,57 +3,25 @@ reaches each address with its join link and code; without SMTP_HOST, or without 
 is never built from the request's Host), the invitation route answers 409."""
 
 import secrets
-import socket
 import time
 from collections.abc import Iterator
-from email import message_from_bytes, policy
-from email.message import EmailMessage
 from typing import Any
 from uuid import UUID
 
 import pytest
-from aiosmtpd.controller import Controller
 
 from backend.accounts.service.invitations import CODES_MAIL_OFF as MAIL_OFF
 from core.accounts.codes import ALPHABET, display
 from core.store import accounts
 from tests.backend.conftest import Api
 from tests.conftest import UserFactory, add_member, changed_settings, create_project
-
-
-class Inbox:
-    """An aiosmtpd handler keeping every message it is given."""
-
-    def __init__(self) -> None:
-        self.messages: list[tuple[list[str], EmailMessage]] = []
-
-    async def handle_DATA(
-        self, server: Any, session: Any, envelope: Any
-    ) -> str:  # aiosmtpd calls it by this name
-        self.messages.append(
-            (list(envelope.rcpt_tos), message_from_bytes(envelope.content, policy=policy.default))
-        )
-        return "250 OK"
-
-    def to(self, address: str) -> list[EmailMessage]:
-        return [message for recipients, message in self.messages if address in recipients]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tests.mail_server import Inbox, smtp_server
 
 
 @pytest.fixture
 def smtp() -> Iterator[tuple[Inbox, int]]:
-    inbox, port = Inbox(), free_port()
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
-        yield inbox, port
-    finally:
-        controller.stop()
+    with smtp_server() as running:
+        yield running
 
 
 PUBLIC_URL = "https://study.school.example"

@@ -147,12 +147,23 @@ def ticket_path(page: httpx.Response) -> str:
     return found.group(1)
 
 
+async def open_ticket(http: httpx.AsyncClient, path: str) -> httpx.Response:
+    """The ticket's "Continue as …" page, then its Continue button: the browser is signed in only by the
+    click (a same-origin form post), never by opening the link."""
+    page = await http.get(path)
+    assert page.status_code == 200 and "Continue as" in page.text, page.text
+    assert (await http.get("/auth/session")).status_code == 401  # nothing changed before the click
+    found = re.search(r'name=ticket value="([A-Za-z0-9_-]+)"', page.text)
+    assert found, page.text
+    return await http.post("/auth/ticket", data={"ticket": found.group(1)}, headers={"Origin": APP})
+
+
 async def launch(http: httpx.AsyncClient, lms: Lms, **claims: Any) -> tuple[str, dict[str, Any]]:
-    """A full launch in this browser: login, token, launch page, ticket; (project id, session)."""
+    """A full launch in this browser: login, token, launch page, ticket, Continue; (project id, session)."""
     params = await login(http, lms)
     page = await post_launch(http, lms.token(params["nonce"], **claims), params["state"])
-    opened = await http.get(ticket_path(page))
-    assert opened.status_code == 302, opened.text
+    opened = await open_ticket(http, ticket_path(page))
+    assert opened.status_code == 303, opened.text
     project_id = opened.headers["location"].removeprefix("/app/#/projects/")
     session = await http.get("/auth/session")
     assert session.status_code == 200, session.text
@@ -174,8 +185,8 @@ async def test_an_instructor_opens_the_course_and_a_learner_joins_it(
     assert f"frame-ancestors {lms.issuer}" in policy and "https://school.lms.example" in policy
     assert "studyai_session" not in teacher.cookies  # the frame is not signed in: the new window is
     assert "Analytical Engines 101" in page.text and "window.top === window" in page.text
-    opened = await teacher.get(ticket_path(page))
-    assert opened.status_code == 302 and opened.headers["location"].startswith("/app/#/projects/")
+    opened = await open_ticket(teacher, ticket_path(page))
+    assert opened.status_code == 303 and opened.headers["location"].startswith("/app/#/projects/")
     assert "samesite=lax" in opened.headers["set-cookie"].lower()
     project_id = opened.headers["location"].removeprefix("/app/#/projects/")
     session = (await teacher.get("/auth/session")).json()
@@ -289,10 +300,13 @@ async def test_a_ticket_works_once(browser: Browser, lms: Lms) -> None:
     http = await browser()
     params = await login(http, lms)
     path = ticket_path(await post_launch(http, lms.token(params["nonce"]), params["state"]))
-    assert (await http.get(path)).status_code == 302
+    assert (await open_ticket(http, path)).status_code == 303
     other = await browser()
     second = await other.get(path)
     assert second.status_code == 400 and "expired or was used" in second.text
+    ticket = {"ticket": path.rsplit("/", 1)[1]}
+    posted = await other.post("/auth/ticket", data=ticket, headers={"Origin": APP})
+    assert posted.status_code == 400 and "expired or was used" in posted.text
     assert "studyai_session" not in other.cookies
     assert (await other.get("/auth/session")).status_code == 401
 
@@ -425,7 +439,7 @@ async def test_two_first_launches_at_once_make_one_account_and_one_project(
             for tab, p in zip(tabs, params, strict=True)
         )
     )
-    opened = [await tab.get(ticket_path(page)) for tab, page in zip(tabs, pages, strict=True)]
+    opened = [await open_ticket(tab, ticket_path(page)) for tab, page in zip(tabs, pages, strict=True)]
     assert {response.headers["location"] for response in opened} == {opened[0].headers["location"]}
     sessions = [(await tab.get("/auth/session")).json() for tab in tabs]
     assert sessions[0]["user"]["id"] == sessions[1]["user"]["id"]

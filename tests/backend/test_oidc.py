@@ -17,7 +17,7 @@ import pytest
 
 from backend.accounts.oidc.flow import safe_next
 from core.accounts.passwords import hash_password
-from core.store import accounts
+from core.store import accounts, api_keys
 from tests.backend.conftest import Api
 from tests.conftest import changed_settings
 from tests.oidc_provider import running_provider
@@ -164,20 +164,32 @@ async def test_a_second_sign_in_finds_the_same_account_even_with_a_new_email(
     assert (await browser.get("/auth/session")).json()["user"]["id"] == first
 
 
-async def test_a_verified_email_links_an_existing_password_account(
+async def test_a_verified_email_links_an_existing_password_account_and_ends_its_password(
     browser: httpx.AsyncClient, provider: Provider, db: Any
 ) -> None:
+    """The email of a password account was never proven (anyone may have signed up with it): the school
+    login that vouches for it takes the account over, and the password, with every session and key it
+    opened, ends."""
     email = f"{unique('grace')}@{DOMAIN}"
     existing = await accounts.create_account(
         db, email=email, password_hash=hash_password("a long passphrase 1")
     )
     assert existing is not None
+    key = await api_keys.create_api_key(db, user_id=existing.id)
     sub = unique("sub")
     await provider.user(sub, email=email.upper(), email_verified=True)
     await sign_in(browser, provider, sub)
     assert (await browser.get("/auth/session")).json()["user"]["id"] == str(existing.id)
     still = await accounts.account(db, user_id=existing.id)
-    assert still is not None and still.has_password
+    assert still is not None and not still.has_password
+    assert (await browser.get("/projects", headers={"Authorization": f"Bearer {key}"})).status_code == 401
+    actions = [
+        row["action"]
+        for row in await (
+            await db.execute("SELECT action FROM security_events WHERE target_user_id = %s", (existing.id,))
+        ).fetchall()
+    ]
+    assert {"credentials.revoked", "password.removed", "identity.linked"} <= set(actions)
 
 
 async def test_an_unverified_email_neither_links_nor_creates(

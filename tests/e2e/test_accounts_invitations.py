@@ -107,6 +107,7 @@ async def test_owner_invites_by_email_and_the_invitee_accepts_on_the_account_scr
     await expect(mine).to_have_count(1, timeout=LOAD)
     await expect(mine).to_contain_text("Botany")
     await expect(mine).to_contain_text("Editor")
+    await expect(mine).to_contain_text("from Prof. Souza")  # who invited: their name (else their email)
     await check(spage, shots, "39-account-invitations")
     await spage.get_by_role("button", name="Accept: Botany").click()
     await expect(spage.get_by_role("heading", name="Botany", exact=True)).to_be_visible(timeout=LOAD)

@@ -31,7 +31,13 @@ def frame_ancestors(platform: Platform | None, return_url: str | None = None) ->
 
 
 def _page(
-    title: str, body: str, status: int, ancestors: str, script: str = "", form_action: str = "'none'"
+    title: str,
+    body: str,
+    status: int,
+    ancestors: str,
+    script: str = "",
+    form_action: str = "'none'",
+    referrer: str = "no-referrer",
 ) -> HTMLResponse:
     nonce = secrets.token_urlsafe(16)
     script_tag = f'<script nonce="{nonce}">{script}</script>' if script else ""
@@ -49,7 +55,9 @@ def _page(
             f" frame-ancestors {ancestors}; base-uri 'none'; form-action {form_action}"
         ),
         "Cache-Control": "no-store",
-        "Referrer-Policy": "no-referrer",  # the ticket is in a link on this page
+        # The launch page holds the ticket in a link: no Referer leaves it. The confirmation posts to
+        # ourselves, and with no-referrer browsers send `Origin: null`, which the same-origin check refuses.
+        "Referrer-Policy": referrer,
     }
     return HTMLResponse(document, status_code=status, headers=headers)
 
@@ -72,15 +80,16 @@ def refusal_page(reason: str, status: int, ancestors: str) -> HTMLResponse:
     return _page("studyAI cannot open", body, status, ancestors)
 
 
-def confirm_page(ticket: str, name: str, email: str) -> HTMLResponse:
+def confirm_page(ticket: str, name: str, email: str | None) -> HTMLResponse:
     """Continue as this person? A same-origin form posts the ticket (POST /auth/ticket)."""
     shown = html.escape(name)
+    address = f" ({html.escape(email)})" if email else ""
     body = (
         f"<h1>Continue as {shown}?</h1><p>Your course opened studyAI for <strong>{shown}</strong>"
-        f" ({html.escape(email)}). Continuing signs this browser in as that account.</p>"
+        f"{address}. Continuing signs this browser in as that account.</p>"
         '<form method=post action="/auth/ticket">'
         f'<input type=hidden name=ticket value="{html.escape(ticket, quote=True)}">'
         "<p><button class=button type=submit id=continue>Continue</button>"
         ' <a href="/app/" id=cancel>Cancel</a></p></form>'
     )
-    return _page("studyAI: continue?", body, 200, "'none'", form_action="'self'")
+    return _page("studyAI: continue?", body, 200, "'none'", form_action="'self'", referrer="same-origin")

@@ -38,6 +38,7 @@ _EDITOR_ROLES = frozenset(
     {LIS + "membership/Instructor#TeachingAssistant", LIS + "membership#ContentDeveloper", "ContentDeveloper"}
 )
 NOT_OPENED = "Your teacher has not opened studyAI in this course yet."
+SYNTHETIC_DOMAIN = "@lti.invalid"  # a reserved domain: no mail goes there
 
 
 def project_role(roles: list[str]) -> str:
@@ -135,7 +136,8 @@ async def _person(conn: Connection, audit: Audit, launch: Launch) -> UUID:
         if account is None or account.disabled_at is not None:
             raise LaunchRefused("this account is disabled", status=403, platform=launch.platform)
         return account.id
-    synthetic = f"lti-{hashlib.sha1(f'{issuer}|{launch.subject}'.encode()).hexdigest()[:16]}@lti.invalid"
+    digest = hashlib.sha1(f"{issuer}|{launch.subject}".encode()).hexdigest()[:16]
+    synthetic = f"lti-{digest}{SYNTHETIC_DOMAIN}"
     candidates = [email] if (email := _email(launch.email)) else []
     # The synthetic address is derived from public values: one someone signed up with first is not
     # theirs to take over, so a random suffix makes it unique instead.

@@ -13,7 +13,7 @@ from backend.accounts.lti import admin_router
 from backend.accounts.lti.launch import LaunchRefused, record_nonce, spend_flow, verify
 from backend.accounts.lti.login import LoginRefused, LoginRequest, start_login
 from backend.accounts.lti.pages import confirm_page, frame_ancestors, launch_page, refusal_page
-from backend.accounts.lti.people import open_launch
+from backend.accounts.lti.people import SYNTHETIC_DOMAIN, open_launch
 from backend.accounts.lti.schemas import ToolConfig
 from backend.accounts.service.sign_in import start
 from backend.deps import ApiResourcesDep, DbDep, SameOrigin, SettingsDep
@@ -107,7 +107,9 @@ async def open_ticket(ticket: str, db: DbDep) -> Response:
         account = await accounts.account(conn, user_id=user_id) if user_id is not None else None
     if account is None or account.disabled_at is not None:
         return _ticket_gone()
-    return confirm_page(ticket, account.display_name or account.email, account.email)
+    # An account made for a launch without an email has a placeholder address: not worth showing.
+    email = None if account.email.endswith(SYNTHETIC_DOMAIN) else account.email
+    return confirm_page(ticket, account.display_name or account.email, email)
 
 
 @router.post("/auth/ticket", response_class=RedirectResponse, dependencies=[SameOrigin])

@@ -42,8 +42,8 @@ async def end_all(
     actor_id: UUID | Literal["self"] | None = SELF,
 ) -> Ended:
     """Revokes every session (but `keep_session`, the one that changed the password) and every key of
-    the account, in the caller's transaction, logged `credentials.revoked` with the reason (its actor: the
-account itself, an administrator, or None for the operator's command line)."""
+        the account, in the caller's transaction, logged `credentials.revoked` with the reason (its actor: the
+    account itself, an administrator, or None for the operator's command line)."""
     ended_sessions = await sessions.revoke_all_sessions(conn, user_id=user_id, keep=keep_session)
     ended_keys = await api_keys.revoke_all_keys(conn, user_id=user_id)
     ended = Ended(ended_sessions, len(ended_keys))

@@ -4,6 +4,7 @@ signed in, accepts or declines. The code is the permission to create an account 
 SIGNUP_ENABLED off; adding someone by e-mail never makes them a member without their answer, and the
 owner's answer is the same whether or not the address has an account."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -312,7 +313,7 @@ async def _project_event(
     owner_id: UUID,
     action: str,
     target_id: UUID,
-    details: dict[str, object],
+    details: Mapping[str, object],
 ) -> None:
     await audit.record(
         conn,
@@ -320,7 +321,7 @@ async def _project_event(
         actor_user_id=owner_id,
         project_id=project_id,
         target_id=target_id,
-        details=details,
+        details=dict(details),
     )
 
 

@@ -47,7 +47,8 @@ def may_create_projects(account: Account, settings: Settings) -> bool:
     return account.is_admin or account.is_teacher
 
 
-SELF = "self"  # who creates an account at a door of its own (sign-up, a school login): the account
+# Who creates an account at a door of its own (sign-up, a school login): the account itself.
+SELF: Literal["self"] = "self"
 
 
 async def create(

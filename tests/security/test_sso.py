@@ -1,0 +1,125 @@
+"""The school's login and the LMS as an attacker uses them, on the real server: an account signed up under
+a teacher's address is not handed the teacher's school login with its password still working; linking a
+school login needs proof of both; an LTI launch never switches a browser's identity without a click; and
+an LMS's key set is fetched over https only, bounded, with errors kept from the page."""
+
+import time
+
+from tests.lti_platform import CLAIM, platform_key, platform_server
+from tests.security.people import (
+    PASSWORD,
+    Browser,
+    bearer,
+    class_with_code,
+    new_email,
+    password_account,
+    unique,
+)
+from tests.security.sso_flows import launch, provider_user, register, school_sign_in, ticket_of
+from tests.security.stack import Stack
+
+
+def test_a_squatters_password_does_not_survive_the_teachers_school_login(stack: Stack) -> None:
+    """A student with a class code signs up under the teacher's address (never verified) before the
+    teacher ever signs in; the teacher's school login then links to that account and removes the
+    password the student chose, with every session and key it opened."""
+    teacher_email, _ = password_account(stack, "head", teacher=True)
+    head = Browser(stack)
+    head.sign_in(teacher_email)
+    _, code = class_with_code(stack, head)
+    victim_address = new_email("teacher")
+    squatter = Browser(stack, "127.0.0.3")
+    body = {"code": code, "email": victim_address, "password": PASSWORD}
+    assert squatter.signed_in(squatter.http.post("/join/signup", json=body)).status_code == 201
+    minted = squatter.post("/me/keys", json={"name": "backdoor"}).json()["key"]
+
+    sub = unique("teacher-sub")
+    provider_user(stack, sub, email=victim_address, email_verified=True, name="The Teacher")
+    teacher = Browser(stack)
+    landed = school_sign_in(stack, teacher, sub)
+    assert landed.status_code == 302 and landed.headers["location"] == "/app/#/projects"
+    assert teacher.me()["email"] == victim_address  # type: ignore[index]
+    assert squatter.get("/auth/session").status_code == 401
+    assert squatter.get("/projects", headers=bearer(minted)).status_code == 401
+    assert Browser(stack, "127.0.0.3").sign_in(victim_address).status_code == 401
+
+
+def test_linking_a_school_login_needs_both_proofs(stack: Stack) -> None:
+    """From the account screen (signed in with the password) the school login is linked and the
+    password kept; a school login already linked to someone else is refused; without a session the
+    link does not start."""
+    email, _ = password_account(stack, "linker")
+    owner = Browser(stack)
+    owner.sign_in(email)
+    sub = unique("linker-sub")
+    provider_user(stack, sub, email=new_email("other-address"), email_verified=True)
+    linked = school_sign_in(stack, owner, sub, link=True)
+    assert linked.status_code == 302 and linked.headers["location"] == "/app/#/account"
+    assert owner.get("/me").json()["school_login"] is True
+    assert Browser(stack).sign_in(email).status_code == 200  # the password still works
+    other_email, _ = password_account(stack, "someone-else")
+    other = Browser(stack)
+    other.sign_in(other_email)
+    refused = school_sign_in(stack, other, sub, link=True)
+    assert refused.headers["location"] == "/app/#/signin?error=linked_elsewhere"
+    anonymous = Browser(stack).get("/auth/oidc/login", params={"link": "1"})
+    assert anonymous.status_code == 401
+
+
+def test_an_lti_launch_never_switches_a_browsers_identity_without_a_click(stack: Stack) -> None:
+    """A captured launch (its page, its ticket) opened in a victim's browser, outside any frame: the
+    browser stays who it was until the person clicks Continue on our own page; a cross-site post of the
+    ticket is refused."""
+    admin_email, _ = password_account(stack, "admin", admin=True)
+    admin = Browser(stack)
+    admin.sign_in(admin_email)
+    key = platform_key()
+    with platform_server(lambda: {"keys": [key.as_dict(private=False)]}) as lms:
+        issuer = f"https://lms-{time.time_ns()}.example"
+        register(admin, issuer, f"{lms}/jwks")
+        attacker = Browser(stack, "127.0.0.3")
+        course = {CLAIM + "context": {"id": unique("course"), "title": "Trap"}}
+        instructor = launch(stack, attacker, issuer, key, sub=unique("attacker"), **course)
+        assert instructor.status_code == 200, instructor.text
+        ticket = ticket_of(instructor)
+
+        victim_email, _ = password_account(stack, "victim")
+        victim = Browser(stack)
+        victim.sign_in(victim_email)
+        opened = victim.http.get(f"/auth/ticket/{ticket}")
+        assert opened.status_code == 200 and "Continue as" in opened.text
+        assert "set-cookie" not in opened.headers
+        assert victim.me()["email"] == victim_email  # type: ignore[index]
+        cross_site = victim.http.post(
+            "/auth/ticket", data={"ticket": ticket}, headers={"Origin": "https://evil.example"}
+        )
+        assert cross_site.status_code == 403
+        assert victim.me()["email"] == victim_email  # type: ignore[index]
+        clicked = victim.http.post("/auth/ticket", data={"ticket": ticket})
+        assert clicked.status_code == 303  # the person's own click on our page: now it switches
+
+
+def test_an_lms_key_set_is_https_bounded_and_its_errors_stay_in_the_log(stack: Stack) -> None:
+    admin_email, _ = password_account(stack, "admin", admin=True)
+    admin = Browser(stack)
+    admin.sign_in(admin_email)
+    plain = {
+        "name": "Plain",
+        "issuer": f"https://plain-{time.time_ns()}.example",
+        "client_id": "studyai",
+        "auth_login_url": "https://lms.example/auth",
+        "jwks_url": "http://lms.example/jwks",
+        "deployment_ids": ["d1"],
+    }
+    refused = admin.post("/admin/lti/platforms", json=plain)
+    assert refused.status_code == 422 and "https" in refused.text
+    key = platform_key()
+    huge = {"keys": [key.as_dict(private=False)], "padding": "x" * 200_000}
+    with platform_server(lambda: huge) as lms:
+        issuer = f"https://huge-{time.time_ns()}.example"
+        register(admin, issuer, f"{lms}/jwks")
+        page = launch(stack, Browser(stack), issuer, key)
+        assert page.status_code == 502
+        assert "could not be read" in page.text
+        assert "bytes" not in page.text and "127.0.0.1" not in page.text and "jwks" not in page.text
+    assert "larger than" in stack.log()  # the reason is the operator's, in the log
