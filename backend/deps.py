@@ -162,22 +162,6 @@ async def _session_user(request: Request, db: AsyncConnectionPool, cookie: str) 
     )
 
 
-async def browser_user(request: Request, db: AsyncConnectionPool) -> CurrentUser | None:
-    """The account this browser's session cookie signs in, if any (no key, no CSRF check: for a GET that
-    starts something for the signed-in browser, such as linking its school login)."""
-    cookie = session_token(request, get_settings(request))
-    if cookie is None:
-        return None
-    settings = get_settings(request)
-    async with db.connection() as conn:
-        holder = await sessions.holder_of(conn, cookie, idle_minutes=settings.accounts.session_idle_minutes)
-    if holder is None:
-        return None
-    return CurrentUser(
-        id=holder.id, email=holder.email, session_id=holder.session_id, is_admin=holder.is_admin
-    )
-
-
 UserDep = Annotated[CurrentUser, Depends(get_current_user)]
 LimiterDep = Annotated[RateLimiter | None, Depends(get_rate_limiter)]
 

@@ -7,6 +7,16 @@
 -- teachers and administrators create projects.
 ALTER TABLE users ADD COLUMN IF NOT EXISTS is_teacher boolean NOT NULL DEFAULT false;
 
+-- email_verified_at: when someone showed the address is theirs, or someone trusted vouched for it: an
+-- administrator or the operator made the account, the school's login vouched (email_verified), or a reset
+-- link (which reaches only the address's mailbox or an administrator) was used. A password sign-up or an
+-- LMS launch proves nothing of the address. Invitations addressed to an e-mail are for proven addresses
+-- only. Existing accounts: administrators and accounts with a school login count as proven.
+ALTER TABLE users ADD COLUMN IF NOT EXISTS email_verified_at timestamptz;
+UPDATE users u SET email_verified_at = u.created_at
+    WHERE u.email_verified_at IS NULL
+      AND (u.is_admin OR EXISTS (SELECT 1 FROM identities i WHERE i.user_id = u.id AND i.kind = 'oidc'));
+
 -- A personal invitation: an owner invited this (lower-case) email with a role. The account with that email
 -- sees it once signed in and accepts or declines it (answered_at, accepted); an owner may withdraw it
 -- (revoked_at). At most one pending per (project, email): inviting again replaces its role and expiry.

@@ -123,6 +123,10 @@ class Accepted(BaseModel):
     detail: str
 
 
+class LinkStarted(BaseModel):
+    url: str = Field(description="the school's sign-in page: send the browser there")
+
+
 # The account itself
 
 

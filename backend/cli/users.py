@@ -75,7 +75,7 @@ async def _create_user(
             user = await accounts.account_by_email(conn, email=email)
             if user is not None and not add_key:
                 return None
-            person = Person(email=email)
+            person = Person(email=email, email_verified=True)
             user = user or await people.create(conn, cli_audit(settings), person, via="cli", by=None)
             expires_at = datetime.now(UTC) + timedelta(days=expires_in_days) if expires_in_days else None
             key, row = await user_store.create_api_key_row(

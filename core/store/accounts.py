@@ -25,9 +25,13 @@ class Account:
     disabled_at: datetime | None
     created_at: datetime
     has_password: bool
+    email_verified: bool  # the address is proven: invitations addressed to it reach this account
 
 
-_ACCOUNT_COLUMNS = columns(Account, computed={"has_password": "password_hash IS NOT NULL"})
+_ACCOUNT_COLUMNS = columns(
+    Account,
+    computed={"has_password": "password_hash IS NOT NULL", "email_verified": "email_verified_at IS NOT NULL"},
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +52,17 @@ async def create_account(
     display_name: str | None = None,
     is_admin: bool = False,
     is_teacher: bool = False,
+    email_verified: bool = False,
 ) -> Account | None:
     """A new account; None when the email is taken."""
     return await fetch_one(
         conn,
         class_row(Account),
-        "INSERT INTO users (email, password_hash, display_name, is_admin, is_teacher, password_changed_at)"
+        "INSERT INTO users (email, password_hash, display_name, is_admin, is_teacher, password_changed_at,"
+        "  email_verified_at)"
         " VALUES (%(email)s, %(hash)s, %(name)s, %(admin)s, %(teacher)s,"
-        "  CASE WHEN %(hash)s::text IS NULL THEN NULL ELSE now() END)"
+        "  CASE WHEN %(hash)s::text IS NULL THEN NULL ELSE now() END,"
+        "  CASE WHEN %(verified)s THEN now() END)"
         f" ON CONFLICT (email) DO NOTHING RETURNING {_ACCOUNT_COLUMNS}",
         {
             "email": email,
@@ -63,19 +70,26 @@ async def create_account(
             "name": display_name,
             "admin": is_admin,
             "teacher": is_teacher,
+            "verified": email_verified,
         },
     )
 
 
 async def ensure_account(conn: Connection, *, email: str) -> Account:
-    """The account with this email, created (no password) when there is none: the operator's and the
-    tests' way to name a person."""
+    """The account with this email, created (no password, the address vouched for) when there is none:
+    the operator's and the tests' way to name a person."""
     return await fetch_required(
         conn,
         class_row(Account),
-        "INSERT INTO users (email) VALUES (%(email)s)"
+        "INSERT INTO users (email, email_verified_at) VALUES (%(email)s, now())"
         f" ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email RETURNING {_ACCOUNT_COLUMNS}",
         {"email": email},
+    )
+
+
+async def mark_email_verified(conn: Connection, *, user_id: UUID) -> None:
+    await conn.execute(
+        "UPDATE users SET email_verified_at = coalesce(email_verified_at, now()) WHERE id = %s", (user_id,)
     )
 
 

@@ -3,8 +3,10 @@ and the account with that address accepts or declines once signed in. Nobody bec
 their own answer, and nothing here tells the owner whether the address has an account.
 
 Owners invite, list and withdraw (their ownership is checked in each statement); the invitee's own
-statements match the invitation's address against the caller's account. Accepting never lowers a role
-the person already has (the same rule as joining with a code)."""
+statements match the invitation's address against the caller's account, and only an account whose address
+is proven (users.email_verified_at) sees or answers one: anyone can sign up under an address with a class
+code, and must not be handed what was meant for the address's owner. Accepting never lowers a role the
+person already has (the same rule as joining with a code)."""
 
 from dataclasses import dataclass
 from datetime import datetime
@@ -112,7 +114,8 @@ async def received(conn: Connection, *, user_id: UUID) -> list[Received]:
         class_row(Received),
         "SELECT mi.id, mi.project_id, p.name AS project_name, mi.role,"
         " coalesce(i.display_name, i.email) AS invited_by, mi.expires_at"
-        " FROM member_invitations mi JOIN users u ON u.email = mi.email"
+        " FROM member_invitations mi JOIN users u"
+        " ON u.email = mi.email AND u.email_verified_at IS NOT NULL"
         " JOIN projects p ON p.id = mi.project_id LEFT JOIN users i ON i.id = mi.invited_by"
         f" WHERE u.id = %(user_id)s AND {_PENDING} ORDER BY mi.created_at DESC, mi.id LIMIT 200",
         {"user_id": user_id},
@@ -128,7 +131,8 @@ async def answer(conn: Connection, *, user_id: UUID, invitation_id: UUID, accept
             conn,
             class_row(_Locked),
             "SELECT mi.id, mi.project_id, p.name AS project_name, mi.role"
-            " FROM member_invitations mi JOIN users u ON u.email = mi.email"
+            " FROM member_invitations mi JOIN users u"
+            " ON u.email = mi.email AND u.email_verified_at IS NOT NULL"
             " JOIN projects p ON p.id = mi.project_id"
             f" WHERE mi.id = %(id)s AND u.id = %(user_id)s AND {_PENDING} FOR UPDATE OF mi",
             {"id": invitation_id, "user_id": user_id},

@@ -43,6 +43,7 @@ export const ROUTES = {
   reset: ['POST', '/auth/reset'],
   checkReset: ['POST', '/auth/reset/check'], // body {token}: never in a URL
   forgot: ['POST', '/auth/forgot'],
+  linkSchoolLogin: ['POST', '/auth/oidc/link'],
   me: ['GET', '/me'],
   updateMe: ['PATCH', '/me'],
   changePassword: ['POST', '/me/password'],

@@ -16,7 +16,15 @@ from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import accounts, api_keys, questions
 from tests.bank import draft, unit_vector
-from tests.conftest import SHARED_DATA, change_runtime, create_project, index_documents, own_app
+from tests.conftest import (
+    SHARED_DATA,
+    Caller,
+    add_member,
+    change_runtime,
+    create_project,
+    index_documents,
+    own_app,
+)
 
 CHAPTERS = ("ch07-01-packages-and-crates.md", "ch06-03-if-let.md")
 
@@ -77,12 +85,10 @@ async def populate(settings: Settings, urls: ServiceUrls) -> tuple[UUID, dict[st
             await conn.execute("UPDATE api_keys SET revoked_at = now() WHERE id = %s", (row.id,))
         as_teacher, as_student = ({"Authorization": f"Bearer {key}"} for key in keys)
         project_id = await create_project(http, as_teacher, name="Rust", language="en")
-        joined = await http.post(
-            f"/projects/{project_id}/members",
-            json={"email": student.email, "role": "viewer"},
-            headers=as_teacher,
+        [student_key] = [key for key, user_id in keys.items() if user_id == student.id]
+        await add_member(
+            http, as_teacher, project_id, Caller(student_key, student.email, student.id), "viewer"
         )
-        assert joined.status_code == 201, joined.text
         texts = {name: (SHARED_DATA / "rust-book" / "src" / name).read_text() for name in CHAPTERS}
         await index_documents(http, as_teacher, project_id, texts)
         async with app.state.runtime.pool.connection() as conn:

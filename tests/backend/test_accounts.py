@@ -129,6 +129,7 @@ async def test_me_shows_the_account_and_never_its_hash(api: Api, db: Conn, make_
             "is_admin",
             "is_teacher",
             "has_password",
+            "email_verified",
             "school_login",
             "created_at",
         }

@@ -12,7 +12,7 @@ import pytest
 from tests.agents.helpers import OWNERSHIP, ScriptedChat
 from tests.backend.conftest import Api
 from tests.backend.test_questions_api import index, question_reply
-from tests.conftest import Caller, UserFactory, create_project, wait_for_job
+from tests.conftest import Caller, UserFactory, add_member, create_project, wait_for_job
 
 
 @dataclass
@@ -35,10 +35,7 @@ async def new_class(api: Api, make_user: UserFactory, name: str) -> Class:
     ]
     project_id = await create_project(api.http, owner, name=name, language="en")
     for member, role in ((editor, "editor"), (student, "viewer"), (other, "viewer")):
-        response = await api.http.post(
-            f"/projects/{project_id}/members", json={"email": member.email, "role": role}, headers=owner
-        )
-        assert response.status_code == 201, response.text
+        await add_member(api.http, owner, project_id, member, role)
     document = await index(api, owner, project_id, "ownership.md", OWNERSHIP)
     return Class(project_id, owner, editor, student, other, stranger, document)
 

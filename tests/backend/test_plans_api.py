@@ -26,6 +26,7 @@ from tests.conftest import (
     SHARED_DATA,
     Caller,
     UserFactory,
+    add_member,
     change_runtime,
     create_project,
     own_app,
@@ -139,10 +140,7 @@ async def test_plan_access_and_a_missing_model(
     app, http = fake_api
     project_id, owner = course["project_id"], course["owner"]
     viewer, stranger = await make_user("viewer"), await make_user("stranger")
-    added = await http.post(
-        f"/projects/{project_id}/members", json={"email": viewer.email, "role": "viewer"}, headers=owner
-    )
-    assert added.status_code == 201
+    await add_member(http, owner, project_id, viewer, "viewer")
     replies(app, {"sections": []})
     assert (await http.post(f"/projects/{project_id}/plans", json={}, headers=viewer)).status_code == 403
     assert (await http.post(f"/projects/{project_id}/plans", json={}, headers=stranger)).status_code == 404

@@ -23,6 +23,7 @@ from tests.conftest import (
     SHARED_DATA,
     Caller,
     UserFactory,
+    add_member,
     change_runtime,
     create_project,
     upload,
@@ -47,10 +48,7 @@ async def project(
 ) -> RustProject:
     owner, viewer = await make_user("qa-owner"), await make_user("qa-viewer")
     project_id = await create_project(client, owner, name="rust", language="en")
-    response = await client.post(
-        f"/projects/{project_id}/members", json={"email": viewer.email, "role": "viewer"}, headers=owner
-    )
-    assert response.status_code == 201, response.text
+    await add_member(client, owner, project_id, viewer, "viewer")
     ids = {}
     for name in CHAPTERS:
         response = await upload(client, owner, project_id, name, (BOOK / "src" / name).read_bytes())

@@ -21,6 +21,7 @@ from tests.conftest import (
     SHARED_DATA,
     Caller,
     UserFactory,
+    add_member,
     create_project,
     upload,
     wait_for_job,
@@ -54,10 +55,7 @@ async def course(api: Api, make_user: UserFactory, worker: subprocess.Popen[byte
         await make_user("stranger"),
     )
     project_id = await create_project(api.http, owner, name="rust course", language="en")
-    response = await api.http.post(
-        f"/projects/{project_id}/members", json={"email": viewer.email, "role": "viewer"}, headers=owner
-    )
-    assert response.status_code == 201, response.text
+    await add_member(api.http, owner, project_id, viewer, "viewer")
     documents = {
         "ownership": await index(api, owner, project_id, "ownership.md", OWNERSHIP),
         "structs": await index(api, owner, project_id, "structs.md", STRUCTS),

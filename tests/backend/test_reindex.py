@@ -11,7 +11,7 @@ from core.jobs.specs import IndexDocument
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store import documents
-from tests.conftest import SHARED_DATA, Caller, UserFactory, create_project, wait_for_job
+from tests.conftest import SHARED_DATA, Caller, UserFactory, add_member, create_project, wait_for_job
 from tests.stored import uploaded_document
 from tests.workers.runtime import job_runtime
 from tests.workers.test_index_job import UnreachableEmbeddings
@@ -19,13 +19,6 @@ from workers.jobs.index import index_document
 
 CHAPTER = SHARED_DATA / "rust-book" / "src" / "ch05-00-structs.md"
 Conn = psycopg.AsyncConnection[dict[str, Any]]
-
-
-async def add_member(http: httpx.AsyncClient, owner: Caller, project_id: str, who: Caller, role: str) -> None:
-    response = await http.post(
-        f"/projects/{project_id}/members", json={"email": who.email, "role": role}, headers=owner
-    )
-    assert response.status_code == 201, response.text
 
 
 async def failed_document(

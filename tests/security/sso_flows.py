@@ -14,11 +14,17 @@ from tests.security.stack import Stack
 
 
 def school_sign_in(stack: Stack, browser: Browser, sub: str, *, link: bool = False) -> httpx.Response:
-    """The whole OIDC flow as `sub`: our login (or link), the provider's form, our callback."""
-    params = {"link": "1"} if link else {"next": "/app/#/projects"}
-    started = browser.get("/auth/oidc/login", params=params)
-    assert started.status_code == 302, started.text
-    at_provider = httpx.post(started.headers["location"], data={"sub": sub}, timeout=10)
+    """The whole OIDC flow as `sub`: our login (or, signed in, the account screen's link), the provider's
+    form, our callback."""
+    if link:
+        started = browser.post("/auth/oidc/link")
+        assert started.status_code == 200, started.text
+        authorization_url = started.json()["url"]
+    else:
+        started = browser.get("/auth/oidc/login", params={"next": "/app/#/projects"})
+        assert started.status_code == 302, started.text
+        authorization_url = started.headers["location"]
+    at_provider = httpx.post(authorization_url, data={"sub": sub}, timeout=10)
     assert at_provider.status_code == 302, at_provider.text
     callback = at_provider.headers["location"]
     return browser.http.get(callback.removeprefix(stack.base))

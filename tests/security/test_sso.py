@@ -13,6 +13,7 @@ from tests.security.people import (
     class_with_code,
     new_email,
     password_account,
+    sql,
     unique,
 )
 from tests.security.sso_flows import launch, provider_user, register, school_sign_in, ticket_of
@@ -45,9 +46,9 @@ def test_a_squatters_password_does_not_survive_the_teachers_school_login(stack: 
 
 
 def test_linking_a_school_login_needs_both_proofs(stack: Stack) -> None:
-    """From the account screen (signed in with the password) the school login is linked and the
-    password kept; a school login already linked to someone else is refused; without a session the
-    link does not start."""
+    """From the account screen (signed in with the password, its CSRF token) the school login is linked
+    and the password kept; a school login already linked to someone else is refused; without a session,
+    or from another site, the link does not start."""
     email, _ = password_account(stack, "linker")
     owner = Browser(stack)
     owner.sign_in(email)
@@ -62,8 +63,11 @@ def test_linking_a_school_login_needs_both_proofs(stack: Stack) -> None:
     other.sign_in(other_email)
     refused = school_sign_in(stack, other, sub, link=True)
     assert refused.headers["location"] == "/app/#/signin?error=linked_elsewhere"
-    anonymous = Browser(stack).get("/auth/oidc/login", params={"link": "1"})
-    assert anonymous.status_code == 401
+    # Not signed in, or without the session's CSRF token (a cross-site form), the link does not start.
+    assert Browser(stack).post("/auth/oidc/link").status_code == 401
+    forged = other.http.post("/auth/oidc/link", headers={"Origin": "https://evil.example"})
+    assert forged.status_code == 403
+    assert other.http.post("/auth/oidc/link").status_code == 403  # no X-CSRF-Token
 
 
 def test_an_lti_launch_never_switches_a_browsers_identity_without_a_click(stack: Stack) -> None:
@@ -123,3 +127,37 @@ def test_an_lms_key_set_is_https_bounded_and_its_errors_stay_in_the_log(stack: S
         assert "could not be read" in page.text
         assert "bytes" not in page.text and "127.0.0.1" not in page.text and "jwks" not in page.text
     assert "larger than" in stack.log()  # the reason is the operator's, in the log
+
+
+def test_an_invitation_by_email_reaches_only_a_proven_address(stack: Stack) -> None:
+    """A teacher invites a colleague's address as owner before the colleague has an account; a student
+    with a class code signs up under that address first. The squatter neither sees nor answers the
+    invitation (its address is proven by nothing); the colleague, signing in with the school login that
+    vouches for the address, takes the account over and accepts it."""
+    teacher_email, _ = password_account(stack, "head", teacher=True)
+    head = Browser(stack)
+    head.sign_in(teacher_email)
+    project_id, code = class_with_code(stack, head)
+    colleague = new_email("colleague")
+    invited = head.post(f"/projects/{project_id}/members", json={"email": colleague, "role": "owner"})
+    assert invited.status_code == 202
+    [pending] = sql(stack, "SELECT id FROM member_invitations WHERE email = %s", (colleague,))
+
+    squatter = Browser(stack, "127.0.0.3")
+    body = {"code": code, "email": colleague, "password": PASSWORD}
+    assert squatter.signed_in(squatter.http.post("/join/signup", json=body)).status_code == 201
+    assert squatter.get("/me/invitations").json() == []
+    assert squatter.get("/me").json()["email_verified"] is False
+    stolen = squatter.post(f"/me/invitations/{pending['id']}/accept")
+    assert stolen.status_code == 404
+    assert squatter.get(f"/projects/{project_id}").json()["role"] == "viewer"  # the code's role only
+
+    sub = unique("colleague-sub")
+    provider_user(stack, sub, email=colleague, email_verified=True)
+    real = Browser(stack)
+    assert school_sign_in(stack, real, sub).status_code == 302
+    real.csrf = real.get("/auth/session").json()["csrf_token"]
+    [received] = real.get("/me/invitations").json()
+    accepted = real.post(f"/me/invitations/{received['id']}/accept")
+    assert accepted.status_code == 200 and accepted.json()["role"] == "owner"
+    assert squatter.get("/auth/session").status_code == 401  # the squatter's session ended with the takeover

@@ -3,6 +3,7 @@ plain http): the four-step takeover of issue 39 and every other way a reset link
 someone it is not for. Each path is tried as the attacker would, and each is refused."""
 
 import re
+import time
 from uuid import UUID
 
 from tests.security.people import (
@@ -104,6 +105,18 @@ def test_a_reset_token_reaches_only_the_accounts_mailbox_or_an_administrator(sta
     assert stranger.get(f"/auth/reset/{token}").status_code in (404, 405)
     for browser in (owner, admin, stranger, member):
         browser.close()
+
+
+def test_forgot_password_cannot_flood_a_mailbox(stack: Stack) -> None:
+    """A stranger asking again and again: the same answer every time, at most FORGOT_PER_DAY (5) mails to
+    the account a day."""
+    email, _ = password_account(stack, "popular")
+    stranger = Browser(stack, "127.0.0.5")
+    answers = [stranger.post("/auth/forgot", json={"email": email}) for _ in range(7)]
+    assert {(a.status_code, a.text) for a in answers} == {(202, answers[0].text)}
+    assert len(mail_to(stack, email, count=5)) == 5
+    time.sleep(1)
+    assert len(stack.inbox.to(email)) == 5
 
 
 def test_keys_and_sessions_end_with_the_accounts_doors(stack: Stack) -> None:

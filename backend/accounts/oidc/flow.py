@@ -201,9 +201,8 @@ async def _link_by_email(
     existing = await accounts.account_by_email(conn, email=email)
     if existing is None:
         name = claims.get("name")
-        person = Person(
-            email=email, display_name=name.strip()[:200] if isinstance(name, str) and name.strip() else None
-        )
+        shown = name.strip()[:200] if isinstance(name, str) and name.strip() else None
+        person = Person(email=email, display_name=shown, email_verified=True)  # the school vouches
         try:
             async with conn.transaction():  # a savepoint: a concurrent sign-up may take the email first
                 existing = await people.create(conn, audit, person, via="oidc")
@@ -212,6 +211,7 @@ async def _link_by_email(
             assert existing is not None
     if existing.disabled_at is not None:
         raise OidcRefused("disabled", "the account is disabled")
+    await accounts.mark_email_verified(conn, user_id=existing.id)
     if existing.has_password:
         await accounts.set_password(conn, user_id=existing.id, password_hash=None)
         await credentials.end_all(conn, audit, existing.id, reason="school-login-linked")

@@ -1,19 +1,22 @@
 """Sign in with the school's OpenID Connect provider: GET /auth/oidc/login sends the browser to the
-provider, GET /auth/oidc/callback brings it back signed in (backend/accounts/oidc/flow.py); with `link=1`
-from a signed-in browser (the account screen), the school login is linked to that account instead. Both
-answer 404 while OIDC is not configured. Every refusal lands on the app's sign-in page with a short error
-code; the reason goes to the log (never a token, code or state)."""
+provider, GET /auth/oidc/callback brings it back signed in (backend/accounts/oidc/flow.py); POST
+/auth/oidc/link (the account screen, signed in, with its CSRF token) starts the same flow to link the
+school login to that account instead. Each answers 404 while OIDC is not configured. Every refusal lands
+on the app's sign-in page with a short error code; the reason goes to the log (never a token, code or
+state)."""
 
 import logging
 from urllib.parse import quote
+from uuid import UUID
 
-from fastapi import APIRouter, HTTPException, Request, status
+from fastapi import APIRouter, HTTPException, Request, Response, status
 from fastapi.responses import RedirectResponse
 
 from backend.accounts.oidc import flow as oidc
 from backend.accounts.oidc.tokens import OidcRefused
+from backend.accounts.schemas import LinkStarted
 from backend.accounts.service.sign_in import start
-from backend.deps import ApiResourcesDep, DbDep, SameOrigin, SettingsDep, browser_user
+from backend.deps import ApiResourcesDep, DbDep, SameOrigin, SettingsDep, UserDep
 from backend.middleware.request_context import request_id
 from backend.web.audit import AuditDep
 from backend.web.browser import public_base, secure_cookies, set_session_cookie
@@ -58,32 +61,67 @@ def _clear_flow_cookie(response: RedirectResponse, request: Request, settings: S
 
 @router.get("/login", dependencies=[SameOrigin])
 async def oidc_login(
-    request: Request,
-    db: DbDep,
-    settings: SettingsDep,
-    resources: ApiResourcesDep,
-    next: str | None = None,
-    link: bool = False,
+    request: Request, db: DbDep, settings: SettingsDep, resources: ApiResourcesDep, next: str | None = None
 ) -> RedirectResponse:
-    """302 to the provider's authorization endpoint; a flow cookie ties the callback to this browser.
-    `link=1`: the browser's signed-in account gets the school login linked (401 without a session)."""
+    """302 to the provider's authorization endpoint; a flow cookie ties the callback to this browser."""
     _enabled(settings)
-    link_user = await browser_user(request, db) if link else None
-    if link and link_user is None:
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Sign in first, then link your school login.")
     try:
-        async with db.connection() as conn, conn.transaction():
-            started = await oidc.begin(
-                conn,
-                resources.oidc_providers,
-                settings,
-                redirect_uri=_redirect_uri(request, settings),
-                next_path=LINKED_NEXT if link_user else next,
-                link_user_id=link_user.id if link_user else None,
-            )
+        started = await _begin(db, resources, request, settings, next_path=next, link_user_id=None)
     except OidcRefused as refused:
         return _refused(request, settings, refused)
     response = RedirectResponse(started.authorization_url, status.HTTP_302_FOUND)
+    _set_flow_cookie(response, request, settings, started)
+    return response
+
+
+@router.post("/link")
+async def oidc_link(
+    request: Request,
+    response: Response,
+    db: DbDep,
+    settings: SettingsDep,
+    resources: ApiResourcesDep,
+    user: UserDep,
+) -> LinkStarted:
+    """From the account screen: where to send this browser so that the school login it comes back with
+    is linked to the signed-in account (proof of both: this session, with its CSRF token, and the
+    school's). A browser session only (403 with an API key); the callback lands on the account screen."""
+    _enabled(settings)
+    if user.session_id is None:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Link your school login from the app, signed in.")
+    try:
+        started = await _begin(db, resources, request, settings, next_path=LINKED_NEXT, link_user_id=user.id)
+    except OidcRefused as refused:
+        raise HTTPException(
+            status.HTTP_502_BAD_GATEWAY, "The school's sign-in cannot be reached now."
+        ) from refused
+    _set_flow_cookie(response, request, settings, started)
+    return LinkStarted(url=started.authorization_url)
+
+
+async def _begin(
+    db: DbDep,
+    resources: ApiResourcesDep,
+    request: Request,
+    settings: Settings,
+    *,
+    next_path: str | None,
+    link_user_id: UUID | None,
+) -> oidc.LoginStarted:
+    async with db.connection() as conn, conn.transaction():
+        return await oidc.begin(
+            conn,
+            resources.oidc_providers,
+            settings,
+            redirect_uri=_redirect_uri(request, settings),
+            next_path=next_path,
+            link_user_id=link_user_id,
+        )
+
+
+def _set_flow_cookie(
+    response: Response, request: Request, settings: Settings, started: oidc.LoginStarted
+) -> None:
     # Lax: sent on the provider's top-level redirect back to the callback, not on cross-site subrequests.
     response.set_cookie(
         oidc.FLOW_COOKIE,
@@ -94,7 +132,6 @@ async def oidc_login(
         secure=secure_cookies(request, settings),
         samesite="lax",
     )
-    return response
 
 
 # No SameOrigin here: the provider's redirect carries its own site as Referer. The flow's state, spent

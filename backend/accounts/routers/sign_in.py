@@ -93,13 +93,21 @@ async def logout(
 
 @router.post("/auth/signup", status_code=status.HTTP_201_CREATED, dependencies=[SameOrigin])
 async def signup(
-    body: Signup, request: Request, response: Response, db: DbDep, settings: SettingsDep, audit: AuditDep
+    body: Signup,
+    request: Request,
+    response: Response,
+    db: DbDep,
+    settings: SettingsDep,
+    audit: AuditDep,
+    budgets: BudgetsDep,
 ) -> SessionOut:
     """Creates an account with a password and signs the browser in (a session cookie). 403 while
-    sign-up is off, 422 with the reason for a weak password, 409 when the email has an account."""
-    signed = await sign_in.signup(
-        db, audit, settings, email=body.email, password=body.password, display_name=body.display_name
-    )
+    sign-up is off, 422 with the reason for a weak password, 409 when the email has an account (a probe:
+    it spends the address's budget, as a wrong invitation code does)."""
+    async with budgets.code():
+        signed = await sign_in.signup(
+            db, audit, settings, email=body.email, password=body.password, display_name=body.display_name
+        )
     return signed_in(response, request, settings, signed)
 
 

@@ -101,6 +101,14 @@ def mail_base(settings: Settings) -> str | None:
     return None
 
 
+async def within_budget(conn: Connection, settings: Settings, *, user_id: UUID, kind: str, most: int) -> bool:
+    """Whether one more message of `kind` keeps the account within `most` of that kind a day and within
+    MAIL_PER_USER_DAY in all."""
+    if await security_events.mail_sent_today(conn, user_id=user_id, kind=kind) >= most:
+        return False
+    return await security_events.mail_sent_today(conn, user_id=user_id) < settings.accounts.mail_per_user_day
+
+
 async def spend_mail_budget(
     conn: Connection, audit: Audit, settings: Settings, *, sender_id: UUID | None, kind: str, recipients: int
 ) -> None:

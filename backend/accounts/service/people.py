@@ -30,6 +30,9 @@ class Person:
     password_hash: str | None = None
     is_admin: bool = False
     is_teacher: bool = False
+    # Someone trusted vouches for the address (an administrator, the operator, the school's login); a
+    # password sign-up or an LMS launch proves nothing of it.
+    email_verified: bool = False
 
 
 async def new_password_hash(password: str, settings: Settings, *, email: str) -> str:
@@ -70,6 +73,7 @@ async def create(
         display_name=person.display_name,
         is_admin=person.is_admin,
         is_teacher=person.is_teacher,
+        email_verified=person.email_verified,
     )
     if created is None:
         raise EmailTaken(EMAIL_TAKEN)

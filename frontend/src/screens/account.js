@@ -24,7 +24,7 @@ export function Account() {
     <${ErrorNote} error=${me.error} />
     <div class="grid two">
       <div>
-        ${api.has('myInvitations') && html`<${MyInvitations} />`}
+        ${api.has('myInvitations') && html`<${MyInvitations} verified=${me.data?.email_verified !== false} />`}
         <${Profile} me=${me.data} onSaved=${me.reload} />
         <${SchoolLogin} me=${me.data} config=${config.data} />
         ${api.has('listSessions') && html`<${Sessions} />`}
@@ -37,8 +37,9 @@ export function Account() {
 }
 
 // Personal invitations to projects, sent to this account's email by a project's owner: accepting one joins
-// the project (and opens it), declining removes it.
-function MyInvitations() {
+// the project (and opens it), declining removes it. They reach only an account whose address is proven
+// (made by an administrator, signed in with the school login, or a reset link used): the note says so.
+function MyInvitations({ verified }) {
   const { api, t, lang } = useApp();
   const list = useAsync(() => api.call('myInvitations'), []);
   const accept = useAction(async (invitation) => {
@@ -55,6 +56,7 @@ function MyInvitations() {
     ${list.loading && !list.data && html`<${Busy} />`}
     <${ErrorNote} error=${list.error || accept.error || decline.error} />
     ${list.data && !list.data.length && html`<${Empty}>${t('noMyInvitations')}<//>`}
+    ${!verified && html`<p class="hint">${t('invitationsNeedProvenEmail')}</p>`}
     <ul class="list my-invitations">
       ${(list.data || []).map((inv) => html`<li key=${inv.id} class="invitation" data-project=${inv.project_name}>
         <p><strong>${inv.project_name}</strong> <span class="badge">${t(`role.${inv.role}`)}</span></p>
@@ -97,20 +99,25 @@ function Profile({ me, onSaved }) {
   </section>`;
 }
 
-// Where the server has a school login (OIDC) and none is linked to this account: a plain link (a full
-// page navigation, the browser's session cookie goes with it) to the provider, whose answer is linked to
-// the signed-in account; it comes back here (#/account, or #/account?error=REASON when it failed). Only a
-// browser session can link (an API key has no cookie to send).
+// Where the server has a school login (OIDC) and none is linked to this account: POST /auth/oidc/link (the
+// session's CSRF token proves this is the signed-in app asking) answers the provider's address, and the
+// browser goes there; the school login it comes back with is linked to the signed-in account, and it lands
+// here (#/account, or #/signin?error=REASON when it failed). Only a browser session can link.
 function SchoolLogin({ me, config }) {
-  const { t, viaSession } = useApp();
+  const { api, t, viaSession } = useApp();
   const failed = hashQuery().get('error');
+  const { submit, busy, error } = useAction(async () => {
+    const started = await api.call('linkSchoolLogin');
+    window.location.assign(started.url);
+  }, { keepBusy: true });
   if (!config?.oidc_enabled || !viaSession || me?.school_login !== false) return null;
   const name = config.oidc_name || t('sso');
   return html`<section class="card" aria-labelledby="school-login-title">
     <h2 id="school-login-title">${t('schoolLogin')}</h2>
     ${failed && html`<p class="error" role="alert">${t('oidcFailed', { reason: t(`oidcError.${failed}`, {}, failed) })}</p>`}
     <p class="hint">${t('linkSchoolLoginHelp', { name })}</p>
-    <a class="button" href="/auth/oidc/login?link=1">${t('linkSchoolLogin')}</a>
+    <${ErrorNote} error=${error} />
+    <form onSubmit=${submit}><button type="submit" disabled=${busy}>${t('linkSchoolLogin')}</button></form>
   </section>`;
 }
 
