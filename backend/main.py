@@ -99,6 +99,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     app.include_router(lti.router)
     app.include_router(projects.router)
     app.include_router(members.router)
+    app.include_router(invitations.members_router)
     app.include_router(invitations.router)
     app.include_router(project_audit.router)
     app.include_router(me.router)

@@ -5,6 +5,9 @@
 - an agent package (agents/planner, agents/qa, ...) imports core, agents.common and itself, never
   another agent package; agents.common imports no agent package; a service above the agent packages
   (agents/runs) may import any of them;
+- a domain package of the backend (backend/accounts, ...) imports itself, the web layer every domain
+  shares (backend.web, backend.deps, backend.middleware, backend.resources) and lower layers: never another
+  domain, nor the routes, services, schemas or command line outside it;
 - shipped code never imports `tests` (tests may import anything).
 
 A module found by name at run time (importlib with a string) is not an import statement: that is how
@@ -22,6 +25,8 @@ LAYERS = ("core", "agents", "workers", "backend", "evals", "benchmarks")  # lowe
 RANK = {layer: rank for rank, layer in enumerate(LAYERS)}
 SHARED_AGENT_CODE = "common"
 AGENT_SERVICES = frozenset({"runs"})  # above the agent packages: they run any agent
+BACKEND_DOMAINS = frozenset({"accounts"})  # backend packages that each own a domain
+SHARED_WEB = ("backend.web", "backend.deps", "backend.middleware", "backend.resources")
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,11 @@ def broken_rule(module: str, imported: str) -> str | None:
         own, other = module.split(".")[1], imported.split(".")[1]
         if own not in AGENT_SERVICES and other not in (own, SHARED_AGENT_CODE):
             return f"agents.{own} imports the agent package agents.{other}"
+    if layer == target == "backend" and "." in module and module.split(".")[1] in BACKEND_DOMAINS:
+        own = f"backend.{module.split('.')[1]}"
+        shared = any(imported == name or imported.startswith(name + ".") for name in (own, *SHARED_WEB))
+        if not shared:
+            return f"the domain package {own} imports {imported} (only itself and the web layer)"
     return None
 
 
@@ -152,6 +162,64 @@ def test_an_upward_import_is_caught_at_module_or_function_level(
 )
 def test_an_agent_package_importing_another_is_caught(module: str, source: str, expected: list[str]) -> None:
     assert check(source, module) == expected
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        (
+            "backend.accounts.service.people",
+            "from backend.routes import members\n",
+            ["1: backend.routes.members"],
+        ),
+        (
+            "backend.accounts.routers.me",
+            "from backend.services import upload_budget\n",
+            ["1: backend.services.upload_budget"],
+        ),
+        (
+            "backend.accounts.schemas",
+            "from backend.schemas.projects import Role\n",
+            ["1: backend.schemas.projects.Role"],
+        ),
+        ("backend.accounts", "def f() -> None:\n    import backend.main\n", ["2: backend.main"]),
+    ],
+)
+def test_a_domain_package_importing_outside_itself_and_the_web_layer_is_caught(
+    module: str, source: str, expected: list[str]
+) -> None:
+    assert check(source, module, is_package=module.count(".") == 1) == expected
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "is_package"),
+    [
+        (
+            "backend.accounts.routers.me",
+            "from backend.accounts.service import credentials\nfrom backend.deps import UserDep\n",
+            False,
+        ),
+        (
+            "backend.accounts.oidc",
+            "from .flow import begin\nfrom backend.web.browser import public_base\n",
+            True,
+        ),
+        (
+            "backend.accounts.budgets",
+            "from backend.middleware.rate_limits import RateLimited\nfrom core.store import accounts\n",
+            False,
+        ),
+        (
+            "backend.routes.projects",
+            "from backend.accounts.service.people import may_create_projects\n",
+            False,
+        ),
+    ],
+)
+def test_a_domain_package_may_import_itself_the_web_layer_and_lower_layers(
+    module: str, source: str, is_package: bool
+) -> None:
+    assert check(source, module, is_package) == []
 
 
 @pytest.mark.parametrize(

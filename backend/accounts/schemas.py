@@ -21,7 +21,7 @@ from core.accounts.emails import normalize_email
 from core.accounts.roles import Role
 from core.store.accounts import Account
 from core.store.api_keys import ApiKey
-from core.store.member_invitations import MemberInvitation, Received
+from core.store.member_invitations import PersonalInvitation
 from core.store.security_events import SecurityEvent
 from core.store.sessions import BrowserSession
 
@@ -312,13 +312,13 @@ class MemberInvited(BaseModel):
     mailed: bool = Field(description="the invitation was mailed to the address")
 
 
-class MemberInvitationOut(record_fields(MemberInvitation)):
+class MemberInvitationOut(record_fields(PersonalInvitation, exclude={"project_id", "project_name"})):
     """A pending personal invitation, as the project's owners see it."""
 
     role: Role
 
 
-class ReceivedInvitationOut(record_fields(Received)):
+class ReceivedInvitationOut(record_fields(PersonalInvitation, exclude={"email", "created_at"})):
     """One of the caller's pending invitations."""
 
     role: Role

@@ -35,6 +35,29 @@ class Audit:
         logged = {key: event.get(key) for key in _LOGGED}
         log_json(logging.INFO, "security_event", action=event["action"], request_id=self.request_id, **logged)
 
+    async def event(
+        self,
+        conn: Connection,
+        action: str,
+        actor: UUID | None,
+        target: UUID | None = None,
+        details: dict[str, Any] | None = None,
+        *,
+        project: UUID | None = None,
+        about: UUID | str | None = None,
+    ) -> None:
+        """One event, positionally: what, who did it (None: the operator's command line), to whom, with
+        what details; in which project and about which row, when it is about one."""
+        await self.record(
+            conn,
+            action=action,
+            actor_user_id=actor,
+            target_user_id=target,
+            project_id=project,
+            target_id=about,
+            details=details or {},
+        )
+
     async def own(
         self,
         conn: Connection,
@@ -45,11 +68,4 @@ class Audit:
         target_id: UUID | str | None = None,
     ) -> None:
         """An account's event about itself (it signed up, started or ended a session, linked a login)."""
-        await self.record(
-            conn,
-            action=action,
-            actor_user_id=user_id,
-            target_user_id=user_id,
-            target_id=target_id,
-            details=details or {},
-        )
+        await self.event(conn, action, user_id, user_id, details, about=target_id)

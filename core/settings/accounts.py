@@ -2,6 +2,7 @@
 and optional mail (SMTP) for invitations and reset links."""
 
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
@@ -68,6 +69,19 @@ class OidcSettings(SettingsGroup):
     # Comma-separated email domains allowed to sign in (empty: any the provider vouches for).
     allowed_domains: str = Field(default="", validation_alias="OIDC_ALLOWED_DOMAINS")
     scopes: str = Field(default="openid email profile", validation_alias="OIDC_SCOPES")
+
+    @field_validator("issuer")
+    @classmethod
+    def _https_issuer(cls, value: str | None) -> str | None:
+        """The provider's keys and tokens come from the issuer's address: https, or plain http only on
+        this machine's loopback (a provider beside the app, the tests)."""
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        loopback = parts.scheme == "http" and parts.hostname in ("127.0.0.1", "::1", "localhost")
+        if not (parts.scheme == "https" and parts.hostname) and not loopback:
+            raise ValueError("OIDC_ISSUER must be an https URL (plain http only on this machine's loopback)")
+        return value
 
     @property
     def enabled(self) -> bool:

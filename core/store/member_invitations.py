@@ -22,26 +22,17 @@ _SQL_RANK = "CASE {0} WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END"
 
 
 @dataclass(frozen=True, slots=True)
-class MemberInvitation:
-    """A personal invitation as its project's owners see it."""
-
-    id: UUID
-    email: str
-    role: str
-    expires_at: datetime
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class Received:
-    """A pending invitation as its invitee sees it: the project's name, and who invited them."""
+class PersonalInvitation:
+    """An invitation addressed to one person: its owners see the address, its invitee who invited them."""
 
     id: UUID
     project_id: UUID
     project_name: str
+    email: str
     role: str
-    invited_by: str | None
+    invited_by: str | None  # the inviting owner's name, else their address
     expires_at: datetime
+    created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,67 +47,72 @@ class Answered:
     previous_role: str | None
 
 
-_COLUMNS = columns(MemberInvitation, prefix="mi.")
+_SHOWN = columns(
+    PersonalInvitation,
+    prefix="mi.",
+    computed={"project_name": "p.name", "invited_by": "coalesce(i.display_name, i.email)"},
+)
+# The invitation rows `mi` of a statement, with their project and inviter: `FROM mi {_JOINED}`.
+_JOINED = "JOIN projects p ON p.id = mi.project_id LEFT JOIN users i ON i.id = mi.invited_by"
 
 
 async def invite(
     conn: Connection, *, project_id: UUID, user_id: UUID, email: str, role: str, hours: int
-) -> MemberInvitation | None:
+) -> PersonalInvitation | None:
     """A pending invitation of `email` by the owner user_id (replacing the role and expiry of one still
     pending for the same address); None when user_id is not an owner of the project."""
     return await fetch_one(
         conn,
-        class_row(MemberInvitation),
-        "INSERT INTO member_invitations AS mi (project_id, email, role, invited_by, expires_at)"
-        " SELECT p.id, %(email)s, %(role)s, %(user_id)s, now() + make_interval(hours => %(hours)s)"
-        f" FROM projects p WHERE p.id = %(project_id)s AND {owner_of('p.id')}"
-        " ON CONFLICT (project_id, email) WHERE answered_at IS NULL AND revoked_at IS NULL"
-        " DO UPDATE SET role = EXCLUDED.role, invited_by = EXCLUDED.invited_by,"
-        "  expires_at = EXCLUDED.expires_at, created_at = now()"
-        f" RETURNING {_COLUMNS}",
+        class_row(PersonalInvitation),
+        "WITH mi AS (INSERT INTO member_invitations AS mi (project_id, email, role, invited_by, expires_at)"
+        "  SELECT p.id, %(email)s, %(role)s, %(user_id)s, now() + make_interval(hours => %(hours)s)"
+        f"  FROM projects p WHERE p.id = %(project_id)s AND {owner_of('p.id')}"
+        "  ON CONFLICT (project_id, email) WHERE answered_at IS NULL AND revoked_at IS NULL"
+        "  DO UPDATE SET role = EXCLUDED.role, invited_by = EXCLUDED.invited_by,"
+        "   expires_at = EXCLUDED.expires_at, created_at = now() RETURNING *)"
+        f" SELECT {_SHOWN} FROM mi {_JOINED}",
         scope(project_id, user_id, email=email, role=role, hours=hours),
     )
 
 
 async def pending_for_project(
     conn: Connection, *, project_id: UUID, user_id: UUID, limit: int, offset: int
-) -> list[MemberInvitation]:
+) -> list[PersonalInvitation]:
     """The project's pending personal invitations, newest first (owners only)."""
+    owner = owner_of("mi.project_id")
+    query = (
+        f"SELECT {_SHOWN} FROM member_invitations mi {_JOINED}"
+        f" WHERE mi.project_id = %(project_id)s AND {_PENDING} AND {owner}"
+        " ORDER BY mi.created_at DESC, mi.id LIMIT %(limit)s OFFSET %(offset)s"
+    )
     return await fetch_all(
-        conn,
-        class_row(MemberInvitation),
-        f"SELECT {_COLUMNS} FROM member_invitations mi"
-        f" WHERE mi.project_id = %(project_id)s AND {_PENDING} AND {owner_of('mi.project_id')}"
-        " ORDER BY mi.created_at DESC, mi.id LIMIT %(limit)s OFFSET %(offset)s",
-        scope(project_id, user_id, limit=limit, offset=offset),
+        conn, class_row(PersonalInvitation), query, scope(project_id, user_id, limit=limit, offset=offset)
     )
 
 
 async def withdraw(
     conn: Connection, *, project_id: UUID, user_id: UUID, invitation_id: UUID
-) -> MemberInvitation | None:
+) -> PersonalInvitation | None:
     """An owner withdraws a pending invitation; None when there is no such pending one or the caller is
     not an owner."""
-    return await fetch_one(
-        conn,
-        class_row(MemberInvitation),
+    withdrawn = (
         "UPDATE member_invitations mi SET revoked_at = now()"
         f" WHERE mi.id = %(id)s AND mi.project_id = %(project_id)s AND {_PENDING}"
-        f" AND {owner_of('mi.project_id')} RETURNING {_COLUMNS}",
-        scope(project_id, user_id, id=invitation_id),
+        f" AND {owner_of('mi.project_id')} RETURNING mi.*"
+    )
+    query = f"WITH mi AS ({withdrawn}) SELECT {_SHOWN} FROM mi {_JOINED}"
+    return await fetch_one(
+        conn, class_row(PersonalInvitation), query, scope(project_id, user_id, id=invitation_id)
     )
 
 
-async def received(conn: Connection, *, user_id: UUID) -> list[Received]:
-    """The caller's pending invitations (addressed to the caller's account's e-mail), newest first."""
+async def received(conn: Connection, *, user_id: UUID) -> list[PersonalInvitation]:
+    """The caller's pending invitations (addressed to the caller's proven e-mail), newest first."""
     return await fetch_all(
         conn,
-        class_row(Received),
-        "SELECT mi.id, mi.project_id, p.name AS project_name, mi.role,"
-        " coalesce(i.display_name, i.email) AS invited_by, mi.expires_at"
-        " FROM member_invitations mi JOIN users u"
-        " ON u.email = mi.email AND u.email_verified_at IS NOT NULL"
-        " JOIN projects p ON p.id = mi.project_id LEFT JOIN users i ON i.id = mi.invited_by"
+        class_row(PersonalInvitation),
+        f"SELECT {_SHOWN} FROM member_invitations mi {_JOINED}"
+        " JOIN users u ON u.email = mi.email AND u.email_verified_at IS NOT NULL"
         f" WHERE u.id = %(user_id)s AND {_PENDING} ORDER BY mi.created_at DESC, mi.id LIMIT 200",
         {"user_id": user_id},
     )
@@ -124,16 +120,14 @@ async def received(conn: Connection, *, user_id: UUID) -> list[Received]:
 
 async def answer(conn: Connection, *, user_id: UUID, invitation_id: UUID, accept: bool) -> Answered | None:
     """The caller accepts (becoming a member with the invitation's role, never lowering one they have)
-    or declines a pending invitation addressed to their account's e-mail; None when there is no such
-    pending invitation for them. The invitation's row is locked first: answered once."""
+    or declines a pending invitation addressed to their account's proven e-mail; None when there is no
+    such pending invitation for them. The invitation's row is locked first: answered once."""
     async with conn.transaction():
         found = await fetch_one(
             conn,
-            class_row(_Locked),
-            "SELECT mi.id, mi.project_id, p.name AS project_name, mi.role"
-            " FROM member_invitations mi JOIN users u"
-            " ON u.email = mi.email AND u.email_verified_at IS NOT NULL"
-            " JOIN projects p ON p.id = mi.project_id"
+            class_row(PersonalInvitation),
+            f"SELECT {_SHOWN} FROM member_invitations mi {_JOINED}"
+            " JOIN users u ON u.email = mi.email AND u.email_verified_at IS NOT NULL"
             f" WHERE mi.id = %(id)s AND u.id = %(user_id)s AND {_PENDING} FOR UPDATE OF mi",
             {"id": invitation_id, "user_id": user_id},
         )
@@ -144,24 +138,15 @@ async def answer(conn: Connection, *, user_id: UUID, invitation_id: UUID, accept
             (accept, found.id),
         )
         current = await _role(conn, found.project_id, user_id)
-        if not accept:
-            return Answered(found.id, found.project_id, found.project_name, current, current)
-        await conn.execute(
-            "INSERT INTO project_members AS pm (project_id, user_id, role) VALUES (%(project)s, %(user)s,"
-            " %(role)s) ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role"
-            f" WHERE {_SQL_RANK.format('EXCLUDED.role')} < {_SQL_RANK.format('pm.role')}",
-            {"project": found.project_id, "user": user_id, "role": found.role},
-        )
+        if accept:
+            await conn.execute(
+                "INSERT INTO project_members AS pm (project_id, user_id, role) VALUES (%(project)s, %(user)s,"
+                " %(role)s) ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role"
+                f" WHERE {_SQL_RANK.format('EXCLUDED.role')} < {_SQL_RANK.format('pm.role')}",
+                {"project": found.project_id, "user": user_id, "role": found.role},
+            )
         now = await _role(conn, found.project_id, user_id)
     return Answered(found.id, found.project_id, found.project_name, now, current)
-
-
-@dataclass(frozen=True, slots=True)
-class _Locked:
-    id: UUID
-    project_id: UUID
-    project_name: str
-    role: str
 
 
 async def _role(conn: Connection, project_id: UUID, user_id: UUID) -> str | None:

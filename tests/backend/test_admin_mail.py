@@ -10,7 +10,7 @@ from uuid import UUID
 
 import pytest
 
-from backend.accounts.service.invitations import CODES_MAIL_OFF as MAIL_OFF
+from backend.accounts.service.codes import CODES_MAIL_OFF as MAIL_OFF
 from core.accounts.codes import ALPHABET, display
 from core.store import accounts
 from tests.backend.conftest import Api

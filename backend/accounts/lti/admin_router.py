@@ -8,6 +8,7 @@ from backend.accounts.lti.schemas import PlatformIn, PlatformOut
 from backend.deps import AdminDep, DbDep
 from backend.web.audit import AuditDep
 from core.store import lti as lti_store
+from core.store.lti import Platform
 
 router = APIRouter(prefix="/admin/lti/platforms", tags=["lti"])
 
@@ -21,12 +22,8 @@ async def register_platform(body: PlatformIn, db: DbDep, admin: AdminDep, audit:
             raise HTTPException(
                 status.HTTP_409_CONFLICT, "A platform with this issuer and client id is registered already."
             )
-        await audit.record(
-            conn,
-            action="lti.platform_registered",
-            actor_user_id=admin.id,
-            target_id=platform.id,
-            details={"name": platform.name, "issuer": platform.issuer, "client_id": platform.client_id},
+        await audit.event(
+            conn, "lti.platform_registered", admin.id, None, _shown(platform), about=platform.id
         )
     return PlatformOut.model_validate(platform)
 
@@ -44,11 +41,10 @@ async def remove_platform(platform_id: UUID, db: DbDep, admin: AdminDep, audit: 
         platform = await lti_store.delete_platform(conn, platform_id=platform_id)
         if platform is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "No such platform.")
-        await audit.record(
-            conn,
-            action="lti.platform_removed",
-            actor_user_id=admin.id,
-            target_id=platform.id,
-            details={"name": platform.name, "issuer": platform.issuer, "client_id": platform.client_id},
-        )
+        await audit.event(conn, "lti.platform_removed", admin.id, None, _shown(platform), about=platform.id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+def _shown(platform: Platform) -> dict[str, object]:
+    """What the security log keeps of a platform: how to recognise it."""
+    return {"name": platform.name, "issuer": platform.issuer, "client_id": platform.client_id}

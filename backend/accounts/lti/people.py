@@ -92,14 +92,12 @@ async def open_launch(conn: Connection, audit: Audit, launch: Launch) -> Opened:
         membership = await lti_store.join_at_least(conn, project_id=project_id, user_id=user_id, role=role)
         if role == "owner":
             await _mark_teacher(conn, audit, user_id, platform.id)
-        await audit.record(
+        await audit.event(
             conn,
-            action="lti.launch",
-            actor_user_id=user_id,
-            project_id=project_id,
-            target_user_id=user_id,
-            target_id=platform.id,
-            details={
+            "lti.launch",
+            user_id,
+            user_id,
+            {
                 "roles": short_roles(launch.roles),
                 "role": role,
                 "membership": membership,
@@ -107,6 +105,8 @@ async def open_launch(conn: Connection, audit: Audit, launch: Launch) -> Opened:
                 "context_title": launch.context_title,
                 "project_created": created,
             },
+            project=project_id,
+            about=platform.id,
         )
         ticket = new_token()
         await lti_store.issue_ticket(
@@ -201,11 +201,6 @@ async def _course_project(conn: Connection, audit: Audit, launch: Launch, user_i
         project_id=project.id,
         title=launch.context_title,
     )
-    await audit.record(
-        conn,
-        action="project.created",
-        actor_user_id=user_id,
-        project_id=project.id,
-        details={"via": "lti", "context_id": launch.context_id},
-    )
+    details = {"via": "lti", "context_id": launch.context_id}
+    await audit.event(conn, "project.created", user_id, None, details, project=project.id)
     return project.id

@@ -23,6 +23,7 @@ from backend.accounts.schemas import (
     MemberInvitationOut,
     MemberInvited,
 )
+from backend.accounts.service import codes as code_service
 from backend.accounts.service import invitations
 from backend.deps import DbDep, ProjectOwnerDep, SameOrigin, SettingsDep, UserDep
 from backend.web.audit import AuditDep
@@ -33,6 +34,8 @@ from core.settings import Settings
 from core.store.invitations import Invitation
 
 router = APIRouter(tags=["invitations"])
+# An owner's mail and the invitations addressed to one person belong with the project's members.
+members_router = APIRouter(tags=["members"])
 
 
 def _out(invitation: Invitation, request: Request, settings: Settings) -> InvitationOut:
@@ -60,7 +63,7 @@ async def create_invitation(
     audit: AuditDep,
 ) -> InvitationOut:
     """A new code and link that make whoever joins a member with `role` (owners only)."""
-    created = await invitations.create_code(
+    created = await code_service.create_code(
         db,
         audit,
         settings,
@@ -78,7 +81,7 @@ async def list_invitations(
     request: Request, access: ProjectOwnerDep, db: DbDep, settings: SettingsDep, page: PageDep
 ) -> list[InvitationOut]:
     """The project's invitations, newest first, revoked and expired ones included (owners only)."""
-    rows = await invitations.list_codes(db, project_id=access.id, owner_id=access.user.id, **page)
+    rows = await code_service.list_codes(db, project_id=access.id, owner_id=access.user.id, **page)
     return [_out(row, request, settings) for row in rows]
 
 
@@ -87,13 +90,13 @@ async def revoke_invitation(
     invitation_id: UUID, access: ProjectOwnerDep, db: DbDep, audit: AuditDep
 ) -> Response:
     """Revokes an invitation: its code joins nobody from now on; members who joined stay (owners only)."""
-    await invitations.revoke_code(
-        db, audit, project_id=access.id, owner_id=access.user.id, invitation_id=invitation_id
+    await invitations.withdraw(
+        db, audit, project_id=access.id, owner_id=access.user.id, invitation_id=invitation_id, code=True
     )
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.post("/projects/{project_id}/invitations/{invitation_id}/email", tags=["members"])
+@members_router.post("/projects/{project_id}/invitations/{invitation_id}/email")
 async def email_invitation(
     invitation_id: UUID,
     body: InvitationEmail,
@@ -105,7 +108,7 @@ async def email_invitation(
     """Mails the invitation's join link and code to each address (one message each, within the owner's
     daily mail budget). 409 while mail is not set up (SMTP_HOST and PUBLIC_URL: the app offers the link to
     copy); 404 unless the invitation is this project's and still usable; 502 when the mail server fails."""
-    sent = await invitations.mail_code(
+    sent = await code_service.mail_code(
         db,
         audit,
         settings,
@@ -122,7 +125,7 @@ async def preview_invitation(code: str, db: DbDep, budgets: BudgetsDep) -> Invit
     """Which project and role a code leads to (public). 404 for a wrong code, 410 when used up; a wrong
     code spends the address's budget (429 once spent; a right code is never refused)."""
     async with budgets.code():
-        found = await invitations.preview(db, code=code)
+        found = await code_service.preview(db, code=code)
     return InvitationPreview.model_validate(found, from_attributes=True)
 
 
@@ -131,7 +134,7 @@ async def join_project(body: Join, db: DbDep, user: UserDep, audit: AuditDep, bu
     """The signed-in caller joins with the code. Already a member: their role stays if it is as high
     (no use spent), else it is raised to the invitation's. A wrong code spends the caller's own budget."""
     async with budgets.code(user.id):
-        joined = await invitations.join(db, audit, code=body.code, user_id=user.id)
+        joined = await code_service.join(db, audit, code=body.code, user_id=user.id)
     return Joined.model_validate(joined, from_attributes=True)
 
 
@@ -149,7 +152,7 @@ async def join_with_new_account(
     transaction: a wrong code creates nothing. 409 when the email has an account (sign in, then join;
     it spends the address's budget like a wrong code); 422 for a weak password."""
     async with budgets.code():
-        joined, signed = await invitations.join_with_new_account(
+        joined, signed = await code_service.join_with_new_account(
             db,
             audit,
             settings,
@@ -167,7 +170,7 @@ async def join_with_new_account(
     )
 
 
-@router.post("/projects/{project_id}/members", status_code=status.HTTP_202_ACCEPTED, tags=["members"])
+@members_router.post("/projects/{project_id}/members", status_code=status.HTTP_202_ACCEPTED)
 async def add_member(
     body: MemberAdd,
     background: BackgroundTasks,
@@ -191,7 +194,7 @@ async def add_member(
     )
 
 
-@router.get("/projects/{project_id}/members/invitations", tags=["members"])
+@members_router.get("/projects/{project_id}/members/invitations")
 async def list_member_invitations(
     access: ProjectOwnerDep, db: DbDep, page: PageDep
 ) -> list[MemberInvitationOut]:
@@ -200,10 +203,8 @@ async def list_member_invitations(
     return [MemberInvitationOut.model_validate(row) for row in rows]
 
 
-@router.delete(
-    "/projects/{project_id}/members/invitations/{invitation_id}",
-    status_code=status.HTTP_204_NO_CONTENT,
-    tags=["members"],
+@members_router.delete(
+    "/projects/{project_id}/members/invitations/{invitation_id}", status_code=status.HTTP_204_NO_CONTENT
 )
 async def withdraw_member_invitation(
     invitation_id: UUID, access: ProjectOwnerDep, db: DbDep, audit: AuditDep

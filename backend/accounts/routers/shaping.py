@@ -30,5 +30,6 @@ def session_out(
 
 def signed_in(response: Response, request: Request, settings: Settings, signed: SignedIn) -> SessionOut:
     """Sets the new session's cookie on `response` and returns what the app reads."""
-    set_session_cookie(response, request, settings, signed.token)
-    return session_out(signed.account, settings, csrf_token=signed.csrf_token, session_id=signed.session_id)
+    new = signed.session
+    set_session_cookie(response, request, settings, new.token)
+    return session_out(signed.account, settings, csrf_token=new.csrf_token, session_id=new.session.id)

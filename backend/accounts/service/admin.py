@@ -65,13 +65,8 @@ async def set_teacher(
 async def _teacher_event(
     conn: Connection, audit: Audit, admin_id: UUID | None, user_id: UUID, teacher: bool
 ) -> None:
-    await audit.record(
-        conn,
-        action="user.teacher_granted" if teacher else "user.teacher_revoked",
-        actor_user_id=admin_id,
-        target_user_id=user_id,
-        details={} if admin_id else {"via": "cli"},
-    )
+    action = "user.teacher_granted" if teacher else "user.teacher_revoked"
+    await audit.event(conn, action, admin_id, user_id, {} if admin_id else {"via": "cli"})
 
 
 async def events(db: Database, *, limit: int, offset: int) -> list[SecurityEvent]:

@@ -47,13 +47,9 @@ async def end_all(
     ended_sessions = await sessions.revoke_all_sessions(conn, user_id=user_id, keep=keep_session)
     ended_keys = await api_keys.revoke_all_keys(conn, user_id=user_id)
     ended = Ended(ended_sessions, len(ended_keys))
-    await audit.record(
-        conn,
-        action="credentials.revoked",
-        actor_user_id=user_id if isinstance(actor_id, str) else actor_id,
-        target_user_id=user_id,
-        details={"reason": reason, "sessions": ended.sessions, "keys": ended.keys},
-    )
+    actor = user_id if isinstance(actor_id, str) else actor_id
+    details = {"reason": reason, "sessions": ended.sessions, "keys": ended.keys}
+    await audit.event(conn, "credentials.revoked", actor, user_id, details)
     return ended
 
 
@@ -65,13 +61,8 @@ async def set_disabled(
         row = await accounts.set_disabled(conn, user_id=user_id, disabled=disabled)
         if row is None:
             raise NotFound("No such account.")
-        await audit.record(
-            conn,
-            action="user.disabled" if disabled else "user.enabled",
-            actor_user_id=actor_id,
-            target_user_id=user_id,
-            details={"via": "cli"} if actor_id is None else {},
-        )
+        action = "user.disabled" if disabled else "user.enabled"
+        await audit.event(conn, action, actor_id, user_id, {"via": "cli"} if actor_id is None else {})
         if disabled:
             await end_all(conn, audit, user_id, reason="disabled", actor_id=actor_id)
     return row
@@ -110,12 +101,8 @@ async def change_password(
     async with db.connection() as conn, conn.transaction():
         await accounts.set_password(conn, user_id=user_id, password_hash=new_hash)
         ended = await end_all(conn, audit, user_id, reason="password-changed", keep_session=session_id)
-        await audit.own(
-            conn,
-            "password.changed",
-            user_id,
-            {"first": current_hash is None, "sessions_ended": ended.sessions},
-        )
+        details = {"first": current_hash is None, "sessions_ended": ended.sessions}
+        await audit.own(conn, "password.changed", user_id, details)
     return ended
 
 
@@ -190,11 +177,5 @@ async def _log_key(
     conn: Connection, audit: Audit, user_id: UUID, action: str, key: ApiKey, **details: object
 ) -> None:
     """The account's own key event: the key's name and prefix (never the key), and the details."""
-    await audit.record(
-        conn,
-        action=action,
-        actor_user_id=user_id,
-        target_user_id=user_id,
-        target_id=key.id,
-        details={"name": key.name, "prefix": key.prefix, **details},
-    )
+    shown = {"name": key.name, "prefix": key.prefix, **details}
+    await audit.event(conn, action, user_id, user_id, shown, about=key.id)

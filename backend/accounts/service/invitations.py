@@ -1,223 +1,29 @@
-"""Invitations: codes a project's owners hand out (a code or a link joins whoever has it, with a role, an
-expiry and a number of uses), and invitations addressed to one person by e-mail, which only that person,
-signed in, accepts or declines. The code is the permission to create an account while joining, even with
-SIGNUP_ENABLED off; adding someone by e-mail never makes them a member without their answer, and the
-owner's answer is the same whether or not the address has an account."""
+"""Invitations addressed to one person: an owner invites an e-mail address with a role, and the account
+with that address, once signed in, accepts or declines it. Nobody becomes a member without their own
+answer; the owner's answer is the same whether or not the address has an account; and only a proven
+address (core/store/member_invitations.py) sees one. Owners also withdraw them here, and revoke codes."""
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from uuid import UUID
 
 from psycopg.rows import scalar_row
 
-from backend.accounts.errors import (
-    EmailTaken,
-    InvitationUsedUp,
-    MailOff,
-    NoSuchInvitation,
-    NotAllowed,
-    NotFound,
-)
-from backend.accounts.service import mail, people
-from backend.accounts.service.people import Person
-from backend.accounts.service.sign_in import SignedIn, start
-from core.accounts import codes
+from backend.accounts.errors import NotAllowed, NotFound
+from backend.accounts.service import mail
+from backend.accounts.service.codes import NOT_OWNER
 from core.observability.audit import Audit
 from core.settings import Settings
 from core.store import invitations, member_invitations
 from core.store.access import Connection
-from core.store.invitation_mail import live_invitation
-from core.store.invitations import Invitation, Preview
-from core.store.member_invitations import Answered, MemberInvitation, Received
+from core.store.member_invitations import Answered, PersonalInvitation
 from core.store.pool import Database
 from core.store.rows import fetch_required
-
-NO_SUCH_INVITATION = "No such invitation, or it has expired."
-USED_UP = "This invitation has been used as many times as it allows: ask for a new one."
-NOT_OWNER = "Only the project's owner can do this."
-JOIN_EMAIL_TAKEN = "An account with this email exists: sign in, then join with the code."
-CODES_MAIL_OFF = "Mail is not configured on this server (SMTP_HOST, PUBLIC_URL): copy the link instead."
-
-
-@dataclass(frozen=True, slots=True)
-class Membership:
-    """Where a join left the caller: the project and their role in it now."""
-
-    project_id: UUID
-    project_name: str
-    role: str
 
 
 @dataclass(frozen=True, slots=True)
 class PersonInvited:
-    invitation: MemberInvitation
+    invitation: PersonalInvitation
     outbox: mail.Outbox
-
-
-def stored_code(typed: str) -> str:
-    """The code's stored form; NoSuchInvitation for a string that cannot be one."""
-    code = codes.normalize(typed)
-    if code is None:
-        raise NoSuchInvitation(NO_SUCH_INVITATION)
-    return code
-
-
-# Codes: the owner's side
-
-
-async def create_code(
-    db: Database,
-    audit: Audit,
-    settings: Settings,
-    *,
-    project_id: UUID,
-    owner_id: UUID,
-    role: str,
-    hours: int | None,
-    max_uses: int,
-) -> Invitation:
-    hours = hours or settings.accounts.invitation_default_hours
-    async with db.connection() as conn, conn.transaction():
-        created = await invitations.create(
-            conn, project_id=project_id, user_id=owner_id, role=role, hours=hours, max_uses=max_uses
-        )
-        if created is None:  # no longer an owner since the membership check
-            raise NotAllowed(NOT_OWNER)
-        details = {"role": role, "max_uses": max_uses, "expires_in_hours": hours}
-        await _project_event(conn, audit, project_id, owner_id, "invitation.created", created.id, details)
-    return created
-
-
-async def list_codes(
-    db: Database, *, project_id: UUID, owner_id: UUID, limit: int, offset: int
-) -> list[Invitation]:
-    async with db.connection() as conn:
-        return await invitations.list_for_project(
-            conn, project_id=project_id, user_id=owner_id, limit=limit, offset=offset
-        )
-
-
-async def revoke_code(
-    db: Database, audit: Audit, *, project_id: UUID, owner_id: UUID, invitation_id: UUID
-) -> None:
-    async with db.connection() as conn, conn.transaction():
-        revoked = await invitations.revoke(
-            conn, project_id=project_id, user_id=owner_id, invitation_id=invitation_id
-        )
-        if revoked is None:
-            raise NotFound("No such invitation, or it is already revoked.")
-        details = {"role": revoked.role, "uses": revoked.uses}
-        await _project_event(conn, audit, project_id, owner_id, "invitation.revoked", revoked.id, details)
-
-
-async def mail_code(
-    db: Database,
-    audit: Audit,
-    settings: Settings,
-    *,
-    project_id: UUID,
-    owner_id: UUID,
-    invitation_id: UUID,
-    emails: list[str],
-) -> int:
-    """Mails the code's join link to each address (one message each), within the owner's daily mail
-    budget; MailOff while mail is not set up, NotFound unless the invitation is the project's and usable,
-    MailFailed when the mail server fails."""
-    base = mail.mail_base(settings)
-    if base is None:
-        raise MailOff(CODES_MAIL_OFF)
-    recipients = list(dict.fromkeys(emails))
-    async with db.connection() as conn, conn.transaction():
-        invitation = await live_invitation(
-            conn, project_id=project_id, user_id=owner_id, invitation_id=invitation_id
-        )
-        if invitation is None:
-            raise NotFound("No such invitation, or it can no longer be used.")
-        await mail.spend_mail_budget(
-            conn, audit, settings, sender_id=owner_id, kind="invitation", recipients=len(recipients)
-        )
-    code = codes.display(invitation.code)
-    text = (
-        f"You are invited to the studyAI project “{invitation.project_name}” as a {invitation.role}.\n\n"
-        f"Open this link to join:\n{base}/app/#/join/{code}\n\nor enter the code {code} in the app."
-        f" The invitation works until {invitation.expires_at:%Y-%m-%d %H:%M} UTC.\n"
-    )
-    subject = f'Join "{invitation.project_name}" on studyAI'
-    messages = [mail.message(settings.smtp, to=email, subject=subject, body=text) for email in recipients]
-    return await mail.send_or_fail(settings.smtp, messages)
-
-
-# Codes: the joining side
-
-
-async def preview(db: Database, *, code: str) -> Preview:
-    """Which project and role a live code leads to; NoSuchInvitation / InvitationUsedUp otherwise."""
-    async with db.connection() as conn:
-        found = await invitations.preview(conn, code=stored_code(code))
-    if found is None:
-        raise NoSuchInvitation(NO_SUCH_INVITATION)
-    if found.used_up:
-        raise InvitationUsedUp(USED_UP)
-    return found
-
-
-async def join(db: Database, audit: Audit, *, code: str, user_id: UUID) -> Membership:
-    """The signed-in caller joins with the code. Already a member: their role stays if it is as high
-    (no use spent), else it is raised to the invitation's."""
-    stored = stored_code(code)
-    async with db.connection() as conn, conn.transaction():
-        return await _redeem(conn, audit, stored, user_id)
-
-
-async def join_with_new_account(
-    db: Database,
-    audit: Audit,
-    settings: Settings,
-    *,
-    code: str,
-    email: str,
-    password: str,
-    display_name: str | None,
-) -> tuple[Membership, SignedIn]:
-    """Creates an account with a password, joins with the code and signs the browser in, in one
-    transaction: a wrong code creates nothing. The password is hashed before the email is looked up (a
-    taken email costs the same time); EmailTaken when it has an account."""
-    await preview(db, code=code)  # a wrong code is answered before the password's cost
-    password_hash = await people.new_password_hash(password, settings, email=email)
-    async with db.connection() as conn, conn.transaction():
-        person = Person(email=email, display_name=display_name, password_hash=password_hash)
-        try:
-            account = await people.create(conn, audit, person, via="invitation")
-        except EmailTaken:
-            raise EmailTaken(JOIN_EMAIL_TAKEN) from None
-        joined = await _redeem(conn, audit, stored_code(code), account.id)
-        signed_in = await start(conn, audit, settings, user_id=account.id, via="signup")
-    return joined, signed_in
-
-
-async def _redeem(conn: Connection, audit: Audit, code: str, user_id: UUID) -> Membership:
-    redeemed = await invitations.redeem(conn, code=code, user_id=user_id)
-    if redeemed.project_id is None or redeemed.project_name is None or redeemed.role is None:
-        if redeemed.outcome == "used_up":
-            raise InvitationUsedUp(USED_UP)
-        raise NoSuchInvitation(NO_SUCH_INVITATION)
-    if redeemed.outcome in ("joined", "promoted"):
-        details: dict[str, object] = {"role": redeemed.role, "invitation_id": str(redeemed.invitation_id)}
-        if redeemed.previous_role is not None:
-            details["previous_role"] = redeemed.previous_role
-        await audit.record(
-            conn,
-            action="member.joined",
-            actor_user_id=user_id,
-            project_id=redeemed.project_id,
-            target_user_id=user_id,
-            target_id=redeemed.invitation_id,
-            details=details,
-        )
-    return Membership(redeemed.project_id, redeemed.project_name, redeemed.role)
-
-
-# Invitations addressed to one person
 
 
 async def invite_person(
@@ -242,7 +48,9 @@ async def invite_person(
         if invited is None:
             raise NotAllowed(NOT_OWNER)
         details = {"role": role, "email": email, "mailed": base is not None}
-        await _project_event(conn, audit, project_id, owner_id, "invitation.sent", invited.id, details)
+        await audit.event(
+            conn, "invitation.sent", owner_id, None, details, project=project_id, about=invited.id
+        )
         if base is None:
             return PersonInvited(invited, mail.Outbox(settings.smtp, []))
         await mail.spend_mail_budget(conn, audit, settings, sender_id=owner_id, kind="member", recipients=1)
@@ -258,27 +66,35 @@ async def invite_person(
 
 async def pending_for_project(
     db: Database, *, project_id: UUID, owner_id: UUID, limit: int, offset: int
-) -> list[MemberInvitation]:
+) -> list[PersonalInvitation]:
     async with db.connection() as conn:
+        page = {"limit": limit, "offset": offset}
         return await member_invitations.pending_for_project(
-            conn, project_id=project_id, user_id=owner_id, limit=limit, offset=offset
+            conn, project_id=project_id, user_id=owner_id, **page
         )
 
 
 async def withdraw(
-    db: Database, audit: Audit, *, project_id: UUID, owner_id: UUID, invitation_id: UUID
+    db: Database, audit: Audit, *, project_id: UUID, owner_id: UUID, invitation_id: UUID, code: bool
 ) -> None:
+    """An owner revokes a code (its code joins nobody from now on; members who joined stay) or withdraws an
+    invitation addressed to one person that waits for an answer; NotFound when there is no such one."""
+    ids = {"project_id": project_id, "user_id": owner_id, "invitation_id": invitation_id}
     async with db.connection() as conn, conn.transaction():
-        withdrawn = await member_invitations.withdraw(
-            conn, project_id=project_id, user_id=owner_id, invitation_id=invitation_id
-        )
-        if withdrawn is None:
-            raise NotFound("No such invitation, or it is no longer pending.")
-        details = {"role": withdrawn.role, "email": withdrawn.email}
-        await _project_event(conn, audit, project_id, owner_id, "invitation.withdrawn", withdrawn.id, details)
+        if code:
+            revoked = await invitations.revoke(conn, **ids)
+            details = {"role": revoked.role, "uses": revoked.uses} if revoked else None
+            action, gone = "invitation.revoked", "No such invitation, or it is already revoked."
+        else:
+            withdrawn = await member_invitations.withdraw(conn, **ids)
+            details = {"role": withdrawn.role, "email": withdrawn.email} if withdrawn else None
+            action, gone = "invitation.withdrawn", "No such invitation, or it is no longer pending."
+        if details is None:
+            raise NotFound(gone)
+        await audit.event(conn, action, owner_id, None, details, project=project_id, about=invitation_id)
 
 
-async def received(db: Database, *, user_id: UUID) -> list[Received]:
+async def received(db: Database, *, user_id: UUID) -> list[PersonalInvitation]:
     async with db.connection() as conn:
         return await member_invitations.received(conn, user_id=user_id)
 
@@ -294,35 +110,11 @@ async def answer(db: Database, audit: Audit, *, user_id: UUID, invitation_id: UU
         details: dict[str, object] = {"role": answered.role}
         if answered.previous_role is not None:
             details["previous_role"] = answered.previous_role
-        await audit.record(
-            conn,
-            action="invitation.accepted" if accept else "invitation.declined",
-            actor_user_id=user_id,
-            project_id=answered.project_id,
-            target_user_id=user_id,
-            target_id=answered.id,
-            details=details,
+        action = "invitation.accepted" if accept else "invitation.declined"
+        await audit.event(
+            conn, action, user_id, user_id, details, project=answered.project_id, about=answered.id
         )
     return answered
-
-
-async def _project_event(
-    conn: Connection,
-    audit: Audit,
-    project_id: UUID,
-    owner_id: UUID,
-    action: str,
-    target_id: UUID,
-    details: Mapping[str, object],
-) -> None:
-    await audit.record(
-        conn,
-        action=action,
-        actor_user_id=owner_id,
-        project_id=project_id,
-        target_id=target_id,
-        details=dict(details),
-    )
 
 
 async def _project_name(conn: Connection, project_id: UUID) -> str:

@@ -123,10 +123,4 @@ async def spend_mail_budget(
         raise Conflict(
             f"This account has had {sent} messages sent today; the limit is {budget} a day. Try tomorrow."
         )
-    await audit.record(
-        conn,
-        action="mail.sent",
-        actor_user_id=sender_id,
-        target_user_id=sender_id,
-        details={"kind": kind, "recipients": recipients},
-    )
+    await audit.event(conn, "mail.sent", sender_id, sender_id, {"kind": kind, "recipients": recipients})

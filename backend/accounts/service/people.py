@@ -5,7 +5,7 @@ and an LMS launch (LTI). Each writes the account's `user.created` / `identity.li
 Policy that follows from who someone is lives here too: who may create projects, and which password a
 person may choose."""
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Literal
 from uuid import UUID
 
@@ -66,24 +66,11 @@ async def create(
     """A new account for `person`, logged `user.created` (via the door; its actor `by`: the account
     itself, an administrator, or None for the operator's command line); EmailTaken when the email has one
     (the insert decides a race between two doors)."""
-    created = await accounts.create_account(
-        conn,
-        email=person.email,
-        password_hash=person.password_hash,
-        display_name=person.display_name,
-        is_admin=person.is_admin,
-        is_teacher=person.is_teacher,
-        email_verified=person.email_verified,
-    )
+    created = await accounts.create_account(conn, **asdict(person))
     if created is None:
         raise EmailTaken(EMAIL_TAKEN)
-    await audit.record(
-        conn,
-        action="user.created",
-        actor_user_id=created.id if isinstance(by, str) else by,
-        target_user_id=created.id,
-        details={"via": via, **(details or {})},
-    )
+    actor = created.id if isinstance(by, str) else by
+    await audit.event(conn, "user.created", actor, created.id, {"via": via, **(details or {})})
     return created
 
 
@@ -105,11 +92,6 @@ async def link(
         conn, user_id=user_id, kind=kind, issuer=issuer, subject=subject, email=email
     )
     if linked.user_id == user_id:
-        await audit.own(
-            conn,
-            "identity.linked",
-            user_id,
-            {"kind": kind, "issuer": issuer, **(details or {})},
-            target_id=str(linked.id),
-        )
+        shown = {"kind": kind, "issuer": issuer, **(details or {})}
+        await audit.own(conn, "identity.linked", user_id, shown, target_id=str(linked.id))
     return linked

@@ -109,12 +109,7 @@ async def reset(db: Database, audit: Audit, settings: Settings, *, token: str, p
         # A reset link reaches only the address's mailbox or an administrator: the address is proven.
         await accounts.mark_email_verified(conn, user_id=target.user_id)
         ended = await credentials.end_all(conn, audit, target.user_id, reason="password-reset")
-        await audit.own(
-            conn,
-            "password.reset_used",
-            target.user_id,
-            {"sessions_ended": ended.sessions},
-        )
+        await audit.own(conn, "password.reset_used", target.user_id, {"sessions_ended": ended.sessions})
         return await start(conn, audit, settings, user_id=target.user_id, via="reset")
 
 
@@ -131,13 +126,7 @@ async def issue_link(
     """A new reset link for user_id (its earlier ones stop working), logged in the caller's transaction."""
     hours = settings.accounts.reset_link_hours
     token = await accounts.issue_token(conn, kind="reset", hours=hours, user_id=user_id, created_by=actor_id)
-    await audit.record(
-        conn,
-        action="password.reset_issued",
-        actor_user_id=actor_id,
-        target_user_id=user_id,
-        details={"via": via, "hours": hours},
-    )
+    await audit.event(conn, "password.reset_issued", actor_id, user_id, {"via": via, "hours": hours})
     return ResetLink(f"{base}/app/#/reset?token={token}", datetime.now(UTC) + timedelta(hours=hours))
 
 

@@ -15,6 +15,7 @@ from core.store import accounts, sessions
 from core.store.access import Connection
 from core.store.accounts import Account
 from core.store.pool import Database
+from core.store.sessions import NewSession
 
 WRONG_CREDENTIALS = "Wrong email or password."
 SIGNUP_OFF = "Self-service sign-up is off: ask your teacher for an invitation code."
@@ -22,11 +23,9 @@ SIGNUP_OFF = "Self-service sign-up is off: ask your teacher for an invitation co
 
 @dataclass(frozen=True, slots=True)
 class SignedIn:
-    """A new browser session: `token` goes into the cookie (it exists only here), `csrf_token` to the app."""
+    """A new browser session (its token goes into the cookie, its CSRF token to the app) and its account."""
 
-    token: str
-    csrf_token: str
-    session_id: UUID
+    session: NewSession
     account: Account
 
 
@@ -43,7 +42,7 @@ async def start(conn: Connection, audit: Audit, settings: Settings, *, user_id: 
     await audit.own(conn, "session.created", user_id, {"via": via})
     account = await accounts.account(conn, user_id=user_id)
     assert account is not None  # the caller just found or created it
-    return SignedIn(new.token, new.csrf_token, new.session.id, account)
+    return SignedIn(new, account)
 
 
 async def login(db: Database, audit: Audit, settings: Settings, *, email: str, password: str) -> SignedIn:
@@ -55,13 +54,7 @@ async def login(db: Database, audit: Audit, settings: Settings, *, email: str, p
     if found is None or not matched or found.disabled_at is not None:
         if found is not None:
             async with db.connection() as conn:
-                await audit.record(
-                    conn,
-                    action="signin.failed",
-                    actor_user_id=None,
-                    target_user_id=found.id,
-                    details={"via": "password"},
-                )
+                await audit.event(conn, "signin.failed", None, found.id, {"via": "password"})
         raise WrongCredentials(WRONG_CREDENTIALS)
     async with db.connection() as conn, conn.transaction():
         return await start(conn, audit, settings, user_id=found.id, via="password")
