@@ -30,15 +30,9 @@ def register(
     ),
 ) -> None:
     """Register a platform; prints its id. An issuer and client id registered already: exit 1."""
+    given = {"name": name, "issuer": issuer, "client_id": client_id, "auth_login_url": auth_login_url}
     try:
-        body = PlatformIn(
-            name=name,
-            issuer=issuer,
-            client_id=client_id,
-            auth_login_url=auth_login_url,
-            jwks_url=jwks_url,
-            deployment_ids=deployment_id,
-        )
+        body = PlatformIn(**given, jwks_url=jwks_url, deployment_ids=deployment_id)
     except ValidationError as error:
         typer.echo(f"studyai lti register: {error}", err=True)
         raise typer.Exit(2) from None

@@ -50,6 +50,11 @@ def log_handled_error(request: Request, event: str, error: BaseException, **fiel
     return rid
 
 
+def log_warning(request: Request, event: str, **fields: Any) -> None:
+    """A WARNING line about a request (a refused sign-in, a refused launch), with its id."""
+    log_json(logging.WARNING, event, request_id=request_id(request), **fields)
+
+
 class RequestContextMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

@@ -14,14 +14,13 @@ from uuid import UUID
 from psycopg.rows import class_row, scalar_row
 
 from core.accounts.codes import new_code
+from core.accounts.roles import RANK
+from core.store import members
 from core.store.access import Connection, owner_of, scope
 from core.store.rows import fetch_all, fetch_one
 
 _COLUMNS = "i.id, i.project_id, i.code, i.role, i.created_at, i.expires_at, i.max_uses, i.uses, i.revoked_at"
 _LIVE = "i.revoked_at IS NULL AND i.expires_at > now()"
-_RANK = {"owner": 0, "editor": 1, "viewer": 2}
-# SQL rank of a role (lower is higher), to keep the higher one when a member joins again.
-_SQL_RANK = "CASE {0} WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END"
 _CODE_ATTEMPTS = 5  # a 50-bit code colliding once is already unlikely; five times means something is wrong
 
 
@@ -160,23 +159,12 @@ async def redeem(conn: Connection, *, code: str, user_id: UUID) -> Redeemed:
         )
         if found is None:
             return Redeemed("not_found")
-        current: str | None = await fetch_one(
-            conn,
-            scalar_row,
-            "SELECT role FROM project_members WHERE project_id = %s AND user_id = %s",
-            (found.project_id, user_id),
-        )
-        if current is not None and _RANK[current] <= _RANK[found.role]:
+        current = await members.role_of(conn, found.project_id, user_id)
+        if current is not None and RANK[current] <= RANK[found.role]:
             return Redeemed("member", found.id, found.project_id, found.project_name, current, current)
         if found.uses >= found.max_uses:
             return Redeemed("used_up", found.id)
         await conn.execute("UPDATE invitations SET uses = uses + 1 WHERE id = %s", (found.id,))
-        # The guard keeps a higher role given meanwhile (an owner's PATCH between our read and this write).
-        await conn.execute(
-            "INSERT INTO project_members AS pm (project_id, user_id, role) VALUES (%(project)s, %(user)s,"
-            " %(role)s) ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role"
-            f" WHERE {_SQL_RANK.format('EXCLUDED.role')} < {_SQL_RANK.format('pm.role')}",
-            {"project": found.project_id, "user": user_id, "role": found.role},
-        )
+        await members.grant_at_least(conn, project_id=found.project_id, user_id=user_id, role=found.role)
     outcome: Outcome = "joined" if current is None else "promoted"
     return Redeemed(outcome, found.id, found.project_id, found.project_name, found.role, current)

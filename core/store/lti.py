@@ -14,13 +14,12 @@ from uuid import UUID
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
+from core.accounts.roles import RANK
 from core.accounts.secrets import token_hash
-from core.store import auth_flows
+from core.store import auth_flows, members
 from core.store.access import Connection
-from core.store.rows import fetch_all, fetch_one
+from core.store.rows import columns, fetch_all, fetch_one
 
-_PLATFORM_COLUMNS = "id, name, issuer, client_id, auth_login_url, jwks_url, jwks, deployment_ids, created_at"
-_RANK = {"owner": 0, "editor": 1, "viewer": 2}
 TICKET_PREFIX = "ticket:"  # a ticket's auth_flows state; a login's state never starts so
 TICKET_MINUTES = 2
 
@@ -36,6 +35,9 @@ class Platform:
     jwks: dict[str, Any] | None  # a key set stored at registration, used when there is no jwks_url
     deployment_ids: list[str]
     created_at: datetime
+
+
+_PLATFORM_COLUMNS = columns(Platform)
 
 
 async def register_platform(
@@ -151,19 +153,9 @@ Membership = Literal["added", "raised", "unchanged"]
 async def join_at_least(conn: Connection, *, project_id: UUID, user_id: UUID, role: str) -> Membership:
     """Makes the launching person a member with at least `role`: added, raised to it, or left as they
     are when their role is already as high (an LMS role never demotes anyone)."""
-    old: str | None = await fetch_one(
-        conn,
-        scalar_row,
-        "SELECT role FROM project_members WHERE project_id = %s AND user_id = %s FOR UPDATE",
-        (project_id, user_id),
-    )
-    if old is not None and _RANK[old] <= _RANK[role]:
+    old = await members.grant_at_least(conn, project_id=project_id, user_id=user_id, role=role)
+    if old is not None and RANK[old] <= RANK[role]:
         return "unchanged"
-    await conn.execute(
-        "INSERT INTO project_members (project_id, user_id, role) VALUES (%s, %s, %s)"
-        " ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role",
-        (project_id, user_id, role),
-    )
     return "added" if old is None else "raised"
 
 

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from psycopg.rows import class_row, scalar_row
+from psycopg.rows import class_row
 
+from core.store import members
 from core.store.access import Connection, owner_of, scope
 from core.store.rows import columns, fetch_all, fetch_one
 
 _PENDING = "mi.answered_at IS NULL AND mi.revoked_at IS NULL AND mi.expires_at > now()"
-_SQL_RANK = "CASE {0} WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END"
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,23 +137,11 @@ async def answer(conn: Connection, *, user_id: UUID, invitation_id: UUID, accept
             "UPDATE member_invitations SET answered_at = now(), accepted = %s WHERE id = %s",
             (accept, found.id),
         )
-        current = await _role(conn, found.project_id, user_id)
         if accept:
-            await conn.execute(
-                "INSERT INTO project_members AS pm (project_id, user_id, role) VALUES (%(project)s, %(user)s,"
-                " %(role)s) ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role"
-                f" WHERE {_SQL_RANK.format('EXCLUDED.role')} < {_SQL_RANK.format('pm.role')}",
-                {"project": found.project_id, "user": user_id, "role": found.role},
+            current = await members.grant_at_least(
+                conn, project_id=found.project_id, user_id=user_id, role=found.role
             )
-        now = await _role(conn, found.project_id, user_id)
+        else:
+            current = await members.role_of(conn, found.project_id, user_id)
+        now = await members.role_of(conn, found.project_id, user_id)
     return Answered(found.id, found.project_id, found.project_name, now, current)
-
-
-async def _role(conn: Connection, project_id: UUID, user_id: UUID) -> str | None:
-    role: str | None = await fetch_one(
-        conn,
-        scalar_row,
-        "SELECT role FROM project_members WHERE project_id = %s AND user_id = %s",
-        (project_id, user_id),
-    )
-    return role

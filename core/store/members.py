@@ -11,6 +11,7 @@ from uuid import UUID
 
 from psycopg.rows import class_row, scalar_row
 
+from core.accounts.roles import RANK
 from core.store.access import Connection, in_project, scope, writer_of
 from core.store.rows import fetch_all, fetch_one, fetch_required
 
@@ -78,7 +79,8 @@ async def _lock_as(conn: Connection, project_id: UUID, actor_id: UUID) -> str | 
     return role
 
 
-async def _role_of(conn: Connection, project_id: UUID, member_id: UUID) -> str | None:
+async def role_of(conn: Connection, project_id: UUID, member_id: UUID) -> str | None:
+    """The member's role in the project; None when not a member."""
     role: str | None = await fetch_one(
         conn,
         scalar_row,
@@ -86,6 +88,26 @@ async def _role_of(conn: Connection, project_id: UUID, member_id: UUID) -> str |
         (project_id, member_id),
     )
     return role
+
+
+_SQL_RANK = "CASE {0} WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END"
+
+
+async def grant_at_least(conn: Connection, *, project_id: UUID, user_id: UUID, role: str) -> str | None:
+    """Makes user_id a member with at least `role`: added, raised to it, or left as they are when their role
+    is as high already (joining by a code, an invitation or an LMS launch never demotes anyone). Returns
+    their role before (None: they were not a member). The guard in the upsert keeps a higher role given
+    meanwhile (an owner's change between the read and the write)."""
+    old = await role_of(conn, project_id, user_id)
+    if old is not None and RANK[old] <= RANK[role]:
+        return old
+    await conn.execute(
+        "INSERT INTO project_members AS pm (project_id, user_id, role) VALUES (%(project)s, %(user)s,"
+        " %(role)s) ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role"
+        f" WHERE {_SQL_RANK.format('EXCLUDED.role')} < {_SQL_RANK.format('pm.role')}",
+        {"project": project_id, "user": user_id, "role": role},
+    )
+    return old
 
 
 async def _owners(conn: Connection, project_id: UUID) -> int:
@@ -105,7 +127,7 @@ async def set_role(
     async with conn.transaction():
         if await _lock_as(conn, project_id, actor_id) != "owner":
             return MemberChange("forbidden")
-        old = await _role_of(conn, project_id, member_id)
+        old = await role_of(conn, project_id, member_id)
         if old is None and not add:
             return MemberChange("not_found")
         if old == role:
@@ -129,7 +151,7 @@ async def remove(conn: Connection, *, project_id: UUID, actor_id: UUID, member_i
             return MemberChange("not_found")
         if actor_role != "owner" and member_id != actor_id:
             return MemberChange("forbidden")
-        old = await _role_of(conn, project_id, member_id)
+        old = await role_of(conn, project_id, member_id)
         if old is None:
             return MemberChange("not_found")
         if old == "owner" and await _owners(conn, project_id) <= 1:

@@ -3,7 +3,6 @@ the one-time ticket that signs the app's own window in once the person confirms 
 and what an LMS is configured with (the tool's URLs and public keys). The platforms themselves:
 backend/accounts/lti/admin_router.py, included here."""
 
-import logging
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, HTTPException, Request, status
@@ -17,10 +16,9 @@ from backend.accounts.lti.people import SYNTHETIC_DOMAIN, open_launch
 from backend.accounts.lti.schemas import ToolConfig
 from backend.accounts.service.sign_in import start
 from backend.deps import ApiResourcesDep, DbDep, SameOrigin, SettingsDep
-from backend.middleware.request_context import request_id
+from backend.middleware.request_context import log_warning
 from backend.web.audit import AuditDep
 from backend.web.browser import public_base, set_session_cookie
-from core.observability.jsonlog import log_json
 from core.store import accounts, projects
 from core.store import lti as lti_store
 
@@ -76,13 +74,7 @@ async def lti_launch(
             opened = await open_launch(conn, audit, launch)
             project = await projects.get_project(conn, project_id=opened.project_id, user_id=opened.user_id)
     except LaunchRefused as refused:
-        log_json(
-            logging.WARNING,
-            "lti_refused",
-            request_id=request_id(request),
-            reason=refused.reason,
-            detail=refused.detail,
-        )
+        log_warning(request, "lti_refused", reason=refused.reason, detail=refused.detail)
         ancestors = frame_ancestors(refused.platform or platform)
         return refusal_page(refused.reason, refused.status, ancestors)
     ticket_url = f"{public_base(request, settings)}/auth/ticket/{opened.ticket}"

@@ -1,13 +1,13 @@
 """Pydantic models of LTI 1.3: a platform as an administrator registers it, and the tool's URLs an LMS
 is configured with."""
 
-from datetime import datetime
 from typing import Any
-from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backend.accounts.lti.keys import key_set_url_allowed
+from backend.web.records import record_fields
+from core.store.lti import Platform
 
 URL_PATTERN = r"^https?://[^\s]+$"
 
@@ -39,18 +39,8 @@ class PlatformIn(BaseModel):
         return self
 
 
-class PlatformOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    id: UUID
-    name: str
-    issuer: str
-    client_id: str
-    auth_login_url: str
-    jwks_url: str | None
-    jwks: dict[str, Any] | None
-    deployment_ids: list[str]
-    created_at: datetime
+class PlatformOut(record_fields(Platform)):
+    """A registered LMS, as stored."""
 
 
 class ToolConfig(BaseModel):

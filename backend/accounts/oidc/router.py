@@ -5,7 +5,6 @@ school login to that account instead. Each answers 404 while OIDC is not configu
 on the app's sign-in page with a short error code; the reason goes to the log (never a token, code or
 state)."""
 
-import logging
 from urllib.parse import quote
 from uuid import UUID
 
@@ -17,10 +16,9 @@ from backend.accounts.oidc.tokens import OidcRefused
 from backend.accounts.schemas import LinkStarted
 from backend.accounts.service.sign_in import start
 from backend.deps import ApiResourcesDep, DbDep, SameOrigin, SettingsDep, UserDep
-from backend.middleware.request_context import request_id
+from backend.middleware.request_context import log_warning
 from backend.web.audit import AuditDep
 from backend.web.browser import public_base, secure_cookies, set_session_cookie
-from core.observability.jsonlog import log_json
 from core.settings import Settings
 
 router = APIRouter(prefix="/auth/oidc", tags=["sign-in"])
@@ -37,13 +35,7 @@ def _redirect_uri(request: Request, settings: Settings) -> str:
 
 
 def _refused(request: Request, settings: Settings, refused: OidcRefused) -> RedirectResponse:
-    log_json(
-        logging.WARNING,
-        "oidc_refused",
-        request_id=request_id(request),
-        code=refused.code,
-        reason=refused.reason,
-    )
+    log_warning(request, "oidc_refused", code=refused.code, reason=refused.reason)
     response = RedirectResponse(f"/app/#/signin?error={quote(refused.code)}", status.HTTP_302_FOUND)
     _clear_flow_cookie(response, request, settings)
     return response

@@ -8,7 +8,7 @@ from uuid import UUID
 from fastapi import APIRouter, BackgroundTasks, Request, Response, status
 
 from backend.accounts.budgets import BudgetsDep
-from backend.accounts.routers.shaping import signed_in
+from backend.accounts.routers.shaping import DoorDep
 from backend.accounts.schemas import (
     InvitationCreate,
     InvitationEmail,
@@ -63,16 +63,8 @@ async def create_invitation(
     audit: AuditDep,
 ) -> InvitationOut:
     """A new code and link that make whoever joins a member with `role` (owners only)."""
-    created = await code_service.create_code(
-        db,
-        audit,
-        settings,
-        project_id=access.id,
-        owner_id=access.user.id,
-        role=body.role,
-        hours=body.expires_in_hours,
-        max_uses=body.max_uses,
-    )
+    owner = {"project_id": access.id, "owner_id": access.user.id}
+    created = await code_service.create_code(db, audit, settings, **owner, **body.model_dump())
     return _out(created, request, settings)
 
 
@@ -108,14 +100,9 @@ async def email_invitation(
     """Mails the invitation's join link and code to each address (one message each, within the owner's
     daily mail budget). 409 while mail is not set up (SMTP_HOST and PUBLIC_URL: the app offers the link to
     copy); 404 unless the invitation is this project's and still usable; 502 when the mail server fails."""
+    owner = {"project_id": access.id, "owner_id": access.user.id}
     sent = await code_service.mail_code(
-        db,
-        audit,
-        settings,
-        project_id=access.id,
-        owner_id=access.user.id,
-        invitation_id=invitation_id,
-        emails=body.emails,
+        db, audit, settings, **owner, invitation_id=invitation_id, emails=body.emails
     )
     return MailSent(sent=sent)
 
@@ -139,29 +126,15 @@ async def join_project(body: Join, db: DbDep, user: UserDep, audit: AuditDep, bu
 
 
 @router.post("/join/signup", status_code=status.HTTP_201_CREATED, dependencies=[SameOrigin])
-async def join_with_new_account(
-    body: JoinSignup,
-    request: Request,
-    response: Response,
-    db: DbDep,
-    settings: SettingsDep,
-    audit: AuditDep,
-    budgets: BudgetsDep,
-) -> JoinedWithAccount:
+async def join_with_new_account(body: JoinSignup, door: DoorDep, budgets: BudgetsDep) -> JoinedWithAccount:
     """Creates an account with a password, joins with the code and signs the browser in, in one
     transaction: a wrong code creates nothing. 409 when the email has an account (sign in, then join;
     it spends the address's budget like a wrong code); 422 for a weak password."""
     async with budgets.code():
         joined, signed = await code_service.join_with_new_account(
-            db,
-            audit,
-            settings,
-            code=body.code,
-            email=body.email,
-            password=body.password,
-            display_name=body.display_name,
+            door.db, door.audit, door.settings, **body.model_dump()
         )
-    session = signed_in(response, request, settings, signed)
+    session = door.signed_in(signed)
     return JoinedWithAccount(
         project_id=joined.project_id,
         role=joined.role,  # type: ignore[arg-type]

@@ -6,20 +6,9 @@ from uuid import UUID
 
 from fastapi import APIRouter, Request, Response, status
 
+from backend.accounts import schemas
 from backend.accounts.budgets import TOO_MANY_PASSWORDS, BudgetsDep
 from backend.accounts.errors import NotFound
-from backend.accounts.schemas import (
-    Joined,
-    KeyCreate,
-    KeyCreated,
-    KeyOut,
-    MeOut,
-    PasswordChange,
-    ProfileChange,
-    ReceivedInvitationOut,
-    SecurityEventOut,
-    SessionRow,
-)
 from backend.accounts.service import credentials, invitations
 from backend.deps import DbDep, SettingsDep, UserDep
 from backend.web.audit import AuditDep
@@ -36,7 +25,7 @@ def _account_gone() -> NotFound:
 
 
 @router.get("")
-async def me(db: DbDep, user: UserDep) -> MeOut:
+async def me(db: DbDep, user: UserDep) -> schemas.MeOut:
     """The caller's account; `has_password` says whether it can sign in with one (never the hash), and
     `school_login` whether the school's login is linked to it."""
     async with db.connection() as conn:
@@ -44,23 +33,23 @@ async def me(db: DbDep, user: UserDep) -> MeOut:
         school = await accounts.has_school_login(conn, user_id=user.id)
     if found is None:
         raise _account_gone()
-    return MeOut.model_validate({**asdict(found), "school_login": school})
+    return schemas.MeOut.model_validate({**asdict(found), "school_login": school})
 
 
 @router.patch("")
-async def change_profile(body: ProfileChange, db: DbDep, user: UserDep) -> MeOut:
+async def change_profile(body: schemas.ProfileChange, db: DbDep, user: UserDep) -> schemas.MeOut:
     """Sets the caller's display name (null clears it)."""
     async with db.connection() as conn:
         changed = await accounts.set_display_name(conn, user_id=user.id, display_name=body.display_name)
         school = await accounts.has_school_login(conn, user_id=user.id)
     if changed is None:
         raise _account_gone()
-    return MeOut.model_validate({**asdict(changed), "school_login": school})
+    return schemas.MeOut.model_validate({**asdict(changed), "school_login": school})
 
 
 @router.post("/password", status_code=status.HTTP_204_NO_CONTENT)
 async def change_password(
-    body: PasswordChange,
+    body: schemas.PasswordChange,
     db: DbDep,
     settings: SettingsDep,
     user: UserDep,
@@ -72,24 +61,17 @@ async def change_password(
     signed in only through its school sets its first from a fresh school sign-in (403 otherwise, and
     always with an API key). Every other session and every key of the account end."""
     async with budgets.password(user.email, detail=TOO_MANY_PASSWORDS):
-        await credentials.change_password(
-            db,
-            audit,
-            settings,
-            user_id=user.id,
-            email=user.email,
-            session_id=user.session_id,
-            current=body.current_password,
-            new=body.new_password,
-        )
+        who = {"user_id": user.id, "session_id": user.session_id}
+        await credentials.change_password(db, audit, settings, **who, **body.model_dump())
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/sessions")
-async def list_sessions(db: DbDep, settings: SettingsDep, user: UserDep) -> list[SessionRow]:
+async def list_sessions(db: DbDep, settings: SettingsDep, user: UserDep) -> list[schemas.SessionRow]:
     """The caller's live browser sessions, newest first; `current` marks the one of this request."""
     rows = await credentials.list_sessions(db, settings, user_id=user.id)
-    return [SessionRow.model_validate({**asdict(row), "current": row.id == user.session_id}) for row in rows]
+    shown = [{**asdict(row), "current": row.id == user.session_id} for row in rows]
+    return [schemas.SessionRow.model_validate(row) for row in shown]
 
 
 @router.delete("/sessions/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -107,21 +89,21 @@ async def revoke_session(
 
 
 @router.get("/keys")
-async def list_keys(db: DbDep, user: UserDep) -> list[KeyOut]:
+async def list_keys(db: DbDep, user: UserDep) -> list[schemas.KeyOut]:
     """Every key of the caller, newest first, revoked and expired ones included."""
-    return [KeyOut.model_validate(row) for row in await credentials.list_keys(db, user_id=user.id)]
+    return [schemas.KeyOut.model_validate(row) for row in await credentials.list_keys(db, user_id=user.id)]
 
 
 @router.post("/keys", status_code=status.HTTP_201_CREATED)
 async def create_key(
-    body: KeyCreate, db: DbDep, user: UserDep, settings: SettingsDep, audit: AuditDep
-) -> KeyCreated:
+    body: schemas.KeyCreate, db: DbDep, user: UserDep, settings: SettingsDep, audit: AuditDep
+) -> schemas.KeyCreated:
     """A new key, returned once in `key`. At most API_KEYS_MAX_PER_USER live keys per user (409). A
     password change or reset, or the account being disabled, ends every key."""
     key, row = await credentials.create_key(
         db, audit, settings, user_id=user.id, name=body.name, expires_at=body.expiry()
     )
-    return KeyCreated(**asdict(row), key=key)
+    return schemas.KeyCreated(**asdict(row), key=key)
 
 
 @router.delete("/keys/{key_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -132,28 +114,27 @@ async def revoke_key(key_id: UUID, db: DbDep, user: UserDep, audit: AuditDep) ->
 
 
 @router.get("/audit")
-async def my_events(db: DbDep, user: UserDep, page: EventPageDep) -> list[SecurityEventOut]:
+async def my_events(db: DbDep, user: UserDep, page: EventPageDep) -> list[schemas.SecurityEventOut]:
     """The caller's account events (keys created and revoked, by them or by the operator), newest first."""
     async with db.connection() as conn:
         rows = await security_events.user_events(conn, user_id=user.id, **page)
-    return [SecurityEventOut.model_validate(row) for row in rows]
+    return [schemas.SecurityEventOut.model_validate(row) for row in rows]
 
 
 @router.get("/invitations")
-async def my_invitations(db: DbDep, user: UserDep) -> list[ReceivedInvitationOut]:
+async def my_invitations(db: DbDep, user: UserDep) -> list[schemas.ReceivedInvitationOut]:
     """Invitations addressed to the caller's email that wait for an answer, newest first."""
-    return [
-        ReceivedInvitationOut.model_validate(row) for row in await invitations.received(db, user_id=user.id)
-    ]
+    rows = await invitations.received(db, user_id=user.id)
+    return [schemas.ReceivedInvitationOut.model_validate(row) for row in rows]
 
 
 @router.post("/invitations/{invitation_id}/accept")
-async def accept_invitation(invitation_id: UUID, db: DbDep, user: UserDep, audit: AuditDep) -> Joined:
+async def accept_invitation(invitation_id: UUID, db: DbDep, user: UserDep, audit: AuditDep) -> schemas.Joined:
     """Joins the project with the invitation's role (never lowering one the caller has). 404 when the
     invitation is not the caller's, or no longer waits for an answer."""
     answered = await invitations.answer(db, audit, user_id=user.id, invitation_id=invitation_id, accept=True)
     assert answered.role is not None  # accepted: a member now
-    return Joined(project_id=answered.project_id, role=answered.role, project_name=answered.project_name)
+    return schemas.Joined.model_validate(answered, from_attributes=True)
 
 
 @router.delete("/invitations/{invitation_id}", status_code=status.HTTP_204_NO_CONTENT)

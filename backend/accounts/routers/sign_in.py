@@ -11,7 +11,7 @@ from fastapi import APIRouter, BackgroundTasks, Request, Response, status
 
 from backend.accounts.budgets import BudgetsDep
 from backend.accounts.errors import NotFound
-from backend.accounts.routers.shaping import session_out, signed_in
+from backend.accounts.routers.shaping import DoorDep, session_out
 from backend.accounts.schemas import (
     Accepted,
     AuthConfig,
@@ -51,20 +51,14 @@ async def auth_config(db: DbDep, settings: SettingsDep) -> AuthConfig:
 
 
 @router.post("/auth/login", dependencies=[SameOrigin])
-async def login(
-    body: Login,
-    request: Request,
-    response: Response,
-    db: DbDep,
-    settings: SettingsDep,
-    audit: AuditDep,
-    budgets: BudgetsDep,
-) -> SessionOut:
+async def login(body: Login, door: DoorDep, budgets: BudgetsDep) -> SessionOut:
     """Signs the browser in (a session cookie) and returns the account and its CSRF token. 401 for a wrong
     email or password alike; 429 once this account's wrong-password budget at this address is spent."""
     async with budgets.password(body.email):
-        signed = await sign_in.login(db, audit, settings, email=body.email, password=body.password)
-    return signed_in(response, request, settings, signed)
+        signed = await sign_in.login(
+            door.db, door.audit, door.settings, email=body.email, password=body.password
+        )
+    return door.signed_in(signed)
 
 
 @router.get("/auth/session")
@@ -92,42 +86,23 @@ async def logout(
 
 
 @router.post("/auth/signup", status_code=status.HTTP_201_CREATED, dependencies=[SameOrigin])
-async def signup(
-    body: Signup,
-    request: Request,
-    response: Response,
-    db: DbDep,
-    settings: SettingsDep,
-    audit: AuditDep,
-    budgets: BudgetsDep,
-) -> SessionOut:
+async def signup(body: Signup, door: DoorDep, budgets: BudgetsDep) -> SessionOut:
     """Creates an account with a password and signs the browser in (a session cookie). 403 while
     sign-up is off, 422 with the reason for a weak password, 409 when the email has an account (a probe:
     it spends the address's budget, as a wrong invitation code does)."""
     async with budgets.code():
-        signed = await sign_in.signup(
-            db, audit, settings, email=body.email, password=body.password, display_name=body.display_name
-        )
-    return signed_in(response, request, settings, signed)
+        account = {"email": body.email, "password": body.password, "display_name": body.display_name}
+        signed = await sign_in.signup(door.db, door.audit, door.settings, **account)
+    return door.signed_in(signed)
 
 
 @router.post("/auth/setup", status_code=status.HTTP_201_CREATED, dependencies=[SameOrigin])
-async def setup(
-    body: SetupIn, request: Request, response: Response, db: DbDep, settings: SettingsDep, audit: AuditDep
-) -> SessionOut:
+async def setup(body: SetupIn, door: DoorDep) -> SessionOut:
     """Creates the first administrator (or makes the account with this email one, with this password,
     ending its sessions and keys) and signs the browser in. 410 once the server has an administrator, or
     when the token is not a live one."""
-    signed = await recovery.setup(
-        db,
-        audit,
-        settings,
-        token=body.token,
-        email=body.email,
-        password=body.password,
-        display_name=body.display_name,
-    )
-    return signed_in(response, request, settings, signed)
+    signed = await recovery.setup(door.db, door.audit, door.settings, **body.model_dump())
+    return door.signed_in(signed)
 
 
 @router.post("/auth/reset/check", dependencies=[SameOrigin])
@@ -138,14 +113,12 @@ async def reset_valid(body: ResetCheck, db: DbDep) -> ResetValid:
 
 
 @router.post("/auth/reset", dependencies=[SameOrigin])
-async def reset(
-    body: ResetIn, request: Request, response: Response, db: DbDep, settings: SettingsDep, audit: AuditDep
-) -> SessionOut:
+async def reset(body: ResetIn, door: DoorDep) -> SessionOut:
     """Sets the account's password with a reset link (once), ends every session and key of the account
     and signs this browser in. 410 when the link is unknown, used or expired; 422 for a weak password (the
     link is not spent); 403 while the account is disabled."""
-    signed = await recovery.reset(db, audit, settings, token=body.token, password=body.password)
-    return signed_in(response, request, settings, signed)
+    signed = await recovery.reset(door.db, door.audit, door.settings, **body.model_dump())
+    return door.signed_in(signed)
 
 
 @router.post("/auth/forgot", status_code=status.HTTP_202_ACCEPTED, dependencies=[SameOrigin])

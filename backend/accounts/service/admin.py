@@ -5,9 +5,8 @@ credentials' and recovery's; the routes and the command line call the same funct
 from dataclasses import dataclass
 from uuid import UUID
 
-from backend.accounts.errors import NotFound
 from backend.accounts.service import people, recovery
-from backend.accounts.service.people import Person
+from backend.accounts.service.people import Person, existing
 from backend.accounts.service.recovery import ResetLink
 from core.observability.audit import Audit
 from core.settings import Settings
@@ -55,9 +54,7 @@ async def set_teacher(
     db: Database, audit: Audit, *, admin_id: UUID | None, user_id: UUID, teacher: bool
 ) -> Account:
     async with db.connection() as conn, conn.transaction():
-        changed = await accounts.set_teacher(conn, user_id=user_id, teacher=teacher)
-        if changed is None:
-            raise NotFound("No such account.")
+        changed = existing(await accounts.set_teacher(conn, user_id=user_id, teacher=teacher))
         await _teacher_event(conn, audit, admin_id, user_id, teacher)
     return changed
 

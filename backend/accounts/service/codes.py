@@ -51,10 +51,10 @@ async def create_code(
     project_id: UUID,
     owner_id: UUID,
     role: str,
-    hours: int | None,
+    expires_in_hours: int | None,
     max_uses: int,
 ) -> Invitation:
-    hours = hours or settings.accounts.invitation_default_hours
+    hours = expires_in_hours or settings.accounts.invitation_default_hours
     async with db.connection() as conn, conn.transaction():
         created = await invitations.create(
             conn, project_id=project_id, user_id=owner_id, role=role, hours=hours, max_uses=max_uses

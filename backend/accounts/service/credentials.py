@@ -9,7 +9,7 @@ from typing import Literal
 from uuid import UUID
 
 from backend.accounts.errors import Conflict, NotAllowed, NotFound, WrongPassword
-from backend.accounts.service.people import SELF, new_password_hash
+from backend.accounts.service.people import SELF, existing, new_password_hash
 from core.accounts.passwords import verify_password_async
 from core.observability.audit import Audit
 from core.settings import Settings
@@ -58,9 +58,7 @@ async def set_disabled(
 ) -> Account:
     """Disables an account (ending all its sessions and keys: re-enabling revives none) or enables it."""
     async with db.connection() as conn, conn.transaction():
-        row = await accounts.set_disabled(conn, user_id=user_id, disabled=disabled)
-        if row is None:
-            raise NotFound("No such account.")
+        row = existing(await accounts.set_disabled(conn, user_id=user_id, disabled=disabled))
         action = "user.disabled" if disabled else "user.enabled"
         await audit.event(conn, action, actor_id, user_id, {"via": "cli"} if actor_id is None else {})
         if disabled:
@@ -74,30 +72,30 @@ async def change_password(
     settings: Settings,
     *,
     user_id: UUID,
-    email: str,
     session_id: UUID | None,
-    current: str | None,
-    new: str,
+    current_password: str | None,
+    new_password: str,
 ) -> Ended:
     """Sets a new password. An account that has one must give it (WrongPassword when wrong: the route
     spends the sign-in budget); one without a password (it signs in through its school) sets its first
     only from a school sign-in of the last FRESH_SIGN_IN_MINUTES, never from an API key. Every other
     session and every key of the account ends."""
     async with db.connection() as conn:
+        account = existing(await accounts.account(conn, user_id=user_id))
         current_hash = await accounts.password_hash_of(conn, user_id=user_id)
         session = (
             await sessions.session_of(conn, user_id=user_id, session_id=session_id) if session_id else None
         )
     if current_hash is not None:
-        if current is None:
+        if current_password is None:
             raise NotAllowed(GIVE_PASSWORD)
-        if not await verify_password_async(current_hash, current):
+        if not await verify_password_async(current_hash, current_password):
             async with db.connection() as conn:
                 await audit.own(conn, "signin.failed", user_id, {"via": "password-change"})
             raise WrongPassword(WRONG_PASSWORD)
     elif not _fresh_school_sign_in(session, settings):
         raise NotAllowed(FRESH_PROOF)
-    new_hash = await new_password_hash(new, settings, email=email)
+    new_hash = await new_password_hash(new_password, settings, email=account.email)
     async with db.connection() as conn, conn.transaction():
         await accounts.set_password(conn, user_id=user_id, password_hash=new_hash)
         ended = await end_all(conn, audit, user_id, reason="password-changed", keep_session=session_id)

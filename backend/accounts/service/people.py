@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 from uuid import UUID
 
-from backend.accounts.errors import EmailTaken
+from backend.accounts.errors import EmailTaken, NotFound
 from core.accounts.passwords import check_password, hash_password_async
 from core.observability.audit import Audit
 from core.settings import Settings
@@ -41,6 +41,13 @@ async def new_password_hash(password: str, settings: Settings, *, email: str) ->
     in a thread, with no connection held (the caller borrows one afterwards)."""
     check_password(password, min_length=settings.accounts.password_min_length, email=email)
     return await hash_password_async(password)
+
+
+def existing(account: Account | None) -> Account:
+    """The account a change found; NotFound when there was none (an unknown id)."""
+    if account is None:
+        raise NotFound("No such account.")
+    return account
 
 
 def may_create_projects(account: Account, settings: Settings) -> bool:
