@@ -118,7 +118,7 @@ async def use_ticket(request: Request, db: DbDep, settings: SettingsDep, audit: 
             return _ticket_gone()
         redirect = RedirectResponse(_own_path(spent.next_path), status_code=status.HTTP_303_SEE_OTHER)
         signed = await start(conn, audit, settings, user_id=account.id, via="lti")
-    set_session_cookie(redirect, request, settings, signed.session.token)
+    set_session_cookie(redirect, request, settings, signed[0].token)
     redirect.headers["Cache-Control"] = "no-store"
     return redirect
 

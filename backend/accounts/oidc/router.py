@@ -158,7 +158,7 @@ async def oidc_callback(
             user_id = await oidc.account_for(conn, audit, settings, claims, link_user_id=flow.link_user_id)
             if flow.link_user_id is None:  # a linking browser is signed in already
                 signed = await start(conn, audit, settings, user_id=user_id, via="oidc")
-                set_session_cookie(response, request, settings, signed.session.token)
+                set_session_cookie(response, request, settings, signed[0].token)
     except OidcRefused as refused:
         return _refused(request, settings, refused)
     _clear_flow_cookie(response, request, settings)

@@ -37,9 +37,9 @@ def session_out(
 
 def signed_in(response: Response, request: Request, settings: Settings, signed: SignedIn) -> SessionOut:
     """Sets the new session's cookie on `response` and returns what the app reads."""
-    new = signed.session
+    new, account = signed
     set_session_cookie(response, request, settings, new.token)
-    return session_out(signed.account, settings, csrf_token=new.csrf_token, session_id=new.session.id)
+    return session_out(account, settings, csrf_token=new.csrf_token, session_id=new.session.id)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,6 @@
 session row and its `session.created` event, and what the app reads back. The cookie itself is the
 route's (backend/web/browser.py); here a session is a token and a CSRF token."""
 
-from dataclasses import dataclass
 from uuid import UUID
 
 from backend.accounts.errors import NotAllowed, WrongCredentials
@@ -21,12 +20,8 @@ WRONG_CREDENTIALS = "Wrong email or password."
 SIGNUP_OFF = "Self-service sign-up is off: ask your teacher for an invitation code."
 
 
-@dataclass(frozen=True, slots=True)
-class SignedIn:
-    """A new browser session (its token goes into the cookie, its CSRF token to the app) and its account."""
-
-    session: NewSession
-    account: Account
+# A new browser session (its token goes into the cookie, its CSRF token to the app) and its account.
+SignedIn = tuple[NewSession, Account]
 
 
 async def start(conn: Connection, audit: Audit, settings: Settings, *, user_id: UUID, via: str) -> SignedIn:
@@ -42,7 +37,7 @@ async def start(conn: Connection, audit: Audit, settings: Settings, *, user_id: 
     await audit.own(conn, "session.created", user_id, {"via": via})
     account = await accounts.account(conn, user_id=user_id)
     assert account is not None  # the caller just found or created it
-    return SignedIn(new, account)
+    return new, account
 
 
 async def login(db: Database, audit: Audit, settings: Settings, *, email: str, password: str) -> SignedIn:
