@@ -71,7 +71,7 @@ def _json_or_none(text: str) -> Any:
 
 # Pages a browser lands on from an LMS (LTI 1.3): a refusal there is an HTML page stating the reason,
 # since the person sees it in the LMS's frame or a new window, not a JSON client.
-BROWSER_PAGES = frozenset({"/lti/launch", "/auth/ticket/{ticket}"})
+BROWSER_PAGES = frozenset({"/lti/launch", "/auth/ticket/{ticket}", "/auth/ticket"})
 
 
 def _explained(case: Any, text: str, body: Any) -> bool:

@@ -185,7 +185,7 @@ class KeyCreate(Strict):
 class KeyOut(record_fields(ApiKey, exclude={"user_id"})):
     """A key as listed: never the key or its hash; `prefix` is its first characters, to recognise it."""
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field
     @property
     def status(self) -> Literal["active", "revoked", "expired"]:
         if self.revoked_at is not None:

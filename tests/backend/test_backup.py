@@ -25,7 +25,7 @@ from core.jobs.specs import ScheduledBackup
 from core.runtime import Runtime, make_retriever
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store import accounts, api_keys
+from core.store import api_keys
 from core.store.migrations import MIGRATIONS_DIR, apply_migrations
 from core.store.pool import open_pool
 from evals.harness.worker import start_worker, stop_worker
@@ -247,8 +247,10 @@ async def test_an_older_backup_is_brought_up_to_this_schema(tmp_path: Path) -> N
     with EmbeddedServices(settings, redis=False) as urls:
         apply_migrations(urls.database_url, older)
         async with await psycopg.AsyncConnection.connect(urls.database_url, autocommit=True) as conn:
-            user = await accounts.ensure_account(conn, email="kept@school.example")
-            key = await api_keys.create_api_key(conn, user_id=user.id)
+            # That release's own columns: an account row written as its code wrote one.
+            cur = await conn.execute("INSERT INTO users (email) VALUES ('kept@school.example') RETURNING id")
+            user_id = (await cur.fetchone())[0]  # type: ignore[index]
+            key = await api_keys.create_api_key(conn, user_id=user_id)
         backup = tmp_path / "older.tar"
         assert studyai("backup", str(backup), data_dir=settings.services.data_dir).returncode == 0
         done = studyai("restore", "--force", str(backup), data_dir=settings.services.data_dir)
@@ -257,4 +259,4 @@ async def test_an_older_backup_is_brought_up_to_this_schema(tmp_path: Path) -> N
         assert f"migrations applied after the restore: {last}" in done.stdout, done.stdout
         async with await psycopg.AsyncConnection.connect(urls.database_url, autocommit=True) as conn:
             holder = await api_keys.user_for_key(conn, key)
-        assert holder is not None and holder.id == user.id
+        assert holder is not None and holder.id == user_id

@@ -63,8 +63,9 @@ async def create_invitation(
     audit: AuditDep,
 ) -> InvitationOut:
     """A new code and link that make whoever joins a member with `role` (owners only)."""
-    owner = {"project_id": access.id, "owner_id": access.user.id}
-    created = await code_service.create_code(db, audit, settings, **owner, **body.model_dump())
+    created = await code_service.create_code(
+        db, audit, settings, project_id=access.id, owner_id=access.user.id, **body.model_dump()
+    )
     return _out(created, request, settings)
 
 
@@ -100,9 +101,15 @@ async def email_invitation(
     """Mails the invitation's join link and code to each address (one message each, within the owner's
     daily mail budget). 409 while mail is not set up (SMTP_HOST and PUBLIC_URL: the app offers the link to
     copy); 404 unless the invitation is this project's and still usable; 502 when the mail server fails."""
-    owner = {"project_id": access.id, "owner_id": access.user.id}
+    owner_id = access.user.id
     sent = await code_service.mail_code(
-        db, audit, settings, **owner, invitation_id=invitation_id, emails=body.emails
+        db,
+        audit,
+        settings,
+        project_id=access.id,
+        owner_id=owner_id,
+        invitation_id=invitation_id,
+        emails=body.emails,
     )
     return MailSent(sent=sent)
 
@@ -134,13 +141,8 @@ async def join_with_new_account(body: JoinSignup, door: DoorDep, budgets: Budget
         joined, signed = await code_service.join_with_new_account(
             door.db, door.audit, door.settings, **body.model_dump()
         )
-    session = door.signed_in(signed)
-    return JoinedWithAccount(
-        project_id=joined.project_id,
-        role=joined.role,  # type: ignore[arg-type]
-        project_name=joined.project_name,
-        session=session,
-    )
+    joined_as = Joined.model_validate(joined, from_attributes=True)
+    return JoinedWithAccount(**joined_as.model_dump(), session=door.signed_in(signed))
 
 
 @members_router.post("/projects/{project_id}/members", status_code=status.HTTP_202_ACCEPTED)
@@ -184,6 +186,6 @@ async def withdraw_member_invitation(
 ) -> Response:
     """Withdraws an invitation by e-mail that waits for an answer (owners only)."""
     await invitations.withdraw(
-        db, audit, project_id=access.id, owner_id=access.user.id, invitation_id=invitation_id
+        db, audit, project_id=access.id, owner_id=access.user.id, invitation_id=invitation_id, code=False
     )
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -61,8 +61,9 @@ async def change_password(
     signed in only through its school sets its first from a fresh school sign-in (403 otherwise, and
     always with an API key). Every other session and every key of the account end."""
     async with budgets.password(user.email, detail=TOO_MANY_PASSWORDS):
-        who = {"user_id": user.id, "session_id": user.session_id}
-        await credentials.change_password(db, audit, settings, **who, **body.model_dump())
+        await credentials.change_password(
+            db, audit, settings, user_id=user.id, session_id=user.session_id, **body.model_dump()
+        )
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 

@@ -91,8 +91,7 @@ async def signup(body: Signup, door: DoorDep, budgets: BudgetsDep) -> SessionOut
     sign-up is off, 422 with the reason for a weak password, 409 when the email has an account (a probe:
     it spends the address's budget, as a wrong invitation code does)."""
     async with budgets.code():
-        account = {"email": body.email, "password": body.password, "display_name": body.display_name}
-        signed = await sign_in.signup(door.db, door.audit, door.settings, **account)
+        signed = await sign_in.signup(door.db, door.audit, door.settings, **body.model_dump())
     return door.signed_in(signed)
 
 
