@@ -7,13 +7,15 @@ import psycopg
 import typer
 from pydantic import ValidationError
 
+from backend.accounts.errors import Conflict
+from backend.accounts.lti import service
 from backend.accounts.lti.schemas import PlatformIn
 from backend.cli.migrate import apply_migrations
+from backend.cli.user_admin import cli_audit
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store import lti as lti_store
-from core.store import security_events
 from core.store.lti import Platform
+from core.store.pool import OneConnection
 
 lti_app = typer.Typer(help="LTI 1.3 platforms (Moodle, Canvas, ...).", no_args_is_help=True)
 
@@ -30,9 +32,10 @@ def register(
     ),
 ) -> None:
     """Register a platform; prints its id. An issuer and client id registered already: exit 1."""
-    given = {"name": name, "issuer": issuer, "client_id": client_id, "auth_login_url": auth_login_url}
+    given: dict[str, object] = {"name": name, "issuer": issuer, "client_id": client_id, "jwks_url": jwks_url}
+    given |= {"auth_login_url": auth_login_url, "deployment_ids": deployment_id}
     try:
-        body = PlatformIn(**given, jwks_url=jwks_url, deployment_ids=deployment_id)
+        body = PlatformIn.model_validate(given)
     except ValidationError as error:
         typer.echo(f"studyai lti register: {error}", err=True)
         raise typer.Exit(2) from None
@@ -50,18 +53,12 @@ def register(
 
 async def _register(database_url: str, settings: Settings, body: PlatformIn) -> Platform | None:
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
-        async with conn.transaction():
-            platform = await lti_store.register_platform(conn, **body.model_dump())
-            if platform is not None:
-                await security_events.insert_event(
-                    conn,
-                    action="lti.platform_registered",
-                    actor_user_id=None,
-                    target_id=platform.id,
-                    details={"name": platform.name, "issuer": platform.issuer, "via": "cli"},
-                    retention_days=settings.retention.security_events_days,
-                )
-        return platform
+        try:
+            return await service.register_platform(
+                OneConnection(conn), cli_audit(settings), actor_id=None, given=body
+            )
+        except Conflict:
+            return None
 
 
 @lti_app.command("list")
@@ -81,4 +78,4 @@ def list_platforms() -> None:
 
 async def _list(database_url: str) -> list[Platform]:
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
-        return await lti_store.list_platforms(conn)
+        return await service.list_platforms(OneConnection(conn))

@@ -17,6 +17,7 @@ import psycopg
 import pytest
 from joserfc.jwk import RSAKey
 
+from backend.accounts.lti.router import own_path
 from core.runtime.services import ServiceUrls
 from core.store import accounts, auth_flows
 from tests.backend.conftest import Api
@@ -448,3 +449,15 @@ async def test_two_first_launches_at_once_make_one_account_and_one_project(
         await db.execute("SELECT count(*) AS n FROM users WHERE email LIKE %s", (prefix + "%",))
     ).fetchone()
     assert made["n"] == 1  # the launch that lost the race left no account behind
+
+
+def test_a_ticket_goes_only_to_a_path_of_this_app() -> None:
+    """Where a used ticket sends the browser: the path the store wrote, never another site."""
+    assert own_path("/app/#/projects/42") == "/app/#/projects/42"
+    for foreign in (
+        "https://evil.example/app/",
+        "//evil.example/app/",
+        "evil.example",
+        "javascript:alert(1)",
+    ):
+        assert own_path(foreign) == "/app/", foreign

@@ -8,19 +8,16 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, HTTPException, Request, status
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from backend.accounts.lti import admin_router
-from backend.accounts.lti.launch import LaunchRefused, record_nonce, spend_flow, verify
-from backend.accounts.lti.login import LoginRefused, LoginRequest, start_login
+from backend.accounts.lti import admin_router, service
+from backend.accounts.lti.launch import LaunchRefused
+from backend.accounts.lti.login import LoginRefused, LoginRequest
 from backend.accounts.lti.pages import confirm_page, frame_ancestors, launch_page, refusal_page
-from backend.accounts.lti.people import SYNTHETIC_DOMAIN, open_launch
+from backend.accounts.lti.people import SYNTHETIC_DOMAIN
 from backend.accounts.lti.schemas import ToolConfig
-from backend.accounts.service.sign_in import start
 from backend.deps import ApiResourcesDep, DbDep, SameOrigin, SettingsDep
 from backend.middleware.request_context import log_warning
 from backend.web.audit import AuditDep
 from backend.web.browser import public_base, set_session_cookie
-from core.store import accounts, projects
-from core.store import lti as lti_store
 
 router = APIRouter(tags=["lti"])
 router.include_router(admin_router.router)
@@ -43,8 +40,9 @@ async def lti_login(request: Request, db: DbDep, settings: SettingsDep) -> Redir
     given = await _params(request)
     login = LoginRequest(**{key: given.get(key) for key in LoginRequest.__dataclass_fields__})
     try:
-        async with db.connection() as conn:
-            url = await start_login(conn, login, launch_url=public_base(request, settings) + "/lti/launch")
+        url = await service.login_redirect(
+            db, login, launch_url=public_base(request, settings) + "/lti/launch"
+        )
     except LoginRefused as refused:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"LTI login refused: {refused}") from None
     return RedirectResponse(url, status_code=status.HTTP_302_FOUND, headers={"Cache-Control": "no-store"})
@@ -58,7 +56,6 @@ async def lti_launch(
     the course's project in a window of the app's own. Refusals are pages too, with their reason."""
     form = await request.form()
     id_token, state, error = form.get("id_token"), form.get("state"), form.get("error")
-    platform = None
     try:
         if isinstance(error, str):
             raise LaunchRefused(
@@ -66,20 +63,15 @@ async def lti_launch(
             )
         if not isinstance(id_token, str) or not isinstance(state, str):
             raise LaunchRefused("a launch needs id_token and state")
-        async with db.connection() as conn:
-            flow, platform = await spend_flow(conn, state)
-        launch = await verify(id_token, flow, platform, resources.lti)  # may fetch keys: no connection held
-        async with db.connection() as conn:
-            await record_nonce(conn, launch)
-            opened = await open_launch(conn, audit, launch)
-            project = await projects.get_project(conn, project_id=opened.project_id, user_id=opened.user_id)
+        launched = await service.launch(db, audit, resources.lti, id_token=id_token, state=state)
     except LaunchRefused as refused:
         log_warning(request, "lti_refused", reason=refused.reason, detail=refused.detail)
-        ancestors = frame_ancestors(refused.platform or platform)
-        return refusal_page(refused.reason, refused.status, ancestors)
-    ticket_url = f"{public_base(request, settings)}/auth/ticket/{opened.ticket}"
-    name = project.name if project is not None else "studyAI"
-    return launch_page(ticket_url, name, frame_ancestors(launch.platform, launch.return_url))
+        return refusal_page(refused.reason, refused.status, frame_ancestors(refused.platform))
+    ticket_url = f"{public_base(request, settings)}/auth/ticket/{launched.opened.ticket}"
+    checked = launched.launch
+    return launch_page(
+        ticket_url, launched.project_name, frame_ancestors(checked.platform, checked.return_url)
+    )
 
 
 TICKET_GONE = "This link has expired or was used already: open studyAI again from your course."
@@ -94,10 +86,8 @@ async def open_ticket(ticket: str, db: DbDep) -> Response:
     """A launch's one-time ticket (two minutes): a page asking "Continue as NAME (EMAIL)?" whose button
     signs this top-level window in (POST /auth/ticket). Nothing changes until the person clicks: a
     launch captured and replayed in another browser cannot switch it to the launching identity."""
-    async with db.connection() as conn:
-        user_id = await lti_store.ticket_holder(conn, ticket=ticket)
-        account = await accounts.account(conn, user_id=user_id) if user_id is not None else None
-    if account is None or account.disabled_at is not None:
+    account = await service.ticket_holder(db, ticket=ticket)
+    if account is None:
         return _ticket_gone()
     # An account made for a launch without an email has a placeholder address: not worth showing.
     email = None if account.email.endswith(SYNTHETIC_DOMAIN) else account.email
@@ -111,19 +101,17 @@ async def use_ticket(request: Request, db: DbDep, settings: SettingsDep, audit: 
     ticket = (await request.form()).get("ticket")
     if not isinstance(ticket, str) or not ticket:
         return _ticket_gone()
-    async with db.connection() as conn, conn.transaction():
-        spent = await lti_store.spend_ticket(conn, ticket=ticket)
-        account = await accounts.account(conn, user_id=spent.user_id) if spent is not None else None
-        if spent is None or account is None or account.disabled_at is not None:
-            return _ticket_gone()
-        redirect = RedirectResponse(_own_path(spent.next_path), status_code=status.HTTP_303_SEE_OTHER)
-        signed = await start(conn, audit, settings, user_id=account.id, via="lti")
+    used = await service.use_ticket(db, audit, settings, ticket=ticket)
+    if used is None:
+        return _ticket_gone()
+    signed, next_path = used
+    redirect = RedirectResponse(own_path(next_path), status_code=status.HTTP_303_SEE_OTHER)
     set_session_cookie(redirect, request, settings, signed[0].token)
     redirect.headers["Cache-Control"] = "no-store"
     return redirect
 
 
-def _own_path(path: str) -> str:
+def own_path(path: str) -> str:
     """Only a path on this app (the store writes /app/#/projects/<id>): never another site."""
     parts = urlsplit(path)
     return path if path.startswith("/") and not path.startswith("//") and not parts.netloc else "/app/"

@@ -18,12 +18,14 @@ from backend.accounts.oidc.provider import OidcProviders, ProviderMetadata, Prov
 from backend.accounts.oidc.tokens import OidcRefused, verify_from_provider
 from backend.accounts.service import credentials, people
 from backend.accounts.service.people import Person
+from backend.accounts.service.sign_in import SignedIn, start
 from core.accounts.emails import NotAnEmail, normalize_email
 from core.accounts.secrets import new_token, same, token_hash
 from core.observability.audit import Audit
 from core.settings import Settings
 from core.store import accounts, auth_flows, identities
 from core.store.access import Connection
+from core.store.pool import Database
 
 FLOW_COOKIE = "studyai_oidc"
 FLOW_COOKIE_PATH = "/auth/oidc"
@@ -68,7 +70,7 @@ async def _metadata(providers: OidcProviders, issuer: str) -> ProviderMetadata:
 
 
 async def begin(
-    conn: Connection,
+    db: Database,
     providers: OidcProviders,
     settings: Settings,
     *,
@@ -77,25 +79,72 @@ async def begin(
     link_user_id: UUID | None = None,
 ) -> LoginStarted:
     """Stores a new flow and returns the provider's authorization URL for it (`link_user_id`: the
-    signed-in account the login will be linked to)."""
+    signed-in account the login will be linked to). The provider's metadata may be fetched first: no
+    connection is held meanwhile."""
     assert settings.oidc.issuer is not None  # the route answers 404 while OIDC is off
     metadata = await _metadata(providers, settings.oidc.issuer)
     state, nonce, verifier, browser = new_token(), new_token(), new_token(48), new_token()
-    await auth_flows.start(
-        conn,
-        state=state,
-        kind="oidc",
-        nonce=nonce,
-        code_verifier=verifier,
-        browser_hash=token_hash(browser),
-        next_path=safe_next(next_path),
-        link_user_id=link_user_id,
-    )
+    after, browser_hash = safe_next(next_path), token_hash(browser)
+    async with db.connection() as conn, conn.transaction():
+        await auth_flows.start(
+            conn,
+            state=state,
+            kind="oidc",
+            nonce=nonce,
+            code_verifier=verifier,
+            browser_hash=browser_hash,
+            next_path=after,
+            link_user_id=link_user_id,
+        )
     async with _client(settings, redirect_uri) as client:
         url, _ = client.create_authorization_url(
             metadata.authorization_endpoint, state=state, code_verifier=verifier, nonce=nonce
         )
     return LoginStarted(url, browser)
+
+
+@dataclass(frozen=True, slots=True)
+class Callback:
+    """What the provider's redirect carries back, and the browser's flow cookie."""
+
+    state: str | None
+    code: str | None
+    error: str | None
+    browser_secret: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """A callback's outcome: the account, a new browser session (None when the flow linked the school
+    login to a browser signed in already), and where the browser goes."""
+
+    user_id: UUID
+    signed: SignedIn | None
+    next_path: str
+
+
+async def finish(
+    db: Database,
+    audit: Audit,
+    settings: Settings,
+    providers: OidcProviders,
+    *,
+    callback: Callback,
+    redirect_uri: str,
+) -> Finished:
+    """The provider's answer to a flow: the state spent once (a wrong browser burns it too), the code
+    exchanged and the ID token checked, then the account it signs in or links; OidcRefused otherwise."""
+    async with db.connection() as conn, conn.transaction():
+        flow = await spend_flow(conn, state=callback.state)
+    check_browser(flow, callback.browser_secret)
+    if callback.error is not None or not callback.code:
+        raise OidcRefused("denied", f"the provider answered {(callback.error or 'without a code')[:64]}")
+    claims = await claims_for_code(providers, settings, flow, code=callback.code, redirect_uri=redirect_uri)
+    async with db.connection() as conn, conn.transaction():
+        user_id = await account_for(conn, audit, settings, claims, link_user_id=flow.link_user_id)
+        linking = flow.link_user_id is not None  # that browser is signed in already
+        signed = None if linking else await start(conn, audit, settings, user_id=user_id, via="oidc")
+    return Finished(user_id, signed, safe_next(flow.next_path))
 
 
 async def spend_flow(conn: Connection, *, state: str | None) -> auth_flows.AuthFlow:

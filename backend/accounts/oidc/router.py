@@ -14,7 +14,6 @@ from fastapi.responses import RedirectResponse
 from backend.accounts.oidc import flow as oidc
 from backend.accounts.oidc.tokens import OidcRefused
 from backend.accounts.schemas import LinkStarted
-from backend.accounts.service.sign_in import start
 from backend.deps import ApiResourcesDep, DbDep, SameOrigin, SettingsDep, UserDep
 from backend.middleware.request_context import log_warning
 from backend.web.audit import AuditDep
@@ -100,15 +99,10 @@ async def _begin(
     next_path: str | None,
     link_user_id: UUID | None,
 ) -> oidc.LoginStarted:
-    async with db.connection() as conn, conn.transaction():
-        return await oidc.begin(
-            conn,
-            resources.oidc_providers,
-            settings,
-            redirect_uri=_redirect_uri(request, settings),
-            next_path=next_path,
-            link_user_id=link_user_id,
-        )
+    uri, providers = _redirect_uri(request, settings), resources.oidc_providers
+    return await oidc.begin(
+        db, providers, settings, redirect_uri=uri, next_path=next_path, link_user_id=link_user_id
+    )
 
 
 def _set_flow_cookie(
@@ -142,24 +136,14 @@ async def oidc_callback(
     """Signs the browser in (or links the school login to its account) and 302s to the flow's next
     path, or to /app/#/signin?error=CODE."""
     _enabled(settings)
+    callback = oidc.Callback(state, code, error, request.cookies.get(oidc.FLOW_COOKIE))
+    uri, providers = _redirect_uri(request, settings), resources.oidc_providers
     try:
-        async with db.connection() as conn, conn.transaction():
-            flow = await oidc.spend_flow(conn, state=state)
-        # Checked once the flow is spent for good: a wrong browser burns the state too.
-        oidc.check_browser(flow, request.cookies.get(oidc.FLOW_COOKIE))
-        if error is not None or not code:
-            raise OidcRefused("denied", f"the provider answered {(error or 'without a code')[:64]}")
-        redirect_uri = _redirect_uri(request, settings)
-        claims = await oidc.claims_for_code(
-            resources.oidc_providers, settings, flow, code=code, redirect_uri=redirect_uri
-        )
-        response = RedirectResponse(oidc.safe_next(flow.next_path), status.HTTP_302_FOUND)
-        async with db.connection() as conn, conn.transaction():
-            user_id = await oidc.account_for(conn, audit, settings, claims, link_user_id=flow.link_user_id)
-            if flow.link_user_id is None:  # a linking browser is signed in already
-                signed = await start(conn, audit, settings, user_id=user_id, via="oidc")
-                set_session_cookie(response, request, settings, signed[0].token)
+        finished = await oidc.finish(db, audit, settings, providers, callback=callback, redirect_uri=uri)
     except OidcRefused as refused:
         return _refused(request, settings, refused)
+    response = RedirectResponse(finished.next_path, status.HTTP_302_FOUND)
+    if finished.signed is not None:
+        set_session_cookie(response, request, settings, finished.signed[0].token)
     _clear_flow_cookie(response, request, settings)
     return response
