@@ -8,43 +8,28 @@ from fastapi import APIRouter, Request, Response, status
 
 from backend.accounts import schemas
 from backend.accounts.budgets import TOO_MANY_PASSWORDS, BudgetsDep
-from backend.accounts.errors import NotFound
-from backend.accounts.service import credentials, invitations
+from backend.accounts.service import credentials, invitations, people
 from backend.deps import DbDep, SettingsDep, UserDep
 from backend.web.audit import AuditDep
 from backend.web.browser import clear_session_cookie
 from backend.web.paging import EventPageDep
-from core.store import accounts, security_events
 
 router = APIRouter(prefix="/me", tags=["account"])
-
-
-def _account_gone() -> NotFound:
-    # The caller was found a moment ago: only a deletion in between gets here.
-    return NotFound("Account not found.")
 
 
 @router.get("")
 async def me(db: DbDep, user: UserDep) -> schemas.MeOut:
     """The caller's account; `has_password` says whether it can sign in with one (never the hash), and
     `school_login` whether the school's login is linked to it."""
-    async with db.connection() as conn:
-        found = await accounts.account(conn, user_id=user.id)
-        school = await accounts.has_school_login(conn, user_id=user.id)
-    if found is None:
-        raise _account_gone()
-    return schemas.MeOut.model_validate({**asdict(found), "school_login": school})
+    shown = await people.profile(db, user_id=user.id)
+    return schemas.MeOut.model_validate({**asdict(shown.account), "school_login": shown.school_login})
 
 
 @router.patch("")
 async def change_profile(body: schemas.ProfileChange, db: DbDep, user: UserDep) -> schemas.MeOut:
     """Sets the caller's display name (null clears it)."""
-    async with db.connection() as conn:
-        changed = await accounts.set_display_name(conn, user_id=user.id, display_name=body.display_name)
-        school = await accounts.has_school_login(conn, user_id=user.id)
-    if changed is None:
-        raise _account_gone()
-    return schemas.MeOut.model_validate({**asdict(changed), "school_login": school})
+    shown = await people.rename(db, user_id=user.id, display_name=body.display_name)
+    return schemas.MeOut.model_validate({**asdict(shown.account), "school_login": shown.school_login})
 
 
 @router.post("/password", status_code=status.HTTP_204_NO_CONTENT)
@@ -117,8 +102,7 @@ async def revoke_key(key_id: UUID, db: DbDep, user: UserDep, audit: AuditDep) ->
 @router.get("/audit")
 async def my_events(db: DbDep, user: UserDep, page: EventPageDep) -> list[schemas.SecurityEventOut]:
     """The caller's account events (keys created and revoked, by them or by the operator), newest first."""
-    async with db.connection() as conn:
-        rows = await security_events.user_events(conn, user_id=user.id, **page)
+    rows = await credentials.own_events(db, user_id=user.id, **page)
     return [schemas.SecurityEventOut.model_validate(row) for row in rows]
 
 

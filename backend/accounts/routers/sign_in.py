@@ -28,7 +28,6 @@ from backend.accounts.service import credentials, mail, recovery, sign_in
 from backend.deps import DbDep, SameOrigin, SettingsDep, UserDep
 from backend.web.audit import AuditDep
 from backend.web.browser import clear_session_cookie
-from core.store import accounts
 
 router = APIRouter(tags=["sign-in"])
 # "Forgot your password" answers no sooner than this: the same time whether or not a link was made.
@@ -37,14 +36,13 @@ FORGOT_ANSWER_S = 0.5
 
 @router.get("/auth/config")
 async def auth_config(db: DbDep, settings: SettingsDep) -> AuthConfig:
-    async with db.connection() as conn:
-        admins = await accounts.count_admins(conn)
+    setup_required = await recovery.setup_required(db)
     return AuthConfig(
         signup_enabled=settings.accounts.signup_enabled,
         password_min_length=settings.accounts.password_min_length,
         oidc_enabled=settings.oidc.enabled,
         oidc_name=settings.oidc.name if settings.oidc.enabled else None,
-        setup_required=admins == 0,
+        setup_required=setup_required,
         mail_enabled=mail.mail_base(settings) is not None,
         project_creators=settings.accounts.project_creators,
     )

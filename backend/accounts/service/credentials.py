@@ -13,11 +13,12 @@ from backend.accounts.service.people import SELF, existing, new_password_hash
 from core.accounts.passwords import verify_password_async
 from core.observability.audit import Audit
 from core.settings import Settings
-from core.store import accounts, api_keys, sessions
+from core.store import accounts, api_keys, security_events, sessions
 from core.store.access import Connection
 from core.store.accounts import Account
 from core.store.api_keys import ApiKey
 from core.store.pool import Database
+from core.store.security_events import SecurityEvent
 from core.store.sessions import BrowserSession
 
 WRONG_PASSWORD = "Wrong current password."
@@ -177,3 +178,9 @@ async def _log_key(
     """The account's own key event: the key's name and prefix (never the key), and the details."""
     shown = {"name": key.name, "prefix": key.prefix, **details}
     await audit.event(conn, action, user_id, user_id, shown, about=key.id)
+
+
+async def own_events(db: Database, *, user_id: UUID, limit: int, offset: int) -> list[SecurityEvent]:
+    """The account's own events (its keys, sessions and password, by it or by an administrator)."""
+    async with db.connection() as conn:
+        return await security_events.user_events(conn, user_id=user_id, limit=limit, offset=offset)

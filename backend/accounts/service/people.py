@@ -17,6 +17,7 @@ from core.store import accounts, identities
 from core.store.access import Connection
 from core.store.accounts import Account
 from core.store.identities import Identity
+from core.store.pool import Database
 
 EMAIL_TAKEN = "An account with this email already exists: sign in instead."
 
@@ -102,3 +103,23 @@ async def link(
         shown = {"kind": kind, "issuer": issuer, **(details or {})}
         await audit.own(conn, "identity.linked", user_id, shown, target_id=str(linked.id))
     return linked
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    account: Account
+    school_login: bool  # the school's login (OIDC) is linked to the account
+
+
+async def profile(db: Database, *, user_id: UUID) -> Profile:
+    """The account as its owner sees it; NotFound when it is gone."""
+    async with db.connection() as conn:
+        found = existing(await accounts.account(conn, user_id=user_id))
+        return Profile(found, await accounts.has_school_login(conn, user_id=user_id))
+
+
+async def rename(db: Database, *, user_id: UUID, display_name: str | None) -> Profile:
+    """Sets the name others see (None clears it: the e-mail is shown instead)."""
+    async with db.connection() as conn:
+        found = existing(await accounts.set_display_name(conn, user_id=user_id, display_name=display_name))
+        return Profile(found, await accounts.has_school_login(conn, user_id=user_id))

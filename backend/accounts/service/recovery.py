@@ -83,6 +83,12 @@ async def setup(
         return await start(conn, audit, settings, user_id=user_id, via="setup")
 
 
+async def setup_required(db: Database) -> bool:
+    """Whether the server has no active administrator yet (the first-run screen asks for the set-up link)."""
+    async with db.connection() as conn:
+        return await accounts.count_admins(conn) == 0
+
+
 async def reset_valid(db: Database, *, token: str) -> bool:
     """Whether a reset link still works (the app asks before showing the new-password form)."""
     async with db.connection() as conn:
