@@ -63,9 +63,7 @@ async def create_invitation(
     audit: AuditDep,
 ) -> InvitationOut:
     """A new code and link that make whoever joins a member with `role` (owners only)."""
-    created = await code_service.create_code(
-        db, audit, settings, project_id=access.id, owner_id=access.user.id, **body.model_dump()
-    )
+    created = await code_service.create_code(db, audit, settings, **access.scope, **body.model_dump())
     return _out(created, request, settings)
 
 
@@ -74,7 +72,7 @@ async def list_invitations(
     request: Request, access: ProjectOwnerDep, db: DbDep, settings: SettingsDep, page: PageDep
 ) -> list[InvitationOut]:
     """The project's invitations, newest first, revoked and expired ones included (owners only)."""
-    rows = await code_service.list_codes(db, project_id=access.id, owner_id=access.user.id, **page)
+    rows = await code_service.list_codes(db, **access.scope, **page)
     return [_out(row, request, settings) for row in rows]
 
 
@@ -83,9 +81,7 @@ async def revoke_invitation(
     invitation_id: UUID, access: ProjectOwnerDep, db: DbDep, audit: AuditDep
 ) -> Response:
     """Revokes an invitation: its code joins nobody from now on; members who joined stay (owners only)."""
-    await invitations.withdraw(
-        db, audit, project_id=access.id, owner_id=access.user.id, invitation_id=invitation_id, code=True
-    )
+    await invitations.withdraw(db, audit, **access.scope, invitation_id=invitation_id, code=True)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -101,15 +97,8 @@ async def email_invitation(
     """Mails the invitation's join link and code to each address (one message each, within the owner's
     daily mail budget). 409 while mail is not set up (SMTP_HOST and PUBLIC_URL: the app offers the link to
     copy); 404 unless the invitation is this project's and still usable; 502 when the mail server fails."""
-    owner_id = access.user.id
     sent = await code_service.mail_code(
-        db,
-        audit,
-        settings,
-        project_id=access.id,
-        owner_id=owner_id,
-        invitation_id=invitation_id,
-        emails=body.emails,
+        db, audit, settings, **access.scope, invitation_id=invitation_id, emails=body.emails
     )
     return MailSent(sent=sent)
 
@@ -158,7 +147,7 @@ async def add_member(
     and is mailed when mail is set up. The answer is the same whether or not the address has an account;
     an existing member's role is changed with PATCH."""
     invited = await invitations.invite_person(
-        db, audit, settings, project_id=access.id, owner_id=access.user.id, email=body.email, role=body.role
+        db, audit, settings, **access.scope, email=body.email, role=body.role
     )
     background.add_task(invited.outbox.send)
     return MemberInvited(
@@ -174,7 +163,7 @@ async def list_member_invitations(
     access: ProjectOwnerDep, db: DbDep, page: PageDep
 ) -> list[MemberInvitationOut]:
     """The project's invitations by e-mail that wait for an answer, newest first (owners only)."""
-    rows = await invitations.pending_for_project(db, project_id=access.id, owner_id=access.user.id, **page)
+    rows = await invitations.pending_for_project(db, **access.scope, **page)
     return [MemberInvitationOut.model_validate(row) for row in rows]
 
 
@@ -185,7 +174,5 @@ async def withdraw_member_invitation(
     invitation_id: UUID, access: ProjectOwnerDep, db: DbDep, audit: AuditDep
 ) -> Response:
     """Withdraws an invitation by e-mail that waits for an answer (owners only)."""
-    await invitations.withdraw(
-        db, audit, project_id=access.id, owner_id=access.user.id, invitation_id=invitation_id, code=False
-    )
+    await invitations.withdraw(db, audit, **access.scope, invitation_id=invitation_id, code=False)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

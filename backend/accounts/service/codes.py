@@ -49,7 +49,7 @@ async def create_code(
     settings: Settings,
     *,
     project_id: UUID,
-    owner_id: UUID,
+    user_id: UUID,
     role: str,
     expires_in_hours: int | None,
     max_uses: int,
@@ -57,23 +57,23 @@ async def create_code(
     hours = expires_in_hours or settings.accounts.invitation_default_hours
     async with db.connection() as conn, conn.transaction():
         created = await invitations.create(
-            conn, project_id=project_id, user_id=owner_id, role=role, hours=hours, max_uses=max_uses
+            conn, project_id=project_id, user_id=user_id, role=role, hours=hours, max_uses=max_uses
         )
         if created is None:  # no longer an owner since the membership check
             raise NotAllowed(NOT_OWNER)
         details = {"role": role, "max_uses": max_uses, "expires_in_hours": hours}
         await audit.event(
-            conn, "invitation.created", owner_id, None, details, project=project_id, about=created.id
+            conn, "invitation.created", user_id, None, details, project=project_id, about=created.id
         )
     return created
 
 
 async def list_codes(
-    db: Database, *, project_id: UUID, owner_id: UUID, limit: int, offset: int
+    db: Database, *, project_id: UUID, user_id: UUID, limit: int, offset: int
 ) -> list[Invitation]:
     async with db.connection() as conn:
         page = {"limit": limit, "offset": offset}
-        return await invitations.list_for_project(conn, project_id=project_id, user_id=owner_id, **page)
+        return await invitations.list_for_project(conn, project_id=project_id, user_id=user_id, **page)
 
 
 async def mail_code(
@@ -82,7 +82,7 @@ async def mail_code(
     settings: Settings,
     *,
     project_id: UUID,
-    owner_id: UUID,
+    user_id: UUID,
     invitation_id: UUID,
     emails: list[str],
 ) -> int:
@@ -95,12 +95,12 @@ async def mail_code(
     recipients = list(dict.fromkeys(emails))
     async with db.connection() as conn, conn.transaction():
         invitation = await live_invitation(
-            conn, project_id=project_id, user_id=owner_id, invitation_id=invitation_id
+            conn, project_id=project_id, user_id=user_id, invitation_id=invitation_id
         )
         if invitation is None:
             raise NotFound("No such invitation, or it can no longer be used.")
         await mail.spend_mail_budget(
-            conn, audit, settings, sender_id=owner_id, kind="invitation", recipients=len(recipients)
+            conn, audit, settings, sender_id=user_id, kind="invitation", recipients=len(recipients)
         )
     code = codes.display(invitation.code)
     text = (

@@ -32,7 +32,7 @@ async def invite_person(
     settings: Settings,
     *,
     project_id: UUID,
-    owner_id: UUID,
+    user_id: UUID,
     email: str,
     role: str,
 ) -> PersonInvited:
@@ -43,17 +43,17 @@ async def invite_person(
     hours = settings.accounts.invitation_default_hours
     async with db.connection() as conn, conn.transaction():
         invited = await member_invitations.invite(
-            conn, project_id=project_id, user_id=owner_id, email=email, role=role, hours=hours
+            conn, project_id=project_id, user_id=user_id, email=email, role=role, hours=hours
         )
         if invited is None:
             raise NotAllowed(NOT_OWNER)
         details = {"role": role, "email": email, "mailed": base is not None}
         await audit.event(
-            conn, "invitation.sent", owner_id, None, details, project=project_id, about=invited.id
+            conn, "invitation.sent", user_id, None, details, project=project_id, about=invited.id
         )
         if base is None:
             return PersonInvited(invited, mail.Outbox(settings.smtp, []))
-        await mail.spend_mail_budget(conn, audit, settings, sender_id=owner_id, kind="member", recipients=1)
+        await mail.spend_mail_budget(conn, audit, settings, sender_id=user_id, kind="member", recipients=1)
         project_name = await _project_name(conn, project_id)
     text = (
         f"You are invited to the studyAI project “{project_name}” as a {role}.\n\n"
@@ -65,21 +65,21 @@ async def invite_person(
 
 
 async def pending_for_project(
-    db: Database, *, project_id: UUID, owner_id: UUID, limit: int, offset: int
+    db: Database, *, project_id: UUID, user_id: UUID, limit: int, offset: int
 ) -> list[PersonalInvitation]:
     async with db.connection() as conn:
         page = {"limit": limit, "offset": offset}
         return await member_invitations.pending_for_project(
-            conn, project_id=project_id, user_id=owner_id, **page
+            conn, project_id=project_id, user_id=user_id, **page
         )
 
 
 async def withdraw(
-    db: Database, audit: Audit, *, project_id: UUID, owner_id: UUID, invitation_id: UUID, code: bool
+    db: Database, audit: Audit, *, project_id: UUID, user_id: UUID, invitation_id: UUID, code: bool
 ) -> None:
     """An owner revokes a code (its code joins nobody from now on; members who joined stay) or withdraws an
     invitation addressed to one person that waits for an answer; NotFound when there is no such one."""
-    ids = {"project_id": project_id, "user_id": owner_id, "invitation_id": invitation_id}
+    ids = {"project_id": project_id, "user_id": user_id, "invitation_id": invitation_id}
     async with db.connection() as conn, conn.transaction():
         if code:
             revoked = await invitations.revoke(conn, **ids)
@@ -91,7 +91,7 @@ async def withdraw(
             action, gone = "invitation.withdrawn", "No such invitation, or it is no longer pending."
         if details is None:
             raise NotFound(gone)
-        await audit.event(conn, action, owner_id, None, details, project=project_id, about=invitation_id)
+        await audit.event(conn, action, user_id, None, details, project=project_id, about=invitation_id)
 
 
 async def received(db: Database, *, user_id: UUID) -> list[PersonalInvitation]:
