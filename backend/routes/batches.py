@@ -12,7 +12,6 @@ from backend.deps import DbDep, ProjectDep, ProjectWriterDep, QueueDep, Settings
 from backend.schemas.batches import BatchAccepted, BatchDocumentOut, BatchFileRefused, BatchProgress
 from backend.services.course_files import (
     CourseFile,
-    CourseLimits,
     Refused,
     clean_path,
     is_course_zip,
@@ -20,6 +19,7 @@ from backend.services.course_files import (
 )
 from backend.services.course_upload import store_course_files
 from backend.services.upload_budget import check_upload_budget
+from core.settings.limits import LimitSettings
 from core.store import batches
 
 router = APIRouter(prefix="/projects/{project_id}/documents", tags=["documents"])
@@ -76,12 +76,7 @@ async def upload_batch(
             raise _batch_not_found()
     if batch_id is None:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "Viewers cannot change this project.")
-    course_limits = CourseLimits(
-        max_file_bytes=limits.max_upload_bytes,
-        max_files=limits.course_upload_max_files,
-        max_inflated_bytes=limits.course_zip_max_inflated_bytes,
-    )
-    items = _in_thread(_course_files(uploads, course_limits))
+    items = _in_thread(_course_files(uploads, limits))
     outcome = await store_course_files(db, queue, access.scope, batch_id, items)
     return BatchAccepted(batch_id=batch_id, accepted=outcome.accepted, refused=outcome.refused)
 
@@ -108,7 +103,7 @@ async def get_batch_progress(batch_id: UUID, access: ProjectDep, db: DbDep) -> B
     )
 
 
-def _course_files(uploads: list[UploadFile], limits: CourseLimits) -> Iterator[CourseFile | Refused]:
+def _course_files(uploads: list[UploadFile], limits: LimitSettings) -> Iterator[CourseFile | Refused]:
     """Blocking reads (spooled temp files, inflating): pulled one item at a time from a thread."""
     for upload in uploads:
         path = clean_path(upload.filename or "upload")
@@ -119,9 +114,11 @@ def _course_files(uploads: list[UploadFile], limits: CourseLimits) -> Iterator[C
         if is_course_zip(head, upload.file):
             yield from zip_members(upload.file, path, limits)
             continue
-        content = upload.file.read(limits.max_file_bytes + 1)
-        if len(content) > limits.max_file_bytes:
-            yield Refused(path, f"the file is larger than the limit of {limits.max_file_bytes // 1024**2} MB")
+        content = upload.file.read(limits.max_upload_bytes + 1)
+        if len(content) > limits.max_upload_bytes:
+            yield Refused(
+                path, f"the file is larger than the limit of {limits.max_upload_bytes // 1024**2} MB"
+            )
         else:
             yield CourseFile(path, content)
 

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import BinaryIO
 
+from core.settings.limits import LimitSettings
 from core.text.filetypes import zip_type
+from core.text.zips import ZIP_ERRORS, MemberRefused, inflate
 
-_READ_SIZE = 1024 * 1024
 _SKIPPED_PARTS = ("__MACOSX",)
 
 
@@ -28,13 +29,6 @@ class CourseFile:
 class Refused:
     path: str
     reason: str
-
-
-@dataclass(frozen=True)
-class CourseLimits:
-    max_file_bytes: int  # MAX_UPLOAD_BYTES
-    max_files: int  # COURSE_UPLOAD_MAX_FILES
-    max_inflated_bytes: int  # COURSE_ZIP_MAX_INFLATED_BYTES
 
 
 def clean_path(name: str) -> str | None:
@@ -63,18 +57,18 @@ def is_course_zip(head: bytes, stream: BinaryIO) -> bool:
     return True
 
 
-def zip_members(stream: BinaryIO, zip_path: str, limits: CourseLimits) -> Iterator[CourseFile | Refused]:
+def zip_members(stream: BinaryIO, zip_path: str, limits: LimitSettings) -> Iterator[CourseFile | Refused]:
     """Each member of a course ZIP as a file or a refusal with its reason."""
     try:
         archive = zipfile.ZipFile(stream)
         members = [member for member in archive.infolist() if not member.is_dir()]
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as error:
+    except ZIP_ERRORS as error:
         yield Refused(zip_path, f"the ZIP is damaged and cannot be opened ({error})")
         return
-    if len(members) > limits.max_files:
+    if len(members) > limits.course_upload_max_files:
+        most = limits.course_upload_max_files
         yield Refused(
-            zip_path,
-            f"the ZIP holds {len(members):,} files, more than the {limits.max_files:,} allowed at once",
+            zip_path, f"the ZIP holds {len(members):,} files, more than the {most:,} allowed at once"
         )
         return
     inflated = 0
@@ -83,39 +77,32 @@ def zip_members(stream: BinaryIO, zip_path: str, limits: CourseLimits) -> Iterat
             path = clean_path(member.filename)
             if path is None:
                 continue
-            if inflated >= limits.max_inflated_bytes:
+            if inflated >= limits.course_zip_max_inflated_bytes:
                 yield Refused(path, _inflated_reason(limits))
                 continue
-            outcome = _read_member(archive, member, path, limits, limits.max_inflated_bytes - inflated)
+            outcome = _read_member(
+                archive, member, path, limits, limits.course_zip_max_inflated_bytes - inflated
+            )
             if isinstance(outcome, CourseFile):
                 inflated += len(outcome.content)
             yield outcome
 
 
 def _read_member(
-    archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str, limits: CourseLimits, budget: int
+    archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str, limits: LimitSettings, budget: int
 ) -> CourseFile | Refused:
-    if member.flag_bits & 0x1:
-        return Refused(path, "the file is encrypted in the ZIP (password-protected)")
-    if member.file_size > limits.max_file_bytes:
-        return Refused(path, f"the file is larger than the limit of {limits.max_file_bytes // 1024**2} MB")
-    parts: list[bytes] = []
-    size = 0
+    if member.file_size > limits.max_upload_bytes and not member.flag_bits & 0x1:
+        return Refused(path, f"the file is larger than the limit of {limits.max_upload_bytes // 1024**2} MB")
     try:
-        with archive.open(member) as source:
-            while block := source.read(_READ_SIZE):
-                size += len(block)
-                # zipfile stops at the declared size (a liar then fails its CRC); counted here all the same.
-                if size > limits.max_file_bytes:
-                    return Refused(
-                        path, f"the file inflates past the limit of {limits.max_file_bytes // 1024**2} MB"
-                    )
-                if size > budget:
-                    return Refused(path, _inflated_reason(limits))
-                parts.append(block)
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as error:
-        return Refused(path, f"the file cannot be read from the ZIP ({error})")
-    content = b"".join(parts)
+        content = inflate(archive, member, budget=min(limits.max_upload_bytes, budget))
+    except MemberRefused as refused:
+        if refused.kind == "encrypted":
+            return Refused(path, "the file is encrypted in the ZIP (password-protected)")
+        if refused.kind == "unreadable":
+            return Refused(path, f"the file cannot be read from the ZIP ({refused.detail})")
+        if budget < limits.max_upload_bytes:
+            return Refused(path, _inflated_reason(limits))
+        return Refused(path, f"the file inflates past the limit of {limits.max_upload_bytes // 1024**2} MB")
     if content.startswith(b"PK\x03\x04"):
         try:
             zip_type(content)
@@ -124,6 +111,6 @@ def _read_member(
     return CourseFile(path, content)
 
 
-def _inflated_reason(limits: CourseLimits) -> str:
-    size = limits.max_inflated_bytes // 1024**2
+def _inflated_reason(limits: LimitSettings) -> str:
+    size = limits.course_zip_max_inflated_bytes // 1024**2
     return f"the ZIP inflates to more than {size:,} MB; split the course into smaller ZIPs"

@@ -11,24 +11,7 @@ class LimitSettings(SettingsGroup):
     # a little more); every other body max_json_body_bytes.
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, validation_alias="MAX_UPLOAD_BYTES")
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024, validation_alias="MAX_JSON_BODY_BYTES")
-    # PDFs are parsed in a child process (workers/parsing/bounded.py) held to these bounds; a file past
-    # one ends `failed` with the reason. The memory bound is the child's whole address space (RLIMIT_AS).
-    pdf_max_pages: int = Field(default=2000, ge=1, validation_alias="PDF_MAX_PAGES")
-    # Extracted text; Markdown and text too.
-    parse_max_chars: int = Field(default=20_000_000, ge=1, validation_alias="PARSE_MAX_CHARS")
-    parse_timeout_s: float = Field(default=300.0, gt=0, validation_alias="PARSE_TIMEOUT_S")
-    parse_max_memory_mb: int = Field(default=2048, ge=128, validation_alias="PARSE_MAX_MEMORY_MB")
-    # Pages without a text layer (scans) and page images are read by OCR (workers/parsing/ocr.py: PyMuPDF's
-    # Tesseract, with Debian's tesseract-ocr-eng/-por data), inside the same child. Each OCR page
-    # extends the parse deadline to at least OCR_PAGE_TIMEOUT_S after it starts, so a scanned book is
-    # not held to PARSE_TIMEOUT_S alone and one stuck page is stopped; more scanned pages than
-    # OCR_MAX_PAGES fail the document before any is read. OCR_LANGUAGES: Tesseract's names joined by "+".
-    ocr_enabled: bool = Field(default=True, validation_alias="OCR_ENABLED")
-    ocr_languages: str = Field(
-        default="eng+por", pattern=r"^[A-Za-z_]+(\+[A-Za-z_]+)*$", validation_alias="OCR_LANGUAGES"
-    )
-    ocr_page_timeout_s: float = Field(default=60.0, gt=0, validation_alias="OCR_PAGE_TIMEOUT_S")
-    ocr_max_pages: int = Field(default=500, ge=1, validation_alias="OCR_MAX_PAGES")
+    # Parsing's own bounds (PDF_MAX_PAGES, PARSE_*, OCR_*): core/settings/parsing.py.
     # The embedded Postgres's disk: an upload or a document's chunks that would leave less than this free
     # are refused (507 / the job `failed`), keeping room for its WAL and small writes (core/runtime/disk.py).
     storage_min_free_mb: int = Field(default=64, ge=0, validation_alias="STORAGE_MIN_FREE_MB")

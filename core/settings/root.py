@@ -25,6 +25,7 @@ from core.settings.group import SettingsGroup
 from core.settings.limits import LimitSettings, RateLimitSettings, RetentionSettings
 from core.settings.models import EmbeddingSettings, LlmSettings
 from core.settings.operations import BackupSettings
+from core.settings.parsing import ParseSettings
 from core.settings.retrieval import ChunkingSettings, RetrievalSettings
 from core.settings.services import ApiSettings, ServiceSettings
 from core.settings.study import StudySettings
@@ -42,6 +43,7 @@ class Settings(BaseSettings):
     services: ServiceSettings = Field(default_factory=ServiceSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
+    parsing: ParseSettings = Field(default_factory=ParseSettings)
     rate_limits: RateLimitSettings = Field(default_factory=RateLimitSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)

@@ -2,7 +2,6 @@
 text is known (benchmarks/scans.py). Tesseract's eng and por data must be installed (.ci/run does):
 without them these tests fail, on purpose, rather than skip."""
 
-import dataclasses
 import io
 import re
 import resource
@@ -22,14 +21,15 @@ from benchmarks.scans import (
     scanned_pdf,
     text_page_pdf,
 )
+from core.settings.parsing import ParseSettings
 from tests.workers.test_parsing import parse_children
 from workers.parsing import OcrOptions, ParsedDocument, ParseError, parse_document
 from workers.parsing import ocr as ocr_module
-from workers.parsing.bounded import ParseLimits, parse_bounded
+from workers.parsing.bounded import parse_bounded
 from workers.parsing.pdf import _TEXT_FLAGS as TEXT_FLAGS
 from workers.parsing.pdf import NO_TEXT, page_of
 
-LIMITS = ParseLimits(max_pages=2000, max_chars=20_000_000, timeout_s=120, max_memory_mb=2048)
+LIMITS = ParseSettings(max_pages=2000, max_chars=20_000_000, timeout_s=120, max_memory_mb=2048)
 ENGLISH_PAGE = 20  # 0-based: Think Python's page 21, the first page of chapter 1 ("The way of the program")
 
 
@@ -234,7 +234,7 @@ async def test_an_ocr_page_past_its_bound_stops_the_child_with_the_reason() -> N
     )
     assert left >= 0
     scans = scanned_pdf(dense.tobytes(), [0, 0, 0], dpi=300)
-    limits = dataclasses.replace(LIMITS, timeout_s=2.5, ocr_page_timeout_s=2.5)
+    limits = LIMITS.model_copy(update=dict(timeout_s=2.5, ocr_page_timeout_s=2.5))
     started = time.monotonic()
     with pytest.raises(ParseError, match=r"OCR of page [123] took longer than 2.5 s and was stopped"):
         await parse_bounded(scans, source_type="pdf", filename="dense.pdf", title=None, limits=limits)

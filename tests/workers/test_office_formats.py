@@ -14,12 +14,13 @@ from docx.shared import Pt
 from pptx import Presentation
 from pptx.util import Inches
 
+from core.settings.parsing import ParseSettings
 from workers.chunking.sections import ChunkingConfig, chunk_document
 from workers.parsing import ParsedDocument, ParseError, parse_document
-from workers.parsing.bounded import ParseLimits, parse_bounded
+from workers.parsing.bounded import parse_bounded
 from workers.parsing.xlsx import MAX_ROWS
 
-LIMITS = ParseLimits(max_pages=100, max_chars=10**6, timeout_s=60, max_memory_mb=512)
+LIMITS = ParseSettings(max_pages=100, max_chars=10**6, timeout_s=60, max_memory_mb=512)
 # Small chunks, so a chunk is cut from inside one slide and has to find its slide number itself.
 SMALL = ChunkingConfig(max_chars=200, overlap_chars=0, min_chars=0)
 

@@ -1,6 +1,5 @@
 """Parsing real documents (Think Python PDF, Rust book, Pense em Python) and hostile inputs."""
 
-import dataclasses
 import os
 import re
 import time
@@ -9,10 +8,11 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from core.settings.parsing import ParseSettings
 from tests.workers.pdf_bombs import glyph_bomb_pdf, many_pages_pdf, offpage_bomb_pdf
 from workers.chunking.sections import HEADER_MAX_CHARS, chunk_document
 from workers.parsing import ParsedDocument, ParseError, parse_document
-from workers.parsing.bounded import ParseLimits, parse_bounded
+from workers.parsing.bounded import parse_bounded
 from workers.parsing.markdown import parse_markdown, parse_text
 from workers.parsing.pdf import parse_pdf
 from workers.parsing.types import HEADING_MAX_CHARS
@@ -276,7 +276,7 @@ def test_deep_and_huge_markdown_parse(name: str) -> None:
 
 # Bounds (issue 11, part 1): what the worker parses, through workers/parsing/bounded.py --------------
 
-LIMITS = ParseLimits(max_pages=2000, max_chars=20_000_000, timeout_s=120, max_memory_mb=2048)
+LIMITS = ParseSettings(max_pages=2000, max_chars=20_000_000, timeout_s=120, max_memory_mb=2048)
 BOMB_MEMORY_MB = 384
 
 
@@ -294,7 +294,7 @@ def parse_children() -> list[int]:
     return pids
 
 
-async def parse_pdf_bounded(data: bytes, limits: ParseLimits, filename: str = "file.pdf") -> ParsedDocument:
+async def parse_pdf_bounded(data: bytes, limits: ParseSettings, filename: str = "file.pdf") -> ParsedDocument:
     return await parse_bounded(data, source_type="pdf", filename=filename, title=None, limits=limits)
 
 
@@ -303,7 +303,7 @@ async def test_pdf_parsed_in_a_child_is_the_same_document(think_python: ParsedDo
 
 
 async def test_pdf_over_the_page_bound_fails_with_the_reason() -> None:
-    limits = dataclasses.replace(LIMITS, max_pages=20)
+    limits = LIMITS.model_copy(update=dict(max_pages=20))
     with pytest.raises(ParseError, match="30 pages, more than the 20 pages allowed"):
         await parse_pdf_bounded(many_pages_pdf(30), limits)
     assert (await parse_pdf_bounded(many_pages_pdf(20), limits)).page_count == 20
@@ -312,13 +312,13 @@ async def test_pdf_over_the_page_bound_fails_with_the_reason() -> None:
 @pytest.mark.parametrize(("name", "source_type"), [("thinkpython2.pdf", "pdf"), ("huge-line.md", "markdown")])
 async def test_text_over_the_char_bound_fails_with_the_reason(name: str, source_type: str) -> None:
     data = (THINK_PYTHON if source_type == "pdf" else BAD / name).read_bytes()
-    limits = dataclasses.replace(LIMITS, max_chars=100_000)
+    limits = LIMITS.model_copy(update=dict(max_chars=100_000))
     with pytest.raises(ParseError, match="more than 100,000 characters"):
         await parse_bounded(data, source_type=source_type, filename=name, title=None, limits=limits)
 
 
 async def test_pdf_memory_bomb_fails_with_the_reason_and_the_next_file_parses() -> None:
-    limits = dataclasses.replace(LIMITS, max_memory_mb=BOMB_MEMORY_MB)
+    limits = LIMITS.model_copy(update=dict(max_memory_mb=BOMB_MEMORY_MB))
     bomb = glyph_bomb_pdf()
     assert len(bomb) < 1024 * 1024  # small on disk: the cost is in parsing it
     with pytest.raises(
@@ -334,7 +334,7 @@ async def test_pdf_memory_bomb_fails_with_the_reason_and_the_next_file_parses() 
 async def test_pdf_parse_timeout_kills_the_child() -> None:
     started = time.monotonic()
     with pytest.raises(ParseError, match=re.escape("parsing took longer than 1.5 s and was stopped")):
-        await parse_pdf_bounded(offpage_bomb_pdf(), dataclasses.replace(LIMITS, timeout_s=1.5))
+        await parse_pdf_bounded(offpage_bomb_pdf(), LIMITS.model_copy(update=dict(timeout_s=1.5)))
     assert time.monotonic() - started < 60  # generous: the child is killed at the bound, not at its end
     assert not parse_children()
 

@@ -5,14 +5,15 @@ import time
 
 import pytest
 
+from core.settings.parsing import ParseSettings
 from tests.workers import web_ebook_inputs as inputs
 from workers.chunking.sections import ChunkingConfig, chunk_document
 from workers.parsing import ParsedDocument, ParseError, parse_document
-from workers.parsing.bounded import ParseLimits, parse_bounded
+from workers.parsing.bounded import parse_bounded
 from workers.parsing.epub import parse_epub
 from workers.parsing.html import parse_html
 
-LIMITS = ParseLimits(max_pages=100, max_chars=10**6, timeout_s=60, max_memory_mb=1024)
+LIMITS = ParseSettings(max_pages=100, max_chars=10**6, timeout_s=60, max_memory_mb=1024)
 
 
 def assert_offsets_consistent(doc: ParsedDocument) -> None:

@@ -243,7 +243,6 @@ async def test_a_starting_worker_queues_again_what_redis_lost_each_kind_on_its_q
     assert note_job.args == (str(project.id), str(user.id), note_id, None, "ownership", 2)
 
 
-
 async def test_a_job_whose_requester_is_not_recorded_ends_failed_instead_of_queued_for_ever(
     settings: Settings, services: ServiceUrls, db: Conn
 ) -> None:
@@ -270,6 +269,7 @@ async def test_a_job_whose_requester_is_not_recorded_ends_failed_instead_of_queu
         await queue.aclose()
     cur = await db.execute("SELECT status, error FROM jobs WHERE id = %s", (note_id,))
     assert await cur.fetchone() == {"status": "failed", "error": UNKNOWN_REQUESTER}
+
 
 async def test_a_graceful_stop_mid_job_puts_it_back_in_the_queue_without_a_death(
     settings: Settings, services: ServiceUrls, db: Conn

@@ -18,7 +18,7 @@ from core.text.language import TS_CONFIG, resolve_language
 from workers.chunking.sections import ChunkDraft, ChunkingConfig, chunk_document
 from workers.jobs.embedding import embed_missing
 from workers.jobs.framework import Failure, JobAbandoned, Result, TrackedJob
-from workers.parsing.bounded import ParseLimits, parse_bounded
+from workers.parsing.bounded import parse_bounded
 from workers.parsing.types import ParsedDocument, ParseError
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,7 @@ async def _index(runtime: Runtime, row: VersionToIndex, args: IndexDocument) -> 
         source_type=row.source_type,
         filename=row.filename,
         title=row.title,
-        limits=ParseLimits.from_settings(settings),
+        limits=settings.parsing,
     )
     async with pool.connection() as conn:
         await jobs.set_progress(conn, project_id=project_id, job_id=job_id, stage="chunking")

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from workers.parsing.markdown import parse_markdown, parse_text
 from workers.parsing.ocr import OcrOptions
 from workers.parsing.pdf import parse_pdf
+from workers.parsing.structured import StructuredFormat, parse_structured
 from workers.parsing.types import ParsedDocument, ParseError, Section
 
 __all__ = [
@@ -13,14 +14,14 @@ __all__ = [
     "parse_text",
 ]  # fmt: skip
 
-# "module:function" per source type, imported on first use: the parse child of a PDF does not load
-# trafilatura or python-pptx (memory counted against its RLIMIT_AS).
+# The module declaring each structured format (its FORMAT), imported on first use: the parse child of a
+# PDF does not load trafilatura or python-pptx (memory counted against its RLIMIT_AS).
 _STRUCTURED = {
-    "pptx": "workers.parsing.pptx:parse_pptx",
-    "docx": "workers.parsing.docx:parse_docx",
-    "xlsx": "workers.parsing.xlsx:parse_xlsx",
-    "epub": "workers.parsing.epub:parse_epub",
-    "html": "workers.parsing.html:parse_html",
+    "pptx": "workers.parsing.pptx",
+    "docx": "workers.parsing.docx",
+    "xlsx": "workers.parsing.xlsx",
+    "epub": "workers.parsing.epub",
+    "html": "workers.parsing.html",
 }
 
 
@@ -49,12 +50,10 @@ def parse_document(
     if source_type in ("markdown", "text"):
         parser = parse_markdown if source_type == "markdown" else parse_text
         return parser(data, filename=filename, title=title, max_chars=max_chars)
-    target = _STRUCTURED.get(source_type)
-    if target is None:
+    module = _STRUCTURED.get(source_type)
+    if module is None:
         raise ParseError(f"Unsupported document type {source_type!r}.")
-    module, function = target.split(":")
-    structured_parser = getattr(importlib.import_module(module), function)
-    parsed: ParsedDocument = structured_parser(
-        data, filename=filename, title=title, max_chars=max_chars, max_memory_mb=max_memory_mb
+    fmt: StructuredFormat = importlib.import_module(module).FORMAT
+    return parse_structured(
+        fmt, data, filename=filename, title=title, max_chars=max_chars, max_memory_mb=max_memory_mb
     )
-    return parsed

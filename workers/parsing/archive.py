@@ -4,7 +4,8 @@ Before any format library touches the archive, every member is checked: the memb
 central directory declares, the bytes that actually come out while inflating (a bomb can lie about its
 size), encryption, and every XML member is parsed once by defusedxml, which refuses entity declarations
 and external references (XXE, billion laughs). The libraries then read an archive known to be sound.
-Written here because no library does all of this for an in-memory archive; defusedxml does the XML part."""
+The inflating is core/text/zips.py's, shared with the course ZIP's reader; defusedxml does the XML part
+(no library does all of this for an in-memory archive)."""
 
 import io
 import zipfile
@@ -13,9 +14,9 @@ from dataclasses import dataclass
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring as defused_fromstring
 
+from core.text.zips import ZIP_ERRORS, MemberRefused, inflate
 from workers.parsing.types import ParseError
 
-_READ_SIZE = 1024 * 1024
 _XML_SUFFIXES = (".xml", ".rels", ".opf", ".ncx", ".xhtml", ".htm", ".html", ".svg", ".vml")
 _XML_DECLARATION_PROBE = 512
 
@@ -38,7 +39,7 @@ def checked_archive(data: bytes, limits: ArchiveLimits, *, what: str) -> zipfile
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         members = archive.infolist()
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as error:
+    except ZIP_ERRORS as error:
         raise ParseError(f"The {what} is damaged: it is not a readable ZIP archive ({error}).") from error
     if len(members) > limits.max_members:
         raise ParseError(
@@ -49,47 +50,24 @@ def checked_archive(data: bytes, limits: ArchiveLimits, *, what: str) -> zipfile
         raise ParseError(_too_big(what, limits))
     remaining = limits.max_total_bytes
     for member in members:
-        if member.flag_bits & 0x1:
-            raise ParseError(
-                f"The {what} is encrypted (password-protected): remove the password and upload it again."
-            )
-        remaining -= _inflate_checked(archive, member, remaining, limits, what)
+        try:
+            data = inflate(archive, member, budget=remaining, max_ratio=limits.max_ratio, declared_only=True)
+        except MemberRefused as refused:
+            raise ParseError(_refusal(refused, member, what, limits)) from refused
+        remaining -= len(data)
+        # An XML part, by its name or by its first bytes, is parsed once for entities.
+        declared_xml = data[:_XML_DECLARATION_PROBE].lstrip().startswith(b"<?xml")
+        if declared_xml or member.filename.lower().endswith(_XML_SUFFIXES):
+            _check_xml(data, member.filename, what)
     return archive
 
 
-def _inflate_checked(
-    archive: zipfile.ZipFile, member: zipfile.ZipInfo, budget: int, limits: ArchiveLimits, what: str
-) -> int:
-    size = 0
-    head = b""
-    is_xml = member.filename.lower().endswith(_XML_SUFFIXES)
-    parts: list[bytes] = []
-    try:
-        with archive.open(member) as stream:
-            while block := stream.read(_READ_SIZE):
-                size += len(block)
-                if size > budget or size > max(member.file_size, 0) + _READ_SIZE:
-                    raise ParseError(_too_big(what, limits))
-                if size > _READ_SIZE and size > limits.max_ratio * max(member.compress_size, 1):
-                    raise ParseError(_too_big(what, limits))
-                if is_xml:
-                    parts.append(block)
-                elif not head:
-                    head = block[:_XML_DECLARATION_PROBE]
-    except ParseError:
-        raise
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as error:
-        raise ParseError(
-            f"The {what} is damaged: its part {member.filename!r} cannot be read ({error})."
-        ) from error
-    if is_xml or head.lstrip().startswith(b"<?xml"):
-        _check_xml(b"".join(parts) if is_xml else _read(archive, member), member.filename, what)
-    return size
-
-
-def _read(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> bytes:
-    with archive.open(member) as stream:
-        return stream.read()
+def _refusal(refused: MemberRefused, member: zipfile.ZipInfo, what: str, limits: ArchiveLimits) -> str:
+    if refused.kind == "encrypted":
+        return f"The {what} is encrypted (password-protected): remove the password and upload it again."
+    if refused.kind == "unreadable":
+        return f"The {what} is damaged: its part {member.filename!r} cannot be read ({refused.detail})."
+    return _too_big(what, limits)
 
 
 def _check_xml(data: bytes, name: str, what: str) -> None:

@@ -16,17 +16,15 @@ parsing the thousands of small files of an eval corpus."""
 
 import asyncio
 import json
-import math
 import os
 import signal
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from core.runtime.child_env import child_environment
-from core.settings import Settings
+from core.settings.parsing import ParseSettings
 from core.text.filetypes import CHILD_PARSED
 from workers.parsing import parse_document
 from workers.parsing.types import ParsedDocument, ParseError, Section
@@ -45,51 +43,18 @@ _READ_BYTES = 1 << 16
 _PROGRESS_MAX_BYTES = 64  # {"ocr_page": n}; the answer line is never taken for one
 
 
-@dataclass(frozen=True)
-class ParseLimits:
-    max_pages: int
-    max_chars: int
-    timeout_s: float
-    max_memory_mb: int
-    ocr_enabled: bool = True
-    ocr_languages: str = "eng+por"
-    ocr_page_timeout_s: float = 60.0
-    ocr_max_pages: int = 500
+def memory_reason(limits: ParseSettings) -> str:
+    return f"the file needs more memory than allowed to parse ({limits.max_memory_mb} MB)"
 
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "ParseLimits":
-        return cls(
-            max_pages=settings.limits.pdf_max_pages,
-            max_chars=settings.limits.parse_max_chars,
-            timeout_s=settings.limits.parse_timeout_s,
-            max_memory_mb=settings.limits.parse_max_memory_mb,
-            ocr_enabled=settings.limits.ocr_enabled,
-            ocr_languages=settings.limits.ocr_languages,
-            ocr_page_timeout_s=settings.limits.ocr_page_timeout_s,
-            ocr_max_pages=settings.limits.ocr_max_pages,
-        )
 
-    @property
-    def memory_reason(self) -> str:
-        return f"the file needs more memory than allowed to parse ({self.max_memory_mb} MB)"
-
-    @property
-    def timeout_reason(self) -> str:
-        return f"parsing took longer than {self.timeout_s:g} s and was stopped"
-
-    def ocr_timeout_reason(self, page: int) -> str:
-        return f"OCR of page {page} took longer than {self.ocr_page_timeout_s:g} s and was stopped"
-
-    @property
-    def max_cpu_s(self) -> int:
-        """RLIMIT_CPU of the child: only if this process is no longer there to kill it, so the longest
-        time the deadline can reach (every OCR page at its bound) and a margin."""
-        ocr_s = self.ocr_max_pages * self.ocr_page_timeout_s if self.ocr_enabled else 0
-        return math.ceil(self.timeout_s + ocr_s) + 10
+def timeout_reason(limits: ParseSettings, ocr_page: int | None) -> str:
+    if ocr_page is not None:
+        return f"OCR of page {ocr_page} took longer than {limits.ocr_page_timeout_s:g} s and was stopped"
+    return f"parsing took longer than {limits.timeout_s:g} s and was stopped"
 
 
 async def parse_bounded(
-    data: bytes, *, source_type: str, filename: str, title: str | None, limits: ParseLimits
+    data: bytes, *, source_type: str, filename: str, title: str | None, limits: ParseSettings
 ) -> ParsedDocument:
     """Raises ParseError with the reason shown to the user, a bound's included."""
     if source_type not in CHILD_PARSED:
@@ -101,7 +66,7 @@ async def parse_bounded(
 
 
 async def parse_in_child(
-    data: bytes, *, source_type: str, filename: str, title: str | None, limits: ParseLimits
+    data: bytes, *, source_type: str, filename: str, title: str | None, limits: ParseSettings
 ) -> ParsedDocument:
     header = {
         "source_type": source_type,
@@ -138,9 +103,7 @@ async def parse_in_child(
             out = await _read_output(process.stdout, on_progress)
             await process.wait()
     except TimeoutError:
-        raise ParseError(
-            limits.timeout_reason if ocr_page is None else limits.ocr_timeout_reason(ocr_page)
-        ) from None
+        raise ParseError(timeout_reason(limits, ocr_page)) from None
     finally:
         if process.returncode is None:  # timed out, or the job was cancelled: never leave it running
             process.kill()
@@ -183,16 +146,16 @@ def _progress_page(line: bytes) -> int | None:
     return page if isinstance(page, int) else None
 
 
-def read_answer(out: bytes, returncode: int | None, limits: ParseLimits) -> ParsedDocument:
+def read_answer(out: bytes, returncode: int | None, limits: ParseSettings) -> ParsedDocument:
     last_line = out.rstrip(b"\n").rsplit(b"\n", 1)[-1]  # after the progress lines, the answer
     try:
         answer = json.loads(last_line.decode("utf-8", "surrogatepass")) if last_line else None
     except ValueError:
         answer = None
     if not isinstance(answer, dict):  # it died without answering: under RLIMIT_AS that is memory, mostly
-        raise ParseError(f"{limits.memory_reason}; the parser stopped ({_exit_text(returncode)})")
+        raise ParseError(f"{memory_reason(limits)}; the parser stopped ({_exit_text(returncode)})")
     if answer.get("out_of_memory"):
-        raise ParseError(limits.memory_reason)
+        raise ParseError(memory_reason(limits))
     if "error" in answer:
         raise ParseError(str(answer["error"]))
     return _document(answer["document"])

@@ -6,16 +6,16 @@ walked, so headers, footers, comments and footnotes stay out. Word has no fixed 
 
 import io
 import re
+import zipfile
+from collections.abc import Iterator
 
 from docx import Document
 from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from workers.parsing.archive import ArchiveLimits, checked_archive
-from workers.parsing.office import document_title, library_errors, markdown_table, no_text
-from workers.parsing.structured import Block, assemble
-from workers.parsing.types import ParsedDocument, too_many_chars
+from workers.parsing.office import markdown_table, no_text
+from workers.parsing.structured import Block, Found, StructuredFormat, parser_for
 
 WHAT = "Word file"
 _HEADING = re.compile(r"heading ([1-9])", re.IGNORECASE)
@@ -25,39 +25,34 @@ _CODE_STYLES = ("code", "source", "html preformatted", "preformatted")
 _MONOSPACE = ("courier", "consolas", "menlo", "monaco", "mono", "lucida console", "lucida sans typewriter")
 
 
-def parse_docx(
-    data: bytes,
-    *,
-    filename: str,
-    title: str | None = None,
-    max_chars: int | None = None,
-    max_memory_mb: int = 2048,
-) -> ParsedDocument:
-    """One Block per heading (path = the heading stack) plus the text before the first; raises ParseError."""
-    # The guard reads every part first: python-docx must never see a bomb or an entity declaration.
-    checked_archive(data, ArchiveLimits.within_memory(max_memory_mb), what=WHAT).close()
-    with library_errors(WHAT):
-        document = Document(io.BytesIO(data))
-        core_title = document.core_properties.title
-        body = _Body(max_chars)
-        for item in document.iter_inner_content():
-            if isinstance(item, Paragraph):
-                body.paragraph(item)
-            elif isinstance(item, Table):
-                body.table(item)
-        blocks = body.finish()
-    if not any(block.path or block.body.strip() for block in blocks):
+def _read(data: bytes, _archive: zipfile.ZipFile | None, found: Found) -> Iterator[Block]:
+    """One Block per heading (path = the heading stack) plus the text before the first."""
+    document = Document(io.BytesIO(data))
+    body = _Body()
+    has_text = False
+    for item in [*document.iter_inner_content(), None]:  # None: the end, the last section is done
+        if isinstance(item, Paragraph):
+            body.paragraph(item)
+        elif isinstance(item, Table):
+            body.table(item)
+        else:
+            body.finish()
+        for block in body.take():  # the sections done so far: the budget is checked as they come
+            has_text = has_text or bool(block.path or block.body.strip())
+            yield block
+    if not has_text:
         raise no_text(WHAT)
-    doc_title = document_title(title, core_title or body.title_paragraph, filename)
-    return assemble(blocks, title=doc_title, max_chars=max_chars)
+    found.title = document.core_properties.title or body.title_paragraph
+
+
+FORMAT = StructuredFormat(WHAT, _read)
+parse_docx = parser_for(FORMAT)
 
 
 class _Body:
     """Walks the body's paragraphs and tables in order, cutting a Block at each heading."""
 
-    def __init__(self, max_chars: int | None) -> None:
-        self.max_chars = max_chars
-        self.total = 0
+    def __init__(self) -> None:
         self.blocks: list[Block] = []
         self.stack: list[tuple[int, str]] = []  # (level, heading text); Title is level 0
         # Markdown of the current section, each part with the separator before it: a blank line, or a
@@ -96,10 +91,13 @@ class _Body:
         self.seen_text = True
         self._add(markdown_table(_table_rows(table)))
 
-    def finish(self) -> list[Block]:
+    def finish(self) -> None:
         self._close_code()
         self._flush()
-        return self.blocks
+
+    def take(self) -> list[Block]:
+        done, self.blocks = self.blocks, []
+        return done
 
     def _heading(self, level: int, text: str) -> None:
         if level == 0 and not self.seen_text and not self.stack and not self.title_paragraph:
@@ -109,7 +107,6 @@ class _Body:
         while self.stack and self.stack[-1][0] >= level:
             self.stack.pop()
         self.stack.append((level, text))
-        self._count(text)
 
     def _add(self, markdown: str, *, list_item: bool = False) -> None:
         if not markdown.strip():
@@ -118,7 +115,6 @@ class _Body:
             self.parts.append("\n" if list_item and self.list_open else "\n\n")
         self.parts.append(markdown)
         self.list_open = list_item
-        self._count(markdown)
 
     def _close_code(self) -> None:
         while self.code and not self.code[-1].strip():
@@ -136,11 +132,6 @@ class _Body:
             self.blocks.append(Block(path=path, body="".join(self.parts)))
         self.parts = []
         self.list_open = False
-
-    def _count(self, text: str) -> None:
-        self.total += len(text)
-        if self.max_chars is not None and self.total > self.max_chars:  # stop here, not at the end
-            raise too_many_chars(self.max_chars)
 
 
 def _style_name(paragraph: Paragraph) -> str:

@@ -14,7 +14,7 @@ well-formed XML (an `&nbsp;` without a DTD), and walked by workers/parsing/html_
 import contextlib
 import posixpath
 import zipfile
-from pathlib import Path
+from collections.abc import Iterator
 from urllib.parse import unquote
 from xml.etree.ElementTree import Element
 
@@ -22,11 +22,10 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring as defused_fromstring
 from lxml import etree
 
-from workers.parsing.archive import ArchiveLimits, checked_archive
 from workers.parsing.html import decode_html, parse_page
 from workers.parsing.html_blocks import blocks_from_tree, element_text, local_name
-from workers.parsing.structured import Block, assemble
-from workers.parsing.types import ParsedDocument, ParseError
+from workers.parsing.structured import Block, Found, StructuredFormat, parser_for
+from workers.parsing.types import ParseError
 
 WHAT = "e-book"
 ENCRYPTED = "The e-book is encrypted (DRM-protected): its chapters cannot be read. Upload a DRM-free copy."
@@ -43,34 +42,31 @@ _XML_PARSER = etree.XMLParser(
 )  # fmt: skip
 
 
-def parse_epub(
-    data: bytes,
-    *,
-    filename: str,
-    title: str | None = None,
-    max_chars: int | None = None,
-    max_memory_mb: int = 2048,
-) -> ParsedDocument:
-    with checked_archive(data, ArchiveLimits.within_memory(max_memory_mb), what=WHAT) as archive:
-        _refuse_drm(archive)
-        opf_path = _package_path(archive)
-        package = _xml(archive, opf_path)
-        manifest = _manifest(package, posixpath.dirname(opf_path))
-        toc_titles, nav_path = _toc_titles(archive, package, manifest)
-        blocks: list[Block] = []
-        warnings: list[str] = []
-        for path, media_type in _spine(package, manifest):
-            if path == nav_path or media_type not in _CHAPTER_MEDIA_TYPES:
-                continue  # the nav document is the table of contents, not a chapter
-            root = _chapter_tree(archive, path)
-            if root is None:
-                warnings.append(f"the chapter {path!r} is missing from the e-book or unreadable")
-                continue
-            blocks.extend(_chapter_blocks(root, toc_titles.get(path)))
-    if not any(block.body.strip() for block in blocks):
+def _read(_data: bytes, archive: zipfile.ZipFile | None, found: Found) -> Iterator[Block]:
+    assert archive is not None  # a zipped format: the driver hands over the vetted archive
+    _refuse_drm(archive)
+    opf_path = _package_path(archive)
+    package = _xml(archive, opf_path)
+    found.title = _book_title(package)
+    manifest = _manifest(package, posixpath.dirname(opf_path))
+    toc_titles, nav_path = _toc_titles(archive, package, manifest)
+    has_text = False
+    for path, media_type in _spine(package, manifest):
+        if path == nav_path or media_type not in _CHAPTER_MEDIA_TYPES:
+            continue  # the nav document is the table of contents, not a chapter
+        root = _chapter_tree(archive, path)
+        if root is None:
+            found.warnings.append(f"the chapter {path!r} is missing from the e-book or unreadable")
+            continue
+        for block in _chapter_blocks(root, toc_titles.get(path)):
+            has_text = has_text or bool(block.body.strip())
+            yield block
+    if not has_text:
         raise ParseError(NO_TEXT)
-    book_title = title or _book_title(package) or Path(filename).stem
-    return assemble(blocks, title=book_title, warnings=warnings, max_chars=max_chars)
+
+
+FORMAT = StructuredFormat(WHAT, _read)
+parse_epub = parser_for(FORMAT)
 
 
 def _refuse_drm(archive: zipfile.ZipFile) -> None:

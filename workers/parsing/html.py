@@ -20,15 +20,16 @@ browsers do), else UTF-8, else windows-1252: a saved page need not be UTF-8."""
 
 import codecs
 import re
+import zipfile
 from collections import Counter
-from pathlib import Path
+from collections.abc import Iterator
 
 import lxml.html
 from lxml import etree
 
 from workers.parsing.html_blocks import blocks_from_tree, element_text, local_name, normalized
-from workers.parsing.structured import assemble
-from workers.parsing.types import ParsedDocument, ParseError
+from workers.parsing.structured import Block, Found, StructuredFormat, parser_for
+from workers.parsing.types import ParseError
 
 NO_CONTENT = "The web page has no main text to index (only menus, banners or other page furniture)."
 
@@ -54,21 +55,19 @@ _COVERAGE = 0.9
 _CONTENT_MIN_CHARS = 1000
 
 
-def parse_html(
-    data: bytes,
-    *,
-    filename: str,
-    title: str | None = None,
-    max_chars: int | None = None,
-    max_memory_mb: int = 2048,  # the dispatcher's signature; the tree is bounded by the upload's size
-) -> ParsedDocument:
+def _read(data: bytes, _archive: zipfile.ZipFile | None, found: Found) -> Iterator[Block]:
     root = parse_page(decode_html(data))
-    page_title = title or _page_title(root) or Path(filename).stem
+    found.title = _page_title(root)
     remove_boilerplate(root)
     blocks = blocks_from_tree(main_content(root))
     if not any(block.body.strip() for block in blocks):
         raise ParseError(NO_CONTENT)
-    return assemble(blocks, title=page_title, max_chars=max_chars)
+    yield from blocks
+
+
+# Not zipped: the tree is bounded by the upload's size.
+FORMAT = StructuredFormat("web page", _read, zipped=False)
+parse_html = parser_for(FORMAT)
 
 
 def decode_html(data: bytes) -> str:

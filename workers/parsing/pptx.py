@@ -4,7 +4,8 @@ python-pptx: the maintained pure-Python reader of the presentation format; it ex
 groups, tables and speaker notes as objects, so no office suite or conversion step is needed."""
 
 import io
-from collections.abc import Iterable
+import zipfile
+from collections.abc import Iterable, Iterator
 
 from pptx import Presentation
 from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
@@ -13,10 +14,9 @@ from pptx.shapes.base import BaseShape
 from pptx.slide import Slide
 from pptx.text.text import _Paragraph
 
-from workers.parsing.archive import ArchiveLimits, checked_archive
-from workers.parsing.office import document_title, library_errors, markdown_table, no_text
-from workers.parsing.structured import Block, assemble
-from workers.parsing.types import ParsedDocument, ParseError, too_many_chars
+from workers.parsing.office import markdown_table, no_text
+from workers.parsing.structured import Block, Found, StructuredFormat, parser_for
+from workers.parsing.types import ParseError
 
 WHAT = "PowerPoint file"
 EMPTY_SLIDE = "(no text on this slide)"
@@ -26,36 +26,25 @@ _BULLETED = {PP_PLACEHOLDER.BODY, PP_PLACEHOLDER.OBJECT, PP_PLACEHOLDER.VERTICAL
              PP_PLACEHOLDER.VERTICAL_OBJECT}  # fmt: skip
 
 
-def parse_pptx(
-    data: bytes,
-    *,
-    filename: str,
-    title: str | None = None,
-    max_chars: int | None = None,
-    max_memory_mb: int = 2048,
-) -> ParsedDocument:
+def _read(data: bytes, _archive: zipfile.ZipFile | None, found: Found) -> Iterator[Block]:
     """One Block per slide: path (slide title,) under the deck's title, page = the slide number."""
-    # The guard reads every part first: python-pptx must never see a bomb or an entity declaration.
-    checked_archive(data, ArchiveLimits.within_memory(max_memory_mb), what=WHAT).close()
-    blocks: list[Block] = []
-    has_text = False
-    total = 0
-    with library_errors(WHAT):
-        presentation = Presentation(io.BytesIO(data))
-        deck_title = document_title(title, presentation.core_properties.title, filename)
-        for number, slide in enumerate(presentation.slides, start=1):
-            heading, body = _slide(slide)
-            has_text = has_text or bool(heading or body)
-            blocks.append(Block(path=(heading or f"Slide {number}",), body=body or _empty(heading),
-                                page=number))  # fmt: skip
-            total += len(heading) + len(body)
-            if max_chars is not None and total > max_chars:  # stop here, not after the last slide
-                raise too_many_chars(max_chars)
-    if not blocks:
+    presentation = Presentation(io.BytesIO(data))
+    found.title = presentation.core_properties.title
+    slides = len(presentation.slides)
+    if not slides:
         raise ParseError("The PowerPoint file has no slides.")
+    found.page_count = slides
+    has_text = False
+    for number, slide in enumerate(presentation.slides, start=1):
+        heading, body = _slide(slide)
+        has_text = has_text or bool(heading or body)
+        yield Block(path=(heading or f"Slide {number}",), body=body or _empty(heading), page=number)
     if not has_text:
         raise no_text(WHAT)
-    return assemble(blocks, title=deck_title, page_count=len(blocks), max_chars=max_chars)
+
+
+FORMAT = StructuredFormat(WHAT, _read)
+parse_pptx = parser_for(FORMAT)
 
 
 def _empty(heading: str) -> str:

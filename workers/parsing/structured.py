@@ -4,10 +4,21 @@ sheets) into a ParsedDocument: each parser emits Blocks, rendered here as Markdo
 Every block becomes one section: its heading line (`#` per level of its path) then its Markdown body,
 so the chunker splits it as Markdown (tables, code fences) and the section path is the format's own.
 Where the format has pages or slides, each block carries its number and the document its page offsets,
-so a chunk cut from inside a section still names its slide."""
+so a chunk cut from inside a section still names its slide.
 
-from dataclasses import dataclass
+One driver (`parse_structured`) does what every such format needs, once: the archive guard for the ZIP-based
+ones, a format library's exceptions turned into a readable ParseError, the title rule and the character
+budget, checked after each block so a huge file stops where it passes the budget, not after its last part.
+A format only reads: it yields Blocks and notes its own title, page count and warnings in a `Found`."""
 
+import zipfile
+from collections.abc import Callable, Iterable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from functools import partial
+
+from workers.parsing.archive import ArchiveLimits, checked_archive
+from workers.parsing.office import document_title, library_errors
 from workers.parsing.types import ParsedDocument, Section, bounded, too_many_chars
 
 
@@ -16,6 +27,59 @@ class Block:
     path: tuple[str, ...]  # outermost first, e.g. ("Lecture 3", "Ownership")
     body: str  # Markdown
     page: int | None = None  # 1-based slide or page number where the format has them
+
+
+@dataclass
+class Found:
+    """What a format reader learns besides its blocks; read by the driver after the last block."""
+
+    title: object = None  # the file's own title (core properties, <title>, the OPF's dc:title)
+    page_count: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+# (the upload's bytes, the vetted archive of a ZIP-based format or None, what it found) -> its blocks
+Reader = Callable[[bytes, zipfile.ZipFile | None, Found], Iterable[Block]]
+
+
+@dataclass(frozen=True)
+class StructuredFormat:
+    what: str  # names the format in messages: "Word file"
+    read: Reader
+    zipped: bool = True  # an Office file or an e-book: every member vetted before the reader sees one
+
+
+def parse_structured(
+    fmt: StructuredFormat,
+    data: bytes,
+    *,
+    filename: str,
+    title: str | None = None,
+    max_chars: int | None = None,
+    max_memory_mb: int = 2048,
+) -> ParsedDocument:
+    """The reader's blocks as a ParsedDocument titled by `title`, else the file's own, else the file name;
+    raises ParseError with a reason the user can read."""
+    limits = ArchiveLimits.within_memory(max_memory_mb)
+    archive = checked_archive(data, limits, what=fmt.what) if fmt.zipped else None
+    found = Found()
+    blocks: list[Block] = []
+    total = 0
+    with archive or nullcontext(), library_errors(fmt.what):
+        for block in fmt.read(data, archive, found):
+            blocks.append(block)
+            total += sum(len(part) for part in block.path) + len(block.body)
+            if max_chars is not None and total > max_chars:  # stop here, not after the last part
+                raise too_many_chars(max_chars)
+    return assemble(
+        blocks, title=document_title(title, found.title, filename), page_count=found.page_count,
+        warnings=found.warnings, max_chars=max_chars,
+    )  # fmt: skip
+
+
+def parser_for(fmt: StructuredFormat) -> Callable[..., ParsedDocument]:
+    """`parse_structured` for one format: `parse_docx(data, filename=..., title=..., max_chars=...)`."""
+    return partial(parse_structured, fmt)
 
 
 def assemble(

@@ -6,14 +6,13 @@ of the sheet sees), not the formulas. Sheets have no pages: page is None."""
 
 import datetime
 import io
-from collections.abc import Iterable
+import zipfile
+from collections.abc import Iterable, Iterator
 
 from openpyxl import load_workbook
 
-from workers.parsing.archive import ArchiveLimits, checked_archive
-from workers.parsing.office import document_title, library_errors, markdown_table, no_text
-from workers.parsing.structured import Block, assemble
-from workers.parsing.types import ParsedDocument, too_many_chars
+from workers.parsing.office import markdown_table, no_text
+from workers.parsing.structured import Block, Found, StructuredFormat, parser_for
 
 WHAT = "Excel file"
 EMPTY_SHEET = "(no data on this sheet)"
@@ -24,39 +23,26 @@ MAX_ROWS = 2_000
 MAX_COLUMNS = 100
 
 
-def parse_xlsx(
-    data: bytes,
-    *,
-    filename: str,
-    title: str | None = None,
-    max_chars: int | None = None,
-    max_memory_mb: int = 2048,
-) -> ParsedDocument:
-    """One Block per worksheet, path (sheet name,) under the workbook's title; raises ParseError."""
-    # The guard reads every part first: openpyxl must never see a bomb or an entity declaration.
-    checked_archive(data, ArchiveLimits.within_memory(max_memory_mb), what=WHAT).close()
-    blocks: list[Block] = []
-    warnings: list[str] = []
-    total = 0
-    with library_errors(WHAT):
-        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-        try:
-            book_title = document_title(title, workbook.properties.title, filename)
-            for sheet in workbook.worksheets:  # chart sheets have no cells and are not listed here
-                rows, cut_rows, cut_columns = _rows(
-                    sheet.iter_rows(max_col=MAX_COLUMNS + 1, values_only=True)
-                )
-                table = markdown_table(_trim_columns(rows))
-                blocks.append(Block(path=(str(sheet.title),), body=table or EMPTY_SHEET))
-                warnings.extend(_warnings(str(sheet.title), cut_rows, cut_columns))
-                total += len(table)
-                if max_chars is not None and total > max_chars:  # stop here, not after the last sheet
-                    raise too_many_chars(max_chars)
-        finally:
-            workbook.close()  # read-only mode keeps the archive open until closed
-    if not any(block.body != EMPTY_SHEET for block in blocks):
+def _read(data: bytes, _archive: zipfile.ZipFile | None, found: Found) -> Iterator[Block]:
+    """One Block per worksheet, path (sheet name,) under the workbook's title."""
+    workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    has_data = False
+    try:
+        found.title = workbook.properties.title
+        for sheet in workbook.worksheets:  # chart sheets have no cells and are not listed here
+            rows, cut_rows, cut_columns = _rows(sheet.iter_rows(max_col=MAX_COLUMNS + 1, values_only=True))
+            table = markdown_table(_trim_columns(rows))
+            has_data = has_data or bool(table)
+            found.warnings.extend(_warnings(str(sheet.title), cut_rows, cut_columns))
+            yield Block(path=(str(sheet.title),), body=table or EMPTY_SHEET)
+    finally:
+        workbook.close()  # read-only mode keeps the archive open until closed
+    if not has_data:
         raise no_text(WHAT)
-    return assemble(blocks, title=book_title, warnings=warnings, max_chars=max_chars)
+
+
+FORMAT = StructuredFormat(WHAT, _read)
+parse_xlsx = parser_for(FORMAT)
 
 
 def _rows(values: Iterable[tuple[object, ...]]) -> tuple[list[list[str]], bool, bool]:
