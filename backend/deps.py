@@ -18,8 +18,8 @@ from core.llm.local import SERVER_CHILD
 from core.retrieval import Retriever
 from core.runtime import Runtime
 from core.settings import Settings
-from core.store import api_keys, projects, sessions
-from core.store.projects import Project
+from core.store.accounts import api_keys, projects, sessions
+from core.store.accounts.projects import Project
 
 _bearer = HTTPBearer(
     auto_error=False,

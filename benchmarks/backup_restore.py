@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store.migrations import apply_migrations
+from core.store.sql.migrations import apply_migrations
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RUST = REPO_ROOT.parent / "shared" / "data" / "rust-book" / "src"

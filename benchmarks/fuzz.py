@@ -54,7 +54,7 @@ from benchmarks.fuzz_checks import Failure, RouteStats, check, describe_case, ho
 from benchmarks.fuzz_parties import Party, World, add_real_ids, make_world, missing_rows
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
-from core.store.migrations import apply_migrations
+from core.store.sql.migrations import apply_migrations
 from evals.harness.worker import start_worker, stop_worker
 
 REPORT = Path(__file__).resolve().parent / "reports" / "fuzz.md"

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from psycopg import sql
 
 from backend.deps import runtime_of
-from core.store import accounts, api_keys, questions
+from core.store.accounts import accounts, api_keys
+from core.store.study import questions
 
 REAL_ID_SHARE = 0.75  # of the id-named parameters and fields given a real id of either party
 _KEY_USERS = ("user", "member")  # parameter kinds that name a user

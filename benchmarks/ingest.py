@@ -33,8 +33,8 @@ from core.embeddings.models import make_embeddings
 from core.observability import timing
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store import accounts, api_keys
-from core.store.migrations import apply_migrations
+from core.store.accounts import accounts, api_keys
+from core.store.sql.migrations import apply_migrations
 from evals.harness.worker import start_worker, stop_worker
 from workers.chunking.sections import ChunkingConfig, chunk_document
 from workers.parsing import parse_document

@@ -77,7 +77,7 @@ from core.retrieval.retriever import RetrievalConfig
 from core.retrieval.types import Filters
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store.migrations import apply_migrations
+from core.store.sql.migrations import apply_migrations
 
 META_FILE = "scale_meta.json"
 

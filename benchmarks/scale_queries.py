@@ -19,7 +19,7 @@ from core.retrieval.dense import DenseCandidates, dense_candidates, project_chun
 from core.retrieval.rerankers.none import FusedOrder
 from core.retrieval.retriever import RetrievalConfig, Retriever
 from core.retrieval.types import Filters, RetrievalResult
-from core.store.pool import open_pool
+from core.store.sql.pool import open_pool
 
 TOP_K = 10
 BUCKETS: tuple[tuple[str, int, float], ...] = (

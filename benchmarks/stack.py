@@ -34,7 +34,7 @@ import psycopg
 from psycopg.rows import dict_row
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store import accounts, api_keys
+from core.store.accounts import accounts, api_keys
 
 async def main(url):
     async with await psycopg.AsyncConnection.connect(url, autocommit=True, row_factory=dict_row) as conn:

@@ -43,7 +43,7 @@ from core.llm.chat import make_chat_model
 from core.observability import timing
 from core.retrieval import Candidate, Retriever
 from core.runtime.services import EmbeddedServices
-from core.store.migrations import apply_migrations
+from core.store.sql.migrations import apply_migrations
 from evals.choice_scorers import METHODS, SCORERS
 from evals.harness.worker import stop_worker
 from evals.qa.datasets import QACase, rust_book, rust_quizzes

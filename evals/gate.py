@@ -27,7 +27,7 @@ from agents.qa.options import parse_choice, question_stem
 from core.embeddings.thresholds import CALIBRATED, Thresholds
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store.migrations import apply_migrations
+from core.store.sql.migrations import apply_migrations
 from evals.harness.worker import stop_worker
 from evals.qa.datasets import QACase, QADataset, absent_cases, faquad, rust_quizzes
 from evals.qa.run import load_project

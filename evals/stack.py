@@ -22,7 +22,7 @@ from core.retrieval import Retriever
 from core.runtime import Runtime
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import accounts, api_keys
+from core.store.accounts import accounts, api_keys
 from evals.harness.worker import start_worker
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

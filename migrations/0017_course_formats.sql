@@ -19,6 +19,6 @@ ALTER TABLE documents ADD CONSTRAINT documents_batch_fk FOREIGN KEY (project_id,
     REFERENCES upload_batches (project_id, id) ON DELETE SET NULL (batch_id);
 CREATE INDEX documents_batch_idx ON documents (batch_id) WHERE batch_id IS NOT NULL;
 
--- Upload budgets count bytes stored in the last hour, per user and per project (core/store/upload_budget.py).
+-- Upload budgets count bytes stored in the last hour, per user and per project (core/store/content/upload_budget.py).
 CREATE INDEX document_versions_user_recent_idx ON document_versions (created_by, created_at);
 CREATE INDEX document_versions_project_recent_idx ON document_versions (project_id, created_at);

@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from core.store import questions
+from core.store.study import questions
 
 
 def unit_vector(seed: int | None = None) -> np.ndarray:

@@ -25,8 +25,8 @@ from core.llm.chat import make_chat_model
 from core.llm.local import LOCAL_MODELS, LlamaServer, assemble
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
-from core.store import accounts, api_keys
-from core.store.migrations import apply_migrations
+from core.store.accounts import accounts, api_keys
+from core.store.sql.migrations import apply_migrations
 from evals.harness.worker import start_worker, stop_worker
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,8 @@ from uuid import UUID
 
 import psycopg
 
-from core.store import accounts, documents, projects
+from core.store.accounts import accounts, projects
+from core.store.content import documents
 
 Conn = psycopg.AsyncConnection[Any]
 

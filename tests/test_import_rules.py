@@ -8,6 +8,9 @@
 - a domain package of the backend (backend/accounts, ...) imports itself, the web layer every domain
   shares (backend.web, backend.deps, backend.middleware, backend.resources) and lower layers: never another
   domain, nor the routes, services, schemas or command line outside it;
+- the store's domains (core/store/sql, accounts, runs, content, study, lowest first) import their own
+  domain and lower ones only: every domain stands on sql, content's documents reset their index job
+  (runs), study's questions read content's chunks;
 - shipped code never imports `tests` (tests may import anything).
 
 A module found by name at run time (importlib with a string) is not an import statement: that is how
@@ -27,6 +30,8 @@ SHARED_AGENT_CODE = "common"
 AGENT_SERVICES = frozenset({"runs"})  # above the agent packages: they run any agent
 BACKEND_DOMAINS = frozenset({"accounts"})  # backend packages that each own a domain
 SHARED_WEB = ("backend.web", "backend.deps", "backend.middleware", "backend.resources")
+STORE_DOMAINS = ("sql", "accounts", "runs", "content", "study")  # core/store's packages, lowest first
+STORE_RANK = {domain: rank for rank, domain in enumerate(STORE_DOMAINS)}
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,15 @@ def broken_rule(module: str, imported: str) -> str | None:
         shared = any(imported == name or imported.startswith(name + ".") for name in (own, *SHARED_WEB))
         if not shared:
             return f"the domain package {own} imports {imported} (only itself and the web layer)"
+    return _store_rule(module, imported)
+
+
+def _store_rule(module: str, imported: str) -> str | None:
+    own, other = module.split(".")[:3], imported.split(".")[:3]
+    if own[:2] != ["core", "store"] or other[:2] != ["core", "store"] or len(own) < 3 or len(other) < 3:
+        return None
+    if own[2] in STORE_RANK and STORE_RANK.get(other[2], -1) > STORE_RANK[own[2]]:
+        return f"the store domain core.store.{own[2]} imports the higher core.store.{other[2]}"
     return None
 
 
@@ -192,6 +206,23 @@ def test_a_domain_package_importing_outside_itself_and_the_web_layer_is_caught(
 
 
 @pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        ("core.store.sql.rows", "from core.store.accounts import accounts\n",
+         ["1: core.store.accounts.accounts"]),
+        ("core.store.runs.jobs", "from core.store.content.chunks import ChunkColumns\n",
+         ["1: core.store.content.chunks.ChunkColumns"]),
+        ("core.store.content.documents", "from core.store.runs.jobs import index_job_id\n", []),
+        ("core.store.study.questions", "from core.store.sql.access import MEMBER\n", []),
+    ],
+)  # fmt: skip
+def test_a_store_domain_importing_a_higher_one_is_caught(
+    module: str, source: str, expected: list[str]
+) -> None:
+    assert check(source, module) == expected
+
+
+@pytest.mark.parametrize(
     ("module", "source", "is_package"),
     [
         (
@@ -227,7 +258,7 @@ def test_a_domain_package_may_import_itself_the_web_layer_and_lower_layers(
     [
         ("evals.security", "from tests.security.cases import ANSWER_CASES\n"),
         ("benchmarks.fuzz", "def main() -> None:\n    import tests.conftest\n"),
-        ("core.store.pool", "from tests import conftest\n"),
+        ("core.store.sql.pool", "from tests import conftest\n"),
     ],
 )
 def test_shipped_code_importing_tests_is_caught(module: str, source: str) -> None:

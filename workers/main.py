@@ -34,8 +34,8 @@ from core.jobs.specs import (
 from core.runtime import Runtime, open_runtime
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
-from core.store.jobs import UnfinishedJob, fail_job, unfinished_jobs
-from core.store.migrations import MigrationError, apply_migrations
+from core.store.runs.jobs import UnfinishedJob, fail_job, unfinished_jobs
+from core.store.sql.migrations import MigrationError, apply_migrations
 from workers.jobs.backup import scheduled_backup
 from workers.jobs.framework import WorkerResources, arq_cron
 from workers.jobs.index import index_document

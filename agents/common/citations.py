@@ -3,7 +3,7 @@
 from typing import Any
 
 from core.retrieval import Candidate
-from core.store.refs import ChunkRef, location_of
+from core.store.content.refs import ChunkRef, location_of
 
 EXCERPT_CHARS = 300
 

@@ -3,7 +3,7 @@ from."""
 
 from pydantic import BaseModel
 
-from core.store.refs import ChunkRef
+from core.store.content.refs import ChunkRef
 
 
 class SourceRef(ChunkRef):

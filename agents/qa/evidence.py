@@ -8,7 +8,7 @@ from typing import Any
 from agents.common.citations import ref_fields
 from agents.qa.options import Choice
 from core.retrieval import Candidate
-from core.store.refs import ChunkRef
+from core.store.content.refs import ChunkRef
 from core.text.words import split_sentences, term_coverage
 
 PASSAGE_CHARS = 600

@@ -1,4 +1,4 @@
-""""What should I study next?" answered from the asker's own mastery (core/study), not by the model.
+""" "What should I study next?" answered from the asker's own mastery (core/study), not by the model.
 
 The answer is the student's weakest topics with their mastery and the items to study next in each, cited
 by the passages those items come from. A question about the material that happens to mention studying

@@ -43,7 +43,7 @@ from agents.question_evaluator.topical import topical_answer
 from core.llm.structured import ask_structured
 from core.observability import timing
 from core.retrieval import Candidate, Filters
-from core.store import questions
+from core.store.study import questions
 from core.text.words import is_portuguese, term_coverage
 
 

@@ -12,7 +12,7 @@ Verdict = Literal["correct", "partially_correct", "incorrect"]
 
 @dataclass(kw_only=True)
 class InputState:
-    question: dict[str, Any]  # a stored question row (core/store/questions.py)
+    question: dict[str, Any]  # a stored question row (core/store/study/questions.py)
     answer: str
     config: EvaluatorConfig = field(default_factory=EvaluatorConfig)
 

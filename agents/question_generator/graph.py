@@ -31,8 +31,8 @@ from agents.question_generator.state import (
 from core.llm.structured import StructuredOutputError, ask_structured
 from core.observability import timing
 from core.retrieval import Candidate, Filters
-from core.store import questions
-from core.store.questions import NewQuestion, Question
+from core.store.study import questions
+from core.store.study.questions import NewQuestion, Question
 
 
 def _user(ctx: AgentContext) -> Any:

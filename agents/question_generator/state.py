@@ -6,7 +6,7 @@ from uuid import UUID
 
 from agents.question_generator.config import GeneratorConfig
 from core.retrieval import Candidate
-from core.store.questions import NewQuestion, Question
+from core.store.study.questions import NewQuestion, Question
 
 QuestionType = Literal["multiple_choice", "short_answer", "application", "flashcard"]
 # The default mix: the three question types and flashcards (front = question, back = answer).

@@ -20,10 +20,10 @@ from agents.question_evaluator.graph import graph as evaluator
 from agents.runs.errors import Conflict, NotFound
 from agents.runs.service import AgentRunner, Scope
 from agents.runs.specs import EVALUATOR
-from core.store import attempts
-from core.store.access import Connection
-from core.store.attempts import ReviewedAttempt
-from core.store.questions import Question
+from core.store.sql.access import Connection
+from core.store.study import attempts
+from core.store.study.attempts import ReviewedAttempt
+from core.store.study.questions import Question
 from core.study.reviews import review_attempt
 from core.text.words import is_portuguese
 

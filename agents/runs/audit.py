@@ -23,7 +23,7 @@ from core.jobs.specs import JUDGE_ANSWER, JudgeAnswer, enqueue
 from core.observability import timing
 from core.observability.jsonlog import log_json
 from core.settings import Settings
-from core.store import agent_jobs, history
+from core.store.runs import agent_jobs, history
 
 if TYPE_CHECKING:
     from agents.common.context import AgentContext

@@ -13,7 +13,7 @@ from agents.runs.errors import Conflict, NotFound, Unprocessable
 from agents.runs.service import AgentRunner
 from agents.runs.specs import GENERATOR
 from core.retrieval import ProfileError
-from core.store import documents
+from core.store.content import documents
 
 
 async def generate(

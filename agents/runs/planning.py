@@ -10,7 +10,7 @@ from agents.planner.state import PlannerOutput, outline_document
 from agents.runs.errors import Forbidden
 from agents.runs.service import AgentRunner
 from agents.runs.specs import PLANNER
-from core.store import plans
+from core.store.runs import plans
 
 
 def viewer_forbidden() -> Forbidden:

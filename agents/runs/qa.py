@@ -25,7 +25,9 @@ from agents.runs.service import AgentRunner, Failed, Finished, Graph, Step, Toke
 from agents.runs.specs import QA
 from core.llm.admission import Ticket
 from core.retrieval import Candidate
-from core.store import documents, questions, threads
+from core.store.content import documents
+from core.store.runs import threads
+from core.store.study import questions
 from core.study import service as study
 
 
@@ -156,9 +158,7 @@ class QAService:
                 )
                 history = history_from_messages(messages)
             docs = await documents.list_documents(conn, **self.scope) if for_graph else []
-        refs: list[DocumentRef] = [
-            {"id": str(d.id), "title": d.title, "filename": d.filename} for d in docs
-        ]
+        refs: list[DocumentRef] = [{"id": str(d.id), "title": d.title, "filename": d.filename} for d in docs]
         return thread_id, {
             "question": ask.question,
             "history": history,

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 from agents.common.citations import Citation
 from agents.common.plan import PlanGap, PlanSection
 from agents.writer import config
-from core.store.refs import ChunkRef
+from core.store.content.refs import ChunkRef
 
 
 class Point(BaseModel):

@@ -19,11 +19,11 @@ from pydantic import (
 from backend.web.records import record_fields
 from core.accounts.emails import normalize_email
 from core.accounts.roles import Role
-from core.store.accounts import Account
-from core.store.api_keys import ApiKey
-from core.store.member_invitations import PersonalInvitation
-from core.store.security_events import SecurityEvent
-from core.store.sessions import BrowserSession
+from core.store.accounts.accounts import Account
+from core.store.accounts.api_keys import ApiKey
+from core.store.accounts.member_invitations import PersonalInvitation
+from core.store.accounts.security_events import SecurityEvent
+from core.store.accounts.sessions import BrowserSession
 
 EmailField = Field(min_length=3, max_length=254, pattern=r"^[^@\s]+@[^@\s]+$")
 Email = Annotated[str, EmailField, AfterValidator(normalize_email)]

@@ -32,7 +32,7 @@ from core.runtime.child_env import child_environment
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.runtime.supervisor import ChildSpec, ChildStartError, Supervisor
 from core.settings import Settings
-from core.store.pool import open_pool
+from core.store.sql.pool import open_pool
 
 app = typer.Typer(help="studyAI: a private, per-project RAG backend for studying.", no_args_is_help=True)
 app.add_typer(users_app, name="users")

@@ -16,7 +16,7 @@ from core.llm.chat import make_chat_model
 from core.runtime import ChatModelPlan, make_retriever
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store.pool import open_pool
+from core.store.sql.pool import open_pool
 
 
 def refit_confidence(settings: Settings, urls: ServiceUrls, project: UUID, *, limit: int) -> Calibration:

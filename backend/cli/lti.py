@@ -14,8 +14,8 @@ from backend.cli.migrate import apply_migrations
 from backend.cli.user_admin import cli_audit
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store.lti import Platform
-from core.store.pool import OneConnection
+from core.store.accounts.lti import Platform
+from core.store.sql.pool import OneConnection
 
 lti_app = typer.Typer(help="LTI 1.3 platforms (Moodle, Canvas, ...).", no_args_is_help=True)
 

@@ -9,7 +9,7 @@ import typer
 
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store import migrations
+from core.store.sql import migrations
 
 
 @contextmanager
@@ -24,7 +24,7 @@ def migration_refusals_in_one_line() -> Iterator[None]:
 
 
 def apply_migrations(database_url: str) -> list[str]:
-    """core.store.migrations.apply_migrations, for the command line: its refusals printed, not raised."""
+    """core.store.sql.migrations.apply_migrations, for the command line: its refusals printed, not raised."""
     with migration_refusals_in_one_line():
         return migrations.apply_migrations(database_url)
 

@@ -19,9 +19,9 @@ from core.accounts.emails import normalize_email
 from core.observability.audit import Audit
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store import accounts, security_events
-from core.store.accounts import Account
-from core.store.pool import OneConnection
+from core.store.accounts import accounts, security_events
+from core.store.accounts.accounts import Account
+from core.store.sql.pool import OneConnection
 
 SETUP_TOKEN_HOURS = 24
 T = TypeVar("T")

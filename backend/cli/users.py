@@ -14,9 +14,9 @@ from backend.cli.user_admin import cli_audit, grant_admin, grant_teacher, regist
 from core.accounts.emails import normalize_email
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store import accounts, security_events
-from core.store import api_keys as user_store
-from core.store.api_keys import ApiKey
+from core.store.accounts import accounts, security_events
+from core.store.accounts import api_keys as user_store
+from core.store.accounts.api_keys import ApiKey
 
 users_app = typer.Typer(help="Users and API keys.", no_args_is_help=True)
 

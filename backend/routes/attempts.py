@@ -31,9 +31,9 @@ from backend.services.project_log import record_project_event
 from backend.services.project_store import as_member
 from backend.services.question_access import attempter, visible_question
 from backend.web.paging import Page, PageDep, paging
-from core.store import attempts
-from core.store.access import Connection
-from core.store.attempts import ListedAttempt, ReviewedAttempt
+from core.store.sql.access import Connection
+from core.store.study import attempts
+from core.store.study.attempts import ListedAttempt, ReviewedAttempt
 
 Out = TypeVar("Out", bound=AttemptOut)
 router = APIRouter(prefix="/projects/{project_id}", tags=["questions"])

@@ -20,7 +20,7 @@ from backend.services.course_files import (
 from backend.services.course_upload import store_course_files
 from backend.services.upload_budget import check_upload_budget
 from core.settings.limits import LimitSettings
-from core.store import batches
+from core.store.content import batches
 
 router = APIRouter(prefix="/projects/{project_id}/documents", tags=["documents"])
 _READ_SIZE = 1024 * 1024

@@ -12,8 +12,8 @@ from agents.question_generator.checks import fold
 from backend.deps import DbDep, ProjectAccess, ProjectWriterDep, RetrieverDep
 from backend.schemas.questions import QuestionOut, QuestionUpdate, ReviewRequest
 from backend.services.project_store import as_member
-from core.store import question_curation, questions
-from core.store.questions import Question
+from core.store.study import question_curation, questions
+from core.store.study.questions import Question
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["questions"])
 

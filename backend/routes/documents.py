@@ -19,8 +19,8 @@ from backend.services.project_store import as_member
 from backend.services.upload_budget import check_upload_budget
 from backend.services.uploads import CheckedUpload, check_content, read_upload
 from backend.web.paging import Page, paging
-from core.store import chunks, documents
-from core.store.jobs import index_job_id
+from core.store.content import chunks, documents
+from core.store.runs.jobs import index_job_id
 
 router = APIRouter(prefix="/projects/{project_id}/documents", tags=["documents"])
 

@@ -17,8 +17,10 @@ from fastapi import APIRouter, HTTPException, Path, Response, status
 from backend.deps import DbDep, ProjectAccess, ProjectDep
 from backend.services.project_store import as_member
 from core.exports import anki, bank
-from core.store import documents, exports, notes
-from core.store.exports import ApprovedItem
+from core.store.content import documents
+from core.store.runs import notes
+from core.store.study import exports
+from core.store.study.exports import ApprovedItem
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["exports"])
 

@@ -12,8 +12,9 @@ from backend.deps import DbDep, ProjectDep, ProjectOwnerDep
 from backend.schemas.history import EvaluationOut, EvaluationsOut, EvaluationSummary, QueryOut
 from backend.services.project_store import as_member
 from backend.web.paging import Page, paging
-from core.store import evaluations, history, privacy
-from core.store.history import AGENTS
+from core.store.accounts import privacy
+from core.store.runs import evaluations, history
+from core.store.runs.history import AGENTS
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])
 

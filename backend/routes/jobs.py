@@ -7,7 +7,7 @@ from fastapi import APIRouter, HTTPException, Path, status
 from backend.deps import DbDep, ProjectDep
 from backend.schemas.projects import JobOut
 from backend.services.project_store import as_member
-from core.store import jobs
+from core.store.runs import jobs
 
 router = APIRouter(prefix="/projects/{project_id}/jobs", tags=["jobs"])
 

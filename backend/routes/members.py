@@ -14,7 +14,7 @@ from backend.schemas.projects import MemberList, MemberOut, MemberRow, RoleChang
 from backend.services.project_log import record_project_event
 from backend.services.project_store import as_member
 from backend.web.paging import Page, paging
-from core.store import members
+from core.store.accounts import members
 
 router = APIRouter(prefix="/projects/{project_id}/members", tags=["members"])
 

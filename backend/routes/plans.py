@@ -16,7 +16,7 @@ from backend.services.audit import AuditDep
 from backend.services.project_store import as_member
 from backend.web.paging import PageDep
 from core.jobs.specs import WRITE_NOTE, WriteNote, enqueue
-from core.store import jobs, notes, plans
+from core.store.runs import jobs, notes, plans
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/projects/{project_id}", tags=["plans"])

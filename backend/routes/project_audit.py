@@ -6,7 +6,7 @@ from backend.accounts.schemas import SecurityEventOut
 from backend.deps import DbDep, ProjectOwnerDep
 from backend.services.project_store import as_member
 from backend.web.paging import EventPageDep
-from core.store import security_events
+from core.store.accounts import security_events
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])
 

@@ -19,7 +19,7 @@ from backend.services import security_log
 from backend.services.project_log import record_project_event
 from backend.web.paging import Page, paging
 from core.settings import Settings
-from core.store import accounts, projects
+from core.store.accounts import accounts, projects
 
 router = APIRouter(prefix="/projects", tags=["projects"])
 TEACHERS_ONLY = "Only teachers and administrators can create projects on this server."

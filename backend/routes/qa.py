@@ -17,7 +17,8 @@ from backend.services.clock import ClockDep
 from backend.services.project_store import as_member
 from backend.services.streaming import event_stream, qa_events, replay
 from backend.web.paging import PageDep
-from core.store import privacy, threads
+from core.store.accounts import privacy
+from core.store.runs import threads
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["qa"])
 

@@ -29,7 +29,7 @@ from backend.services.agent_runs import RunnerDep
 from backend.services.project_store import as_member
 from backend.services.question_access import is_editor, visible_question
 from backend.web.paging import PageDep
-from core.store import questions
+from core.store.study import questions
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["questions"])
 

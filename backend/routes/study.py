@@ -1,6 +1,6 @@
 """The study loop: the FSRS queue, reviews, a student's study settings, and mastery (own,
 and the class's for owners). Every member studies; each reads and writes only their own cards,
-reviews and settings (the SQL says so: core/store/study.py). Times come from the request's clock."""
+reviews and settings (the SQL says so: core/store/study/study.py). Times come from the request's clock."""
 
 from datetime import UTC
 from typing import Annotated, TypedDict
@@ -22,7 +22,7 @@ from backend.schemas.study import (
 from backend.services.clock import ClockDep
 from backend.services.project_store import as_member
 from core.settings import Settings
-from core.store import study
+from core.store.study import study
 from core.study import service
 from core.study.reviews import request_optimization
 from core.study.scheduler import make_scheduler

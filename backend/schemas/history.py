@@ -7,8 +7,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from backend.web.records import record_fields
-from core.store.evaluations import Evaluation, EvaluationStats
-from core.store.history import JudgedEntry, QueryJudgement
+from core.store.runs.evaluations import Evaluation, EvaluationStats
+from core.store.runs.history import JudgedEntry, QueryJudgement
 
 
 class ClaimOut(BaseModel):

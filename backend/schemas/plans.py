@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agents.common.plan import PlanGap, PlanSection
 from agents.planner.config import DEFAULT_SECTIONS, MAX_SECTIONS
 from agents.writer.kinds import Kind
-from core.store.plans import Plan
+from core.store.runs.plans import Plan
 
 
 class PlanRequest(BaseModel):

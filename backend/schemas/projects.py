@@ -8,8 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.web.records import record_fields
 from core.accounts.roles import Role
-from core.store.chunks import Chunk
-from core.store.jobs import Job
+from core.store.content.chunks import Chunk
+from core.store.runs.jobs import Job
 from core.text.filetypes import SourceType
 
 Language = Literal["pt", "en", "auto"]

@@ -10,7 +10,7 @@ from agents.qa.evidence import Passage
 from agents.qa.state import Outcome
 from backend.web.records import record_fields
 from core.retrieval import Candidate
-from core.store.threads import Thread
+from core.store.runs.threads import Thread
 
 
 class QARequest(BaseModel):

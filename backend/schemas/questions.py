@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from agents.common.citations import Citation
 from agents.question_generator.state import QuestionType, Rejection
 from backend.schemas.qa import ConfidenceOut
-from core.store.questions import Question
+from core.store.study.questions import Question
 
 QuestionStatus = Literal["active", "review", "archived"]
 ReviewState = Literal["pending", "approved", "rejected"]

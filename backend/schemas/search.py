@@ -6,7 +6,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from core.retrieval import Candidate, Filters, RetrievalResult
-from core.store.refs import Location, location_of
+from core.store.content.refs import Location, location_of
 from core.text.filetypes import SourceType
 
 SECTION_SEPARATOR = " > "

@@ -14,7 +14,7 @@ from backend.schemas.batches import BatchFileAccepted, BatchFileRefused
 from backend.services.course_files import CourseFile, Refused
 from backend.services.enqueue import enqueue_index
 from backend.services.uploads import bounded_filename, check_content
-from core.store import batches, documents
+from core.store.content import batches, documents
 
 
 @dataclass

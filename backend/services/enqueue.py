@@ -11,8 +11,9 @@ from psycopg_pool import AsyncConnectionPool
 
 from backend.schemas.projects import DocumentAccepted
 from core.jobs.specs import INDEX_DOCUMENT, IndexDocument, enqueue
-from core.store import document_index, jobs
-from core.store.documents import Document
+from core.store.content import document_index
+from core.store.content.documents import Document
+from core.store.runs import jobs
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from psycopg_pool import AsyncConnectionPool
 from agents.runs.attempts import Attempter
 from backend.deps import ProjectAccess
 from backend.services.project_store import as_member
-from core.store import questions
-from core.store.questions import Question
+from core.store.study import questions
+from core.store.study.questions import Question
 
 
 def is_editor(access: ProjectAccess) -> bool:

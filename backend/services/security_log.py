@@ -11,7 +11,7 @@ from fastapi import Request
 from psycopg import AsyncConnection
 
 from backend.web.audit import audit_of
-from core.store.security_events import EventFields
+from core.store.accounts.security_events import EventFields
 
 
 async def record(conn: AsyncConnection, request: Request, **event: Unpack[EventFields]) -> None:

@@ -13,7 +13,7 @@ from backend.deps import ProjectScope
 from backend.middleware.body_limit import size_text
 from core.runtime.disk import UPLOAD_DISK_FULL, DiskSpaceLow, check_space
 from core.settings import Settings
-from core.store.upload_budget import UploadUsage, upload_usage
+from core.store.content.upload_budget import UploadUsage, upload_usage
 
 # The hour's budget frees up gradually; ten minutes is a fair first retry.
 RETRY_AFTER_S = "600"

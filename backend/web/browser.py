@@ -10,7 +10,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.accounts.secrets import same
 from core.settings import Settings
-from core.store.sessions import SessionHolder
+from core.store.accounts.sessions import SessionHolder
 
 COOKIE = "studyai_session"
 # A __Host- cookie must be Secure, on path /, with no Domain: no sibling host or plain-http page can set

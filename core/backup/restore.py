@@ -15,7 +15,7 @@ from core.backup import postgres
 from core.backup.errors import BackupError
 from core.backup.reading import open_backup
 from core.settings import Settings
-from core.store.migrations import MIGRATIONS_DIR, apply_migrations
+from core.store.sql.migrations import MIGRATIONS_DIR, apply_migrations
 
 
 @dataclass(frozen=True)

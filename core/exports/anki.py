@@ -14,7 +14,7 @@ from typing import Any
 import genanki
 
 from core.exports.bank import source_reference
-from core.store.exports import ApprovedItem
+from core.store.study.exports import ApprovedItem
 
 _CSS = """.card { font-family: sans-serif; font-size: 18px; text-align: left; }
 .options { margin-top: .5em; } .explanation { margin-top: .8em; color: #444; }

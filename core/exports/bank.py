@@ -5,7 +5,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from core.store.exports import ApprovedItem
+from core.store.study.exports import ApprovedItem
 
 CSV_FIELDS = (
     "id", "type", "question", "options", "answer", "explanation", "difficulty",

@@ -15,7 +15,7 @@ from uuid import UUID
 
 from arq.connections import ArqRedis
 
-from core.store.jobs import index_job_id
+from core.store.runs.jobs import index_job_id
 
 Queue = Literal["index", "agents"]
 QUEUES: tuple[Queue, ...] = ("index", "agents")

@@ -1,6 +1,6 @@
 """Who an action came from and how its security event is written: one row in security_events
-(core/store/security_events.py) on the action's own connection, inside its transaction (an action that
-rolls back leaves no event), and one JSON log line for log shippers naming who did what to whom.
+(core/store/accounts/security_events.py) on the action's own connection, inside its transaction (an action
+that rolls back leaves no event), and one JSON log line for log shippers naming who did what to whom.
 
 Plain values only: the API builds one per request (backend/web/audit.py), the command line one with no
 request id, so the services that write events know nothing of HTTP."""
@@ -11,9 +11,9 @@ from typing import Any, Unpack
 from uuid import UUID
 
 from core.observability.jsonlog import log_json
-from core.store import security_events
-from core.store.access import Connection
-from core.store.security_events import EventFields
+from core.store.accounts import security_events
+from core.store.accounts.security_events import EventFields
+from core.store.sql.access import Connection
 
 # The log line names who did what to whom; details stay in the table.
 _LOGGED = ("actor_user_id", "project_id", "target_user_id", "target_id")

@@ -4,7 +4,7 @@ from typing import Any
 from uuid import UUID
 
 from core.retrieval.types import Filters
-from core.store.access import member_of
+from core.store.sql.access import member_of
 
 
 def filter_clause(filters: Filters, user_id: UUID | None = None) -> tuple[str, dict[str, Any]]:

@@ -22,7 +22,7 @@ from core.retrieval.rerankers.factory import make_reranker
 from core.runtime.chat_plan import ChatModelPlan
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store.pool import open_pool
+from core.store.sql.pool import open_pool
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ class RateLimitSettings(SettingsGroup):
 
 
 class RetentionSettings(SettingsGroup):
-    """Days each kind of record is kept, purged by the worker's hourly cron (core/store/privacy.py,
+    """Days each kind of record is kept, purged by the worker's hourly cron (core/store/accounts/privacy.py,
     DATA_MODEL.md "Students' privacy"); 0 days writes nothing."""
 
     # 0 writes no history row (and so no answer is sampled for judging).

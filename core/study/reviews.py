@@ -9,7 +9,7 @@ from arq.connections import ArqRedis
 from psycopg_pool import AsyncConnectionPool
 
 from core.jobs.specs import OPTIMIZE_STUDY, OptimizeStudy, enqueue
-from core.store import agent_jobs
+from core.store.runs import agent_jobs
 from core.study import service
 from core.study.rating import Verdict, rating_for_attempt
 

@@ -12,7 +12,7 @@ from typing import Any
 from fsrs import Card, Rating, ReviewLog, Scheduler, State
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
-from core.store.study import StudyCard
+from core.store.study.study import StudyCard
 
 FSRS_LEARNING_STEPS = (timedelta(minutes=1), timedelta(minutes=10))  # fsrs's own default
 # One 10-minute step: a new card answered Good (or Easy) goes to fsrs's schedule at once, one failed

@@ -9,8 +9,8 @@ from uuid import UUID
 from fsrs import Rating, Scheduler
 from psycopg import AsyncConnection
 
-from core.store import study
-from core.store.study import StudySettings
+from core.store.study import study
+from core.store.study.study import StudySettings
 from core.study.exam import EXAM_DAILY_REVIEW_MAX, EXAM_TERM_RETENTION, exam_plan
 from core.study.optimize import due_for_optimization
 from core.study.queue import Candidate, exam_start, is_due, order_queue, predicted_retention

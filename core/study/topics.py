@@ -1,6 +1,6 @@
 """Mastery per topic for one student, and the class's aggregates, from rows already loaded (pure).
 
-Rows are the store's records (core/store/study.py): an item's `section_path`, the student's card and
+Rows are the store's records (core/store/study/study.py): an item's `section_path`, the student's card and
 their attempt scores (`attempt_scores` / `scores`). The model is core/study/mastery.py."""
 
 from collections import defaultdict
@@ -12,7 +12,7 @@ from uuid import UUID
 
 from fsrs import Scheduler
 
-from core.store.study import ClassCard, ClassItem, StudyItem
+from core.store.study.study import ClassCard, ClassItem, StudyItem
 from core.study.mastery import histogram, topic_mastery, topic_of
 from core.study.scheduler import retrievability, stored_card
 

@@ -39,7 +39,7 @@ class Question:
         return self.answers + self.extra_injected
 
     def as_row(self) -> dict[str, Any]:
-        """The shape of a stored question row (core/store/questions.py) that the evaluator reads. No
+        """The shape of a stored question row (core/store/study/questions.py) that the evaluator reads. No
         document: the grader has the reference answer and no excerpts, as for a question whose document
         was deleted; retrieval quality is the retrieval eval's business."""
         return {

@@ -16,7 +16,7 @@ from pathlib import Path
 from core.observability.tracing import Tracing
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
-from core.store.migrations import apply_migrations
+from core.store.sql.migrations import apply_migrations
 from evals.harness.worker import stop_worker
 from evals.qa.datasets import QADataset, absent_cases, faquad, rust_quizzes
 from evals.qa.evaluate import evaluate, write_report

@@ -23,7 +23,7 @@ from uuid import UUID
 from core.retrieval import RetrievalConfig, Retriever
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
-from core.store.migrations import apply_migrations
+from core.store.sql.migrations import apply_migrations
 from evals.harness.worker import stop_worker
 from evals.retrieval.beir import BeirDataset, load_dataset
 from evals.retrieval.bm25_reference import bm25_reference
@@ -118,16 +118,12 @@ async def run_stack(
         if loaded.uploaded == len(dataset.corpus):
             state["first_load_seconds"] = round(loaded.seconds, 1)
             save(loaded.documents)
-        print(
-            f"corpus ready in {loaded.seconds:.0f} s ({loaded.uploaded} documents uploaded in this run)"
-        )
+        print(f"corpus ready in {loaded.seconds:.0f} s ({loaded.uploaded} documents uploaded in this run)")
 
         pool = session.pool
         corpus_of = await chunk_corpus_ids(pool, project_id=UUID(project_id), documents=loaded.documents)
         # Depth 100 on both sides, so Recall@100 sees a full list whatever the deployment's settings.
-        config = replace(
-            RetrievalConfig.from_settings(settings), candidate_depth=DEPTH, rerank_depth=DEPTH
-        )
+        config = replace(RetrievalConfig.from_settings(settings), candidate_depth=DEPTH, rerank_depth=DEPTH)
         retriever = Retriever(pool, session.retriever.embeddings, session.retriever.reranker, config)
         queries = dataset.judged_queries()
         if args.limit:

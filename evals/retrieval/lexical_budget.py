@@ -24,7 +24,7 @@ from core.retrieval.lexical import lexical_candidates
 from core.retrieval.types import Filters
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store.migrations import apply_migrations
+from core.store.sql.migrations import apply_migrations
 from evals.retrieval.beir import BeirDataset, load_dataset
 from evals.retrieval.ingest import corpus_id_of, filename_for
 from evals.retrieval.metrics import METRIC_NAMES, evaluate_ranking, mean_metrics

@@ -14,7 +14,7 @@ from core.retrieval import RetrievalConfig, Retriever
 from core.retrieval.rerankers.factory import make_reranker
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store.pool import open_pool
+from core.store.sql.pool import open_pool
 from tests.agents.helpers import Project, course_project
 from tests.conftest import UserFactory
 

@@ -18,7 +18,7 @@ from agents.question_evaluator.graph import graph
 from agents.question_evaluator.prompts import Grade
 from core.llm.structured import StructuredOutputError
 from core.retrieval import Retriever
-from core.store import questions
+from core.store.study import questions
 from tests.agents.helpers import Project, ScriptedChat, context
 from tests.agents.test_groundedness_contrast import scored
 from tests.bank import draft

@@ -16,7 +16,7 @@ from agents.question_generator.checks import answer_support
 from agents.question_generator.config import GeneratorConfig
 from agents.question_generator.graph import graph
 from core.retrieval import Retriever
-from core.store import questions
+from core.store.study import questions
 from tests.agents.helpers import Project, ScriptedChat, context
 from tests.bank import draft
 

@@ -27,7 +27,8 @@ from core.retrieval.types import RetrievalResult, StageTimings
 from core.runtime import Runtime
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import documents, notes, plans
+from core.store.content import documents
+from core.store.runs import notes, plans
 from tests.stored import owned_project, uploaded_document
 from tests.workers.runtime import job_runtime
 from workers.jobs.index import index_document

@@ -14,7 +14,8 @@ from psycopg.types.json import Jsonb
 
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import accounts, api_keys, questions
+from core.store.accounts import accounts, api_keys
+from core.store.study import questions
 from tests.bank import draft, unit_vector
 from tests.conftest import (
     SHARED_DATA,

@@ -15,7 +15,7 @@ import psycopg
 from core.accounts.passwords import hash_password
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import accounts, sessions
+from core.store.accounts import accounts, sessions
 from tests.backend.conftest import Api
 from tests.conftest import changed_settings, own_app
 

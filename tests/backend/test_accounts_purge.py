@@ -7,7 +7,7 @@ from typing import Any
 from core.jobs.specs import PurgeHistory
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import accounts
+from core.store.accounts import accounts
 from tests.backend.test_accounts import Conn, account
 from tests.workers.runtime import job_runtime
 from workers.jobs.judge import purge_query_history

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from core.accounts.passwords import hash_password
-from core.store import accounts
+from core.store.accounts import accounts
 from tests.backend.conftest import Api
 from tests.conftest import Caller, UserFactory, add_member, create_project
 

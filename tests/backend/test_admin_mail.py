@@ -12,7 +12,7 @@ import pytest
 
 from backend.accounts.service.codes import CODES_MAIL_OFF as MAIL_OFF
 from core.accounts.codes import ALPHABET, display
-from core.store import accounts
+from core.store.accounts import accounts
 from tests.backend.conftest import Api
 from tests.conftest import UserFactory, add_member, changed_settings, create_project
 from tests.mail_server import Inbox, smtp_server

@@ -24,7 +24,7 @@ from core.confidence import Calibration
 from core.confidence.model import KindModel
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import attempts, questions
+from core.store.study import attempts, questions
 from tests.agents.helpers import ScriptedChat
 from tests.bank import draft, unit_vector
 from tests.conftest import Caller, UserFactory, change_runtime, class_project, create_project, own_app

@@ -23,7 +23,7 @@ from core.jobs.specs import AGENT_QUEUE, JudgeAnswer, PurgeHistory
 from core.runtime import Runtime
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import history
+from core.store.runs import history
 from tests.chat_fakes import ListChat
 from tests.conftest import (
     Caller,

@@ -25,9 +25,9 @@ from core.jobs.specs import ScheduledBackup
 from core.runtime import Runtime, make_retriever
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store import api_keys
-from core.store.migrations import MIGRATIONS_DIR, apply_migrations
-from core.store.pool import open_pool
+from core.store.accounts import api_keys
+from core.store.sql.migrations import MIGRATIONS_DIR, apply_migrations
+from core.store.sql.pool import open_pool
 from evals.harness.worker import start_worker, stop_worker
 from tests.backend.populated import Instance, Source, instance_settings, populate
 from tests.conftest import studyai

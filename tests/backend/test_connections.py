@@ -22,8 +22,8 @@ from psycopg.rows import dict_row
 
 from core.runtime.services import DATABASE_NAME, ServiceUrls, ensure_database
 from core.settings import Settings
-from core.store import accounts, api_keys
-from core.store.migrations import apply_migrations
+from core.store.accounts import accounts, api_keys
+from core.store.sql.migrations import apply_migrations
 from tests.backend.test_search import DOCUMENTS
 from tests.chat_fakes import StreamingScripted
 from tests.conftest import Caller, UserFactory, change_runtime, create_project, index_documents, own_app

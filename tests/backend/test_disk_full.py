@@ -16,8 +16,8 @@ from benchmarks.full_disk import can_mount, exhaust_wal, fill, tmpfs
 from core.runtime.disk import DISK_FULL_REASON
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
-from core.store import accounts, api_keys
-from core.store.migrations import apply_migrations
+from core.store.accounts import accounts, api_keys
+from core.store.sql.migrations import apply_migrations
 from evals.harness.worker import start_worker, stop_worker
 from tests.conftest import REPO_ROOT, SHARED_DATA, own_app, upload, wait_for_job
 

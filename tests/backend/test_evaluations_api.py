@@ -13,7 +13,7 @@ from agents.runs.audit import sample_rate, sampled
 from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import evaluations, history
+from core.store.runs import evaluations, history
 from tests.conftest import UserFactory, add_member, create_project
 from workers.main import build_worker
 

@@ -16,7 +16,8 @@ import psycopg
 import pytest
 
 from core.exports.anki import stable_id
-from core.store import documents, notes
+from core.store.content import documents
+from core.store.runs import notes
 from tests.agents.helpers import ScriptedChat
 from tests.backend.conftest import Api
 from tests.backend.test_curation_api import Class, generate, new_class, review

@@ -14,7 +14,7 @@ import pytest
 
 from core.accounts import codes
 from core.accounts.passwords import hash_password
-from core.store import accounts
+from core.store.accounts import accounts
 from tests.backend.conftest import Api
 from tests.conftest import Caller, UserFactory, class_project, create_project
 

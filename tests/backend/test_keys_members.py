@@ -13,7 +13,7 @@ import psycopg
 
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import security_events
+from core.store.accounts import security_events
 from tests.conftest import Caller, UserFactory, add_member, create_project, own_app, studyai
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
@@ -445,7 +445,7 @@ async def test_security_actions_are_logged_for_owners(
 
 
 async def test_the_known_actions_are_the_databases(db: Any) -> None:
-    """core/store/security_events.ACTIONS and the table's CHECK list the same actions."""
+    """core/store/accounts/security_events.ACTIONS and the table's CHECK list the same actions."""
     cur = await db.execute(
         "SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint"
         " WHERE conname = 'security_events_action_check'"

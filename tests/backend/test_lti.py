@@ -19,7 +19,7 @@ from joserfc.jwk import RSAKey
 
 from backend.accounts.lti.router import own_path
 from core.runtime.services import ServiceUrls
-from core.store import accounts, auth_flows
+from core.store.accounts import accounts, auth_flows
 from tests.backend.conftest import Api
 from tests.conftest import Caller, UserFactory, studyai
 from tests.lti_platform import CLAIM, LEARNER, launch_token, platform_key, platform_server

@@ -17,7 +17,7 @@ import pytest
 
 from backend.accounts.oidc.flow import safe_next
 from core.accounts.passwords import hash_password
-from core.store import accounts, api_keys
+from core.store.accounts import accounts, api_keys
 from tests.backend.conftest import Api
 from tests.conftest import changed_settings
 from tests.oidc_provider import running_provider

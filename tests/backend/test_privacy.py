@@ -24,8 +24,10 @@ from core.jobs.specs import JudgeAnswer, PurgeHistory
 from core.runtime import Runtime
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import evaluations, history, privacy, questions, threads
-from core.store.projects import Project
+from core.store.accounts import privacy
+from core.store.accounts.projects import Project
+from core.store.runs import evaluations, history, threads
+from core.store.study import questions
 from tests.bank import draft, unit_vector
 from tests.chat_fakes import ListChat
 from tests.conftest import Caller, UserFactory, change_runtime, changed_settings, class_project, own_app

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from core.store import questions
+from core.store.study import questions
 from tests.agents.helpers import OWNERSHIP, STRUCTS, ScriptedChat
 from tests.backend.conftest import Api
 from tests.bank import draft

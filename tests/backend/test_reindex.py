@@ -10,7 +10,7 @@ import psycopg
 from core.jobs.specs import IndexDocument
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import documents
+from core.store.content import documents
 from tests.conftest import SHARED_DATA, Caller, UserFactory, add_member, create_project, wait_for_job
 from tests.stored import uploaded_document
 from tests.workers.runtime import job_runtime

@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from core.accounts.passwords import hash_password
-from core.store import accounts
+from core.store.accounts import accounts
 from tests.backend.conftest import Api
 from tests.conftest import add_member, create_project
 

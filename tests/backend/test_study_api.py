@@ -21,7 +21,8 @@ from langchain_core.language_models import FakeMessagesListChatModel
 
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import chunks, questions
+from core.store.content import chunks
+from core.store.study import questions
 from core.study.exam import exam_plan
 from core.study.scheduler import LEARNING_STEPS
 from tests.bank import draft, unit_vector

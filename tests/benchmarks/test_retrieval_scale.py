@@ -18,7 +18,7 @@ from benchmarks import scale_load, scale_queries, scale_report
 from benchmarks.scale_data import Corpus, CorpusSpec, plan_documents
 from core.retrieval.retriever import RetrievalConfig
 from core.runtime.services import ServiceUrls
-from core.store.migrations import apply_migrations
+from core.store.sql.migrations import apply_migrations
 
 SMOKE_DB = "retrieval_scale_smoke"
 SPEC = CorpusSpec(chunks=3_000, projects=20, seed=11)

@@ -16,9 +16,10 @@ from core.retrieval.filter_sql import filter_clause
 from core.retrieval.rerankers.none import FusedOrder
 from core.retrieval.types import Filters
 from core.runtime.services import ServiceUrls
-from core.store import accounts, documents, projects
-from core.store import chunks as chunk_store
-from core.store.pool import open_pool
+from core.store.accounts import accounts, projects
+from core.store.content import chunks as chunk_store
+from core.store.content import documents
+from core.store.sql.pool import open_pool
 
 DIM = 384
 CROWD_PROJECTS, CROWD_SIZE, SMALL_SIZE = 20, 300, 12

@@ -6,7 +6,7 @@ import psycopg
 
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
-from core.store.migrations import MIGRATIONS_DIR, apply_migrations
+from core.store.sql.migrations import MIGRATIONS_DIR, apply_migrations
 
 
 def test_second_start_finds_existing_data(tmp_path: Path) -> None:

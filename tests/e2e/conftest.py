@@ -29,7 +29,7 @@ from core.confidence import Calibration, KindModel, chat_model_key, save_calibra
 from core.confidence.store import calibration_path
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import accounts
+from core.store.accounts import accounts
 from tests.conftest import Caller, UserFactory
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
-from core.store import accounts
+from core.store.accounts import accounts
 from tests.conftest import Caller, UserFactory, changed_settings, create_project
 from tests.e2e.conftest import (
     LOAD,

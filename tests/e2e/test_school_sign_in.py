@@ -18,7 +18,7 @@ import pytest
 from joserfc.jwk import RSAKey
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
-from core.store import accounts
+from core.store.accounts import accounts
 from tests.conftest import UserFactory, changed_settings
 from tests.e2e.conftest import (
     LOAD,

@@ -19,7 +19,7 @@ from core.retrieval.rerankers.blend import ScoreBlend
 from core.retrieval.rerankers.none import FusedOrder
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store.pool import open_pool
+from core.store.sql.pool import open_pool
 from evals.retrieval.__main__ import write_chart
 from evals.retrieval.beir import BeirDataset, BeirDocument, load_dataset, load_qrels
 from evals.retrieval.bm25_reference import bm25_reference

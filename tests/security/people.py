@@ -13,7 +13,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from core.accounts.passwords import hash_password
-from core.store.api_keys import KEY_PREFIX, hash_key
+from core.store.accounts.api_keys import KEY_PREFIX, hash_key
 from tests.security.stack import Stack
 
 PASSWORD = "correct horse battery staple 42"

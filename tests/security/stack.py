@@ -17,7 +17,7 @@ import httpx
 
 from benchmarks.fake_model import free_port
 from core.runtime.services import ServiceUrls
-from core.store.migrations import apply_migrations
+from core.store.sql.migrations import apply_migrations
 from tests.conftest import REPO_ROOT
 from tests.mail_server import Inbox, smtp_server
 from tests.oidc_provider import running_provider

@@ -13,7 +13,7 @@ import httpx
 from core.accounts.passwords import hash_password
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import accounts
+from core.store.accounts import accounts
 from tests.conftest import UserFactory, create_project, own_app
 from tests.mail_server import smtp_server
 

@@ -14,7 +14,7 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from core.store.migrations import apply_migrations, migration_files
+from core.store.sql.migrations import apply_migrations, migration_files
 
 FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
 

@@ -10,7 +10,7 @@ import pytest
 
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
-from core.store.migrations import (
+from core.store.sql.migrations import (
     MigrationFailed,
     SchemaNewerThanCode,
     apply_migrations,

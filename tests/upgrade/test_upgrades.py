@@ -8,7 +8,7 @@ import psycopg
 import pytest
 
 from core.runtime.services import ServiceUrls
-from core.store.migrations import apply_migrations, migration_files
+from core.store.sql.migrations import apply_migrations, migration_files
 from tests.upgrade.checks import (
     ENERGY_DOC,
     broken_rules,

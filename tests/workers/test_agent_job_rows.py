@@ -20,7 +20,8 @@ from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE, PurgeHistory, Queue
 from core.runtime import Runtime
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import history, jobs, privacy, projects
+from core.store.accounts import privacy, projects
+from core.store.runs import history, jobs
 from core.study.reviews import request_optimization
 from tests.chat_fakes import ListChat
 from tests.stored import owned_project

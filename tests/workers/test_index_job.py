@@ -10,7 +10,7 @@ from psycopg.rows import dict_row
 from core.jobs.specs import IndexDocument
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import documents
+from core.store.content import documents
 from tests.stored import owned_project, uploaded_document
 from tests.workers.runtime import job_runtime
 from workers.jobs.index import index_document

@@ -12,7 +12,8 @@ import psycopg
 from core.jobs.specs import OPTIMIZE_STUDY, OptimizeStudy
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import accounts, projects, questions, study
+from core.store.accounts import accounts, projects
+from core.store.study import questions, study
 from core.study.optimize import MIN_REVIEWS
 from tests.bank import draft, unit_vector
 from tests.workers.runtime import job_runtime

@@ -19,8 +19,9 @@ from arq.jobs import Job
 from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE, IndexDocument
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store import documents, notes
-from core.store.jobs import WORKER_DIED, index_job_id
+from core.store.content import documents
+from core.store.runs import notes
+from core.store.runs.jobs import WORKER_DIED, index_job_id
 from evals.harness.worker import start_worker, stop_worker
 from tests.conftest import (
     SHARED_DATA,

@@ -24,7 +24,7 @@ from psycopg_pool import AsyncConnectionPool
 from core.jobs.specs import JobSpec
 from core.runtime import Runtime
 from core.settings import Settings
-from core.store import jobs
+from core.store.runs import jobs
 from workers.jobs.quarantine import Quarantine
 
 if TYPE_CHECKING:

@@ -11,9 +11,11 @@ from core.jobs.specs import INDEX_DOCUMENT, IndexDocument
 from core.runtime import Runtime
 from core.runtime.disk import DISK_FULL_REASON, check_space, index_bytes, is_disk_full
 from core.settings import Settings
-from core.store import chunks as chunk_store
-from core.store import document_index, item_sources, jobs
-from core.store.document_index import VersionToIndex
+from core.store.content import chunks as chunk_store
+from core.store.content import document_index
+from core.store.content.document_index import VersionToIndex
+from core.store.runs import jobs
+from core.store.study import item_sources
 from core.text.language import TS_CONFIG, resolve_language
 from workers.chunking.sections import ChunkDraft, ChunkingConfig, chunk_document
 from workers.jobs.embedding import embed_missing

@@ -21,9 +21,10 @@ from core.llm.structured import TokenUsage, model_name
 from core.observability.tracing import Tracing
 from core.runtime import Runtime
 from core.settings import Settings
-from core.store import agent_jobs, evaluations, history, privacy
-from core.store.evaluations import Evaluation
-from core.store.history import HistoryEntry
+from core.store.accounts import privacy
+from core.store.runs import agent_jobs, evaluations, history
+from core.store.runs.evaluations import Evaluation
+from core.store.runs.history import HistoryEntry
 from workers.jobs.agent_runs import background_runner
 from workers.jobs.framework import Failure, FunctionJob, JobAbandoned, Result, TrackedJob
 

@@ -24,10 +24,12 @@ from agents.writer.state import WriterInput
 from core.jobs.specs import INDEX_DOCUMENT, WRITE_NOTE, IndexDocument, WriteNote, enqueue
 from core.runtime import Runtime
 from core.settings import Settings
-from core.store import documents, jobs, notes, plans, projects
-from core.store.documents import Document
-from core.store.plans import Plan
-from core.store.projects import Project
+from core.store.accounts import projects
+from core.store.accounts.projects import Project
+from core.store.content import documents
+from core.store.content.documents import Document
+from core.store.runs import jobs, notes, plans
+from core.store.runs.plans import Plan
 from workers.jobs.agent_runs import background_runner
 from workers.jobs.framework import Failure, JobAbandoned, Result, TrackedJob
 

@@ -1,7 +1,7 @@
 """The job of the study loop: fit one student's FSRS parameters to their own review log (fsrs's
 Optimizer, torch on the CPU). On the index queue: CPU work of seconds like indexing, not model-bound,
 and every deployment runs that queue. Idempotent: a rerun refits and stores the same kind of row. Its
-jobs row (migration 0019, one per student and project: core/store/agent_jobs.py) is queued when a review
+jobs row (migration 0019, one per student and project: core/store/runs/agent_jobs.py) is queued when a review
 asks for a fit, so a killed worker's or a lost queue's fit runs again."""
 
 import asyncio
@@ -14,7 +14,8 @@ from psycopg import AsyncConnection
 from core.jobs.specs import OPTIMIZE_STUDY, OptimizeStudy
 from core.runtime import Runtime
 from core.settings import Settings
-from core.store import agent_jobs, study
+from core.store.runs import agent_jobs
+from core.store.study import study
 from core.study.optimize import MIN_REVIEWS, LoggedReview, due_for_optimization, optimize
 from workers.jobs.framework import Failure, Result, TrackedJob
 

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import httpx
 from joserfc.jwk import KeySet, RSAKey
 
-from core.store.lti import Platform
+from core.store.accounts.lti import Platform
 
 MAX_JWKS_BYTES = 64 * 1024  # a platform's key set is a few KiB; more is not a key set
 JWKS_TTL_S = 300  # a platform rotates keys rarely; a kid we do not know yet refetches sooner

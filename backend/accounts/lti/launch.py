@@ -12,10 +12,10 @@ from joserfc.errors import JoseError
 from joserfc.jws import extract_compact
 
 from backend.accounts.lti.keys import KeysUnavailable, LtiKeys
-from core.store import auth_flows
-from core.store import lti as lti_store
-from core.store.access import Connection
-from core.store.lti import Platform
+from core.store.accounts import auth_flows
+from core.store.accounts import lti as lti_store
+from core.store.accounts.lti import Platform
+from core.store.sql.access import Connection
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 LEEWAY_S = 60  # clocks of an LMS and of this server may differ by this much

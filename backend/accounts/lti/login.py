@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from core.accounts.secrets import new_token
-from core.store import auth_flows
-from core.store import lti as lti_store
-from core.store.access import Connection
+from core.store.accounts import auth_flows
+from core.store.accounts import lti as lti_store
+from core.store.sql.access import Connection
 
 
 class LoginRefused(Exception):

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from starlette.responses import HTMLResponse
 
-from core.store.lti import Platform
+from core.store.accounts.lti import Platform
 
 
 def _origin(url: str | None) -> str | None:

@@ -18,10 +18,10 @@ from backend.accounts.service.people import Person
 from core.accounts.emails import NotAnEmail, normalize_email
 from core.accounts.secrets import new_token
 from core.observability.audit import Audit
-from core.store import accounts, identities, projects
-from core.store import lti as lti_store
-from core.store.access import Connection
-from core.store.accounts import Account
+from core.store.accounts import accounts, identities, projects
+from core.store.accounts import lti as lti_store
+from core.store.accounts.accounts import Account
+from core.store.sql.access import Connection
 
 LIS = "http://purl.imsglobal.org/vocab/lis/v2/"
 _OWNER_ROLES = frozenset(

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backend.accounts.lti.keys import key_set_url_allowed
 from backend.web.records import record_fields
-from core.store.lti import Platform
+from core.store.accounts.lti import Platform
 
 URL_PATTERN = r"^https?://[^\s]+$"
 

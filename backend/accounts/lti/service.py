@@ -14,12 +14,12 @@ from backend.accounts.lti.schemas import PlatformIn
 from backend.accounts.service.sign_in import SignedIn, start
 from core.observability.audit import Audit
 from core.settings import Settings
-from core.store import accounts, projects
-from core.store import lti as lti_store
-from core.store.access import Connection
-from core.store.accounts import Account
-from core.store.lti import Platform
-from core.store.pool import Database
+from core.store.accounts import accounts, projects
+from core.store.accounts import lti as lti_store
+from core.store.accounts.accounts import Account
+from core.store.accounts.lti import Platform
+from core.store.sql.access import Connection
+from core.store.sql.pool import Database
 
 REGISTERED = "A platform with this issuer and client id is registered already."
 

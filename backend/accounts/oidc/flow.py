@@ -1,6 +1,6 @@
 """Sign-in through the school's OpenID Connect provider: the authorization-code flow with PKCE (S256),
-`state` and `nonce`, kept server-side (core/store/auth_flows.py) and bound to the browser that started it
-by a short-lived HttpOnly cookie whose sha256 the flow holds; then the ID token's checks
+`state` and `nonce`, kept server-side (core/store/accounts/auth_flows.py) and bound to the browser that
+started it by a short-lived HttpOnly cookie whose sha256 the flow holds; then the ID token's checks
 (backend/accounts/oidc/tokens.py) and the account it signs in (an identity, else a verified email, or
 the signed-in account that started the flow to link its school login)."""
 
@@ -23,9 +23,9 @@ from core.accounts.emails import NotAnEmail, normalize_email
 from core.accounts.secrets import new_token, same, token_hash
 from core.observability.audit import Audit
 from core.settings import Settings
-from core.store import accounts, auth_flows, identities
-from core.store.access import Connection
-from core.store.pool import Database
+from core.store.accounts import accounts, auth_flows, identities
+from core.store.sql.access import Connection
+from core.store.sql.pool import Database
 
 FLOW_COOKIE = "studyai_oidc"
 FLOW_COOKIE_PATH = "/auth/oidc"

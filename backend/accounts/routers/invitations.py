@@ -31,7 +31,7 @@ from backend.web.browser import public_base
 from backend.web.paging import PageDep
 from core.accounts import codes
 from core.settings import Settings
-from core.store.invitations import Invitation
+from core.store.accounts.invitations import Invitation
 
 router = APIRouter(tags=["invitations"])
 # An owner's mail and the invitations addressed to one person belong with the project's members.

@@ -18,7 +18,7 @@ from backend.web.audit import AuditDep
 from backend.web.browser import set_session_cookie
 from core.observability.audit import Audit
 from core.settings import Settings
-from core.store.accounts import Account
+from core.store.accounts.accounts import Account
 
 
 def session_out(

@@ -10,11 +10,11 @@ from backend.accounts.service.people import Person, existing
 from backend.accounts.service.recovery import ResetLink
 from core.observability.audit import Audit
 from core.settings import Settings
-from core.store import accounts, security_events
-from core.store.access import Connection
-from core.store.accounts import Account
-from core.store.pool import Database
-from core.store.security_events import SecurityEvent
+from core.store.accounts import accounts, security_events
+from core.store.accounts.accounts import Account
+from core.store.accounts.security_events import SecurityEvent
+from core.store.sql.access import Connection
+from core.store.sql.pool import Database
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,11 +19,11 @@ from backend.accounts.service.sign_in import SignedIn, start
 from core.accounts import codes
 from core.observability.audit import Audit
 from core.settings import Settings
-from core.store import invitations
-from core.store.access import Connection
-from core.store.invitation_mail import live_invitation
-from core.store.invitations import Invitation, Preview, Redeemed
-from core.store.pool import Database
+from core.store.accounts import invitations
+from core.store.accounts.invitation_mail import live_invitation
+from core.store.accounts.invitations import Invitation, Preview, Redeemed
+from core.store.sql.access import Connection
+from core.store.sql.pool import Database
 
 NO_SUCH_INVITATION = "No such invitation, or it has expired."
 USED_UP = "This invitation has been used as many times as it allows: ask for a new one."

@@ -13,13 +13,13 @@ from backend.accounts.service.people import SELF, existing, new_password_hash
 from core.accounts.passwords import verify_password_async
 from core.observability.audit import Audit
 from core.settings import Settings
-from core.store import accounts, api_keys, security_events, sessions
-from core.store.access import Connection
-from core.store.accounts import Account
-from core.store.api_keys import ApiKey
-from core.store.pool import Database
-from core.store.security_events import SecurityEvent
-from core.store.sessions import BrowserSession
+from core.store.accounts import accounts, api_keys, security_events, sessions
+from core.store.accounts.accounts import Account
+from core.store.accounts.api_keys import ApiKey
+from core.store.accounts.security_events import SecurityEvent
+from core.store.accounts.sessions import BrowserSession
+from core.store.sql.access import Connection
+from core.store.sql.pool import Database
 
 WRONG_PASSWORD = "Wrong current password."
 GIVE_PASSWORD = "Give your current password to change it."

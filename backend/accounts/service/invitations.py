@@ -1,7 +1,8 @@
 """Invitations addressed to one person: an owner invites an e-mail address with a role, and the account
 with that address, once signed in, accepts or declines it. Nobody becomes a member without their own
 answer; the owner's answer is the same whether or not the address has an account; and only a proven
-address (core/store/member_invitations.py) sees one. Owners also withdraw them here, and revoke codes."""
+address (core/store/accounts/member_invitations.py) sees one. Owners also withdraw them here, and revoke
+codes."""
 
 from dataclasses import dataclass
 from uuid import UUID
@@ -13,11 +14,11 @@ from backend.accounts.service import mail
 from backend.accounts.service.codes import NOT_OWNER
 from core.observability.audit import Audit
 from core.settings import Settings
-from core.store import invitations, member_invitations
-from core.store.access import Connection
-from core.store.member_invitations import Answered, PersonalInvitation
-from core.store.pool import Database
-from core.store.rows import fetch_required
+from core.store.accounts import invitations, member_invitations
+from core.store.accounts.member_invitations import Answered, PersonalInvitation
+from core.store.sql.access import Connection
+from core.store.sql.pool import Database
+from core.store.sql.rows import fetch_required
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,8 @@ from backend.accounts.errors import Conflict, MailFailed
 from core.observability.audit import Audit
 from core.settings import Settings
 from core.settings.accounts import SmtpSettings
-from core.store import security_events
-from core.store.access import Connection
+from core.store.accounts import security_events
+from core.store.sql.access import Connection
 
 _TIMEOUT_S = 20
 log = logging.getLogger("studyai.mail")

@@ -13,11 +13,11 @@ from backend.accounts.errors import EmailTaken, NotFound
 from core.accounts.passwords import check_password, hash_password_async
 from core.observability.audit import Audit
 from core.settings import Settings
-from core.store import accounts, identities
-from core.store.access import Connection
-from core.store.accounts import Account
-from core.store.identities import Identity
-from core.store.pool import Database
+from core.store.accounts import accounts, identities
+from core.store.accounts.accounts import Account
+from core.store.accounts.identities import Identity
+from core.store.sql.access import Connection
+from core.store.sql.pool import Database
 
 EMAIL_TAKEN = "An account with this email already exists: sign in instead."
 

@@ -15,9 +15,9 @@ from backend.accounts.service.people import Person
 from backend.accounts.service.sign_in import SignedIn, start
 from core.observability.audit import Audit
 from core.settings import Settings
-from core.store import account_admin, accounts
-from core.store.access import Connection
-from core.store.pool import Database
+from core.store.accounts import account_admin, accounts
+from core.store.sql.access import Connection
+from core.store.sql.pool import Database
 
 ALREADY_SET_UP = "This server already has an administrator: sign in."
 WRONG_SETUP_TOKEN = (

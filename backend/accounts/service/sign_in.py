@@ -10,11 +10,11 @@ from backend.accounts.service.people import Person
 from core.accounts.passwords import verify_password_async
 from core.observability.audit import Audit
 from core.settings import Settings
-from core.store import accounts, sessions
-from core.store.access import Connection
-from core.store.accounts import Account
-from core.store.pool import Database
-from core.store.sessions import NewSession
+from core.store.accounts import accounts, sessions
+from core.store.accounts.accounts import Account
+from core.store.accounts.sessions import NewSession
+from core.store.sql.access import Connection
+from core.store.sql.pool import Database
 
 WRONG_CREDENTIALS = "Wrong email or password."
 SIGNUP_OFF = "Self-service sign-up is off: ask your teacher for an invitation code."
