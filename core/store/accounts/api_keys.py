@@ -10,12 +10,11 @@ from uuid import UUID
 from psycopg.rows import class_row, scalar_row
 
 from core.store.sql.access import Connection
-from core.store.sql.rows import fetch_all, fetch_one, fetch_required
+from core.store.sql.rows import columns, fetch_all, fetch_one, fetch_required
 
 KEY_PREFIX = "sk-studyai-"
 # Seconds between two writes of a key's last_used_at: a read-mostly check stays a read.
 LAST_USED_RESOLUTION_S = 60
-_KEY_COLUMNS = "id, name, key_prefix AS prefix, created_at, last_used_at, expires_at, revoked_at, user_id"
 _LIVE = "k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())"
 
 
@@ -41,6 +40,9 @@ class ApiKey:
     expires_at: datetime | None
     revoked_at: datetime | None
     user_id: UUID
+
+
+_KEY_COLUMNS = columns(ApiKey, computed={"prefix": "key_prefix"})
 
 
 def hash_key(key: str) -> str:

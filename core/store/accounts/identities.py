@@ -8,7 +8,7 @@ from uuid import UUID
 from psycopg.rows import class_row
 
 from core.store.sql.access import Connection
-from core.store.sql.rows import fetch_one, fetch_required
+from core.store.sql.rows import columns, fetch_one, fetch_required
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +21,7 @@ class Identity:
     email: str | None
 
 
-_COLUMNS = "id, user_id, kind, issuer, subject, email"
+_COLUMNS = columns(Identity)
 
 
 async def find(conn: Connection, *, kind: str, issuer: str, subject: str) -> Identity | None:

@@ -17,9 +17,8 @@ from core.accounts.codes import new_code
 from core.accounts.roles import RANK
 from core.store.accounts import members
 from core.store.sql.access import Connection, owner_of, scope
-from core.store.sql.rows import fetch_all, fetch_one
+from core.store.sql.rows import columns, fetch_all, fetch_one
 
-_COLUMNS = "i.id, i.project_id, i.code, i.role, i.created_at, i.expires_at, i.max_uses, i.uses, i.revoked_at"
 _LIVE = "i.revoked_at IS NULL AND i.expires_at > now()"
 _CODE_ATTEMPTS = 5  # a 50-bit code colliding once is already unlikely; five times means something is wrong
 
@@ -35,6 +34,9 @@ class Invitation:
     max_uses: int
     uses: int
     revoked_at: datetime | None
+
+
+_COLUMNS = columns(Invitation, prefix="i.")
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,19 +9,14 @@ from uuid import UUID
 from psycopg.rows import class_row, scalar_row
 
 from core.store.sql.access import Connection, member_of, owner_of, scope, writer_of
-from core.store.sql.rows import fetch_all, fetch_one, fetch_required
+from core.store.sql.rows import columns, fetch_all, fetch_one, fetch_required
 
-_COLUMNS = (
-    "p.id, p.name, p.description, p.language, p.groundedness_sample_rate, p.max_attempts_per_question,"
-    " p.students_study_own_items, p.exam_date, p.created_at, p.updated_at"
-)
 _UPDATABLE = {"name", "description", "language", "groundedness_sample_rate", "max_attempts_per_question"}
 _UPDATABLE |= {"students_study_own_items"}
 _OWNER_ONLY = {"max_attempts_per_question"}
 _OWNER_ONLY |= {"students_study_own_items"}
 _UPDATABLE |= {"exam_date"}  # the study queue's exam mode
 _OWNER_ONLY |= {"exam_date"}
-_ROLE = "(SELECT m.role FROM project_members m WHERE m.project_id = p.id AND m.user_id = %(user_id)s) AS role"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +34,17 @@ class Project:
     created_at: datetime
     updated_at: datetime
     role: str
+
+
+# The caller's role: looked up in the list, joined as `m` where one project is read.
+_COLUMNS = columns(
+    Project,
+    prefix="p.",
+    computed={
+        "role": "(SELECT m.role FROM project_members m WHERE m.project_id = p.id AND m.user_id = %(user_id)s)"
+    },
+)
+_JOINED_COLUMNS = columns(Project, prefix="p.", computed={"role": "m.role"})
 
 
 async def create_project(
@@ -79,7 +85,7 @@ async def list_projects(
     return await fetch_all(
         conn,
         class_row(Project),
-        f"SELECT {_COLUMNS}, {_ROLE} FROM projects p WHERE {member_of('p.id')} ORDER BY p.created_at, p.id"
+        f"SELECT {_COLUMNS} FROM projects p WHERE {member_of('p.id')} ORDER BY p.created_at, p.id"
         " LIMIT %(limit)s OFFSET %(offset)s",
         {"user_id": user_id, "limit": limit, "offset": offset},
     )
@@ -89,7 +95,7 @@ async def get_project(conn: Connection, *, project_id: UUID, user_id: UUID) -> P
     return await fetch_one(
         conn,
         class_row(Project),
-        f"SELECT {_COLUMNS}, m.role FROM projects p"
+        f"SELECT {_JOINED_COLUMNS} FROM projects p"
         " JOIN project_members m ON m.project_id = p.id AND m.user_id = %(user_id)s"
         " WHERE p.id = %(project_id)s",
         scope(project_id, user_id),

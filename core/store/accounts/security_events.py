@@ -11,7 +11,7 @@ from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from core.store.sql.access import Connection, owner_of, scope
-from core.store.sql.rows import fetch_all, fetch_required
+from core.store.sql.rows import columns, fetch_all, fetch_required
 
 ACTIONS = (
     "key.created",
@@ -53,10 +53,6 @@ ACTIONS = (
     "user.teacher_revoked",
     "mail.sent",
 )
-_COLUMNS = (
-    "e.id, e.project_id, e.action, e.actor_user_id, a.email AS actor_email, e.target_user_id,"
-    " t.email AS target_email, e.target_id, e.details, e.request_id, e.created_at"
-)
 _FROM = (
     "FROM security_events e LEFT JOIN users a ON a.id = e.actor_user_id"
     " LEFT JOIN users t ON t.id = e.target_user_id"
@@ -76,6 +72,9 @@ class SecurityEvent:
     details: dict[str, Any]  # small JSON values: ids and settings
     request_id: str | None
     created_at: datetime
+
+
+_COLUMNS = columns(SecurityEvent, prefix="e.", computed={"actor_email": "a.email", "target_email": "t.email"})
 
 
 class EventFields(TypedDict, total=False):

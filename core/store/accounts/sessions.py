@@ -9,11 +9,10 @@ from psycopg.rows import class_row
 
 from core.accounts.secrets import new_token, token_hash
 from core.store.sql.access import Connection
-from core.store.sql.rows import fetch_all, fetch_one, fetch_required
+from core.store.sql.rows import columns, fetch_all, fetch_one, fetch_required
 
 # Seconds between two writes of a session's last_seen_at: a read-mostly check stays a read.
 LAST_SEEN_RESOLUTION_S = 60
-_COLUMNS = "id, user_id, via, user_agent, address, created_at, last_seen_at, expires_at, revoked_at"
 _LIVE = (
     "s.revoked_at IS NULL AND s.expires_at > now()"
     " AND s.last_seen_at > now() - make_interval(mins => %(idle_minutes)s)"
@@ -44,6 +43,9 @@ class BrowserSession:
     last_seen_at: datetime
     expires_at: datetime
     revoked_at: datetime | None
+
+
+_COLUMNS = columns(BrowserSession)
 
 
 @dataclass(frozen=True, slots=True)

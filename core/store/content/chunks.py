@@ -9,12 +9,7 @@ import numpy as np
 from psycopg.rows import class_row
 
 from core.store.sql.access import Connection, in_project, scope
-from core.store.sql.rows import fetch_all
-
-_COLUMNS = (
-    "c.id, c.document_id, c.document_version, c.ordinal, c.text, c.context_header, c.section_path,"
-    " c.page_start, c.page_end, c.char_start, c.char_end, c.content_hash, c.embedding_model"
-)
+from core.store.sql.rows import columns, fetch_all
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +36,9 @@ class Chunk(ChunkColumns):
     """A stored chunk as the API lists it (no embedding)."""
 
     embedding_model: str
+
+
+_COLUMNS = columns(Chunk, prefix="c.")
 
 
 @dataclass(frozen=True, slots=True)

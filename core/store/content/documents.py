@@ -8,14 +8,7 @@ from psycopg.rows import class_row, scalar_row
 
 from core.store.runs.jobs import index_job_id, reset_for_reindex
 from core.store.sql.access import Connection, in_project, scope, writer_of
-from core.store.sql.rows import fetch_all, fetch_one
-
-_COLUMNS = (
-    "d.id, d.project_id, d.title, d.filename, d.source_type, d.kind, d.language, d.version,"
-    " d.indexed_version, d.status, d.error, d.warnings, d.page_count, d.created_at, d.updated_at,"
-    " (SELECT count(*) FROM chunks c WHERE c.document_id = d.id AND c.project_id = d.project_id)"
-    " AS chunk_count"
-)
+from core.store.sql.rows import columns, fetch_all, fetch_one
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +29,16 @@ class Document:
     created_at: datetime
     updated_at: datetime
     chunk_count: int
+
+
+_COLUMNS = columns(
+    Document,
+    prefix="d.",
+    computed={
+        "chunk_count": "(SELECT count(*) FROM chunks c WHERE c.document_id = d.id"
+        " AND c.project_id = d.project_id)"
+    },
+)
 
 
 @dataclass(frozen=True, slots=True)

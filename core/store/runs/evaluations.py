@@ -13,7 +13,7 @@ from psycopg.rows import class_row, tuple_row
 from psycopg.types.json import Jsonb
 
 from core.store.sql.access import in_project, member_of, owner_of, scope
-from core.store.sql.rows import fetch_all, fetch_one, fetch_required
+from core.store.sql.rows import columns, fetch_all, fetch_one, fetch_required
 
 
 class StoredClaim(TypedDict):
@@ -52,10 +52,7 @@ class EvaluationStats:
     flagged_share: float | None
 
 
-_COLUMNS = (
-    "e.id, e.project_id, e.user_id, e.query_id, e.run_id, e.question, e.answer, e.claims, e.groundedness,"
-    " e.relevance, e.hallucination_risk, e.flagged, e.judge_model, e.created_at"
-)
+_COLUMNS = columns(Evaluation, prefix="e.")
 _WINDOW = (
     " e.project_id = %(project_id)s"
     " AND (%(since)s::timestamptz IS NULL OR e.created_at >= %(since)s)"

@@ -13,7 +13,7 @@ from psycopg.types.json import Jsonb
 
 from core.store.runs.evaluations import StoredClaim
 from core.store.sql.access import in_project, member_of, owner_of, scope
-from core.store.sql.rows import fetch_all, fetch_one
+from core.store.sql.rows import columns, fetch_all, fetch_one
 
 AGENTS = ("qa", "planner", "writer", "generator", "evaluator")
 
@@ -58,10 +58,7 @@ class JudgedEntry(HistoryEntry):
     evaluation: QueryJudgement | None  # None: not sampled, or not judged yet
 
 
-_COLUMNS = (
-    "h.id, h.project_id, h.user_id, h.agent, h.question, h.answer, h.outcome, h.retrieved_chunk_ids,"
-    " h.cited_chunk_ids, h.timings_ms, h.tokens, h.request_id, h.run_id, h.created_at, h.confidence"
-)
+_COLUMNS = columns(HistoryEntry, prefix="h.")
 _JUDGEMENT_FIELDS = tuple(field.name for field in fields(QueryJudgement))
 # The query's evaluation as evaluation_<field>, if it was sampled and judged (NULL columns otherwise).
 _EVALUATION = ", ".join(f"e.{name} AS evaluation_{name}" for name in _JUDGEMENT_FIELDS)

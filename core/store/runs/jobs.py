@@ -10,13 +10,8 @@ from uuid import UUID
 from psycopg.rows import class_row, scalar_row
 
 from core.store.sql.access import Connection, in_project, scope
-from core.store.sql.rows import fetch_all, fetch_one
+from core.store.sql.rows import columns, fetch_all, fetch_one
 
-_COLUMNS = (
-    "j.id, j.project_id, j.document_id, j.document_version, j.kind, j.status, j.stage, j.done, j.total,"
-    " j.chunks_total, j.chunks_embedded, j.attempts, j.deaths, j.error, j.created_at, j.started_at,"
-    " j.finished_at"
-)
 # What a job that failed because its worker kept dying says (the poison-pill reason).
 WORKER_DIED = "the worker died while processing this file"
 
@@ -42,6 +37,9 @@ class Job:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+
+
+_COLUMNS = columns(Job, prefix="j.")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,13 +13,9 @@ from psycopg.types.json import Jsonb
 
 from core.store.runs.jobs import begin_attempt
 from core.store.sql.access import Connection, in_project, scope, writer_of
-from core.store.sql.rows import fetch_one
+from core.store.sql.rows import columns, fetch_one
 
 KIND = "write_note"
-_COLUMNS = (
-    "j.id, j.project_id, j.document_id, j.kind, j.status, j.stage, j.done, j.total, j.attempts, j.error,"
-    " j.result, j.created_at, j.started_at, j.finished_at"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +34,9 @@ class NoteJob:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+
+
+_COLUMNS = columns(NoteJob, prefix="j.")
 
 
 def new_note_job_id() -> str:

@@ -11,9 +11,7 @@ from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from core.store.sql.access import Connection, in_project, member_of, scope, writer_of
-from core.store.sql.rows import fetch_all, fetch_one
-
-_COLUMNS = "pl.id, pl.project_id, pl.topic, pl.outline, pl.created_by, pl.created_at"
+from core.store.sql.rows import columns, fetch_all, fetch_one
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +22,9 @@ class Plan:
     outline: dict[str, Any]  # agents/planner/state.outline_document's JSON
     created_by: UUID
     created_at: datetime
+
+
+_COLUMNS = columns(Plan, prefix="pl.")
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row, scalar_row
 
 from core.store.sql.access import member_of, scope
-from core.store.sql.rows import fetch_all, fetch_one
+from core.store.sql.rows import columns, fetch_all, fetch_one
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +28,7 @@ class Thread:
 
 
 MESSAGES_TABLE = "qa_messages"
-_COLUMNS = "t.id, t.project_id, t.user_id, t.title, t.created_at, t.updated_at"
+_COLUMNS = columns(Thread, prefix="t.")
 _OWN = f"t.project_id = %(project_id)s AND t.user_id = %(user_id)s AND {member_of('t.project_id')}"
 
 

@@ -16,12 +16,8 @@ from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from core.store.sql.access import member_of, owner_of, scope
-from core.store.sql.rows import fetch_all, fetch_one, fetch_required
+from core.store.sql.rows import columns, fetch_all, fetch_one, fetch_required
 
-_COLUMNS = (
-    "a.id, a.project_id, a.question_id, a.user_id, a.answer, a.score, a.verdict, a.feedback,"
-    " a.missing_points, a.citations, a.graded_by, a.created_at, a.status, a.confidence"
-)
 # A correct grade that stands: a provisional one does not until an owner confirms it.
 SETTLED_CORRECT = "(a.verdict = 'correct' AND a.status <> 'provisional')"
 AttemptStatus = Literal["settled", "provisional", "confirmed", "corrected"]
@@ -56,6 +52,9 @@ class Attempt:
     created_at: datetime
     status: str  # AttemptStatus
     confidence: dict[str, Any] | None  # the grade's {p, label, signals}; None: exact or not a model's
+
+
+_COLUMNS = columns(Attempt, prefix="a.")
 
 
 @dataclass(frozen=True, slots=True)

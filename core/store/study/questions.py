@@ -17,7 +17,7 @@ from psycopg.types.json import Jsonb
 
 from core.store.content.chunks import ChunkColumns
 from core.store.sql.access import in_project, member_of, scope, writer_of
-from core.store.sql.rows import fetch_all, fetch_one
+from core.store.sql.rows import columns, fetch_all, fetch_one
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,10 +101,15 @@ def studyable(alias: str = "q") -> str:
 
 
 # Same columns as core/retrieval/hydrate.py, so a sampled chunk looks like a retrieved one.
-_CHUNK_COLUMNS = (
-    "c.id, c.document_id, c.document_version, c.ordinal, c.text, c.context_header, c.section_path,"
-    " c.page_start, c.page_end, c.char_start, c.char_end, c.content_hash,"
-    " d.title AS document_title, d.filename, d.source_type, d.kind"
+_CHUNK_COLUMNS = columns(
+    SourceChunk,
+    prefix="c.",
+    computed={
+        "document_title": "d.title",
+        "filename": "d.filename",
+        "source_type": "d.source_type",
+        "kind": "d.kind",
+    },
 )
 
 # Chunks spread across the project's documents: the i-th random pick of every document comes before
