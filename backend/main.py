@@ -11,6 +11,8 @@ from backend.accounts.lti import router as lti
 from backend.accounts.oidc import router as oidc
 from backend.accounts.routers import admin, invitations, me, sign_in
 from backend.deps import rate_limiter_of
+from backend.documents import batches, jobs
+from backend.documents import router as documents
 from backend.frontend import add_frontend
 from backend.middleware.body_limit import BodyLimitMiddleware
 from backend.middleware.errors import add_agent_run_error_handlers, add_database_error_handlers
@@ -18,25 +20,17 @@ from backend.middleware.input_errors import add_input_error_handlers
 from backend.middleware.model_errors import add_model_error_handlers
 from backend.middleware.rate_limits import RateLimited, RateLimitMiddleware, rate_limited_handler
 from backend.middleware.request_context import RequestContextMiddleware
+from backend.operations import health as health_routes
+from backend.plans import router as plans
+from backend.projects import audit_router as project_audit
+from backend.projects import members
+from backend.projects import router as projects
+from backend.qa import history, search
+from backend.qa import router as qa
+from backend.questions import attempts, curation, exports
+from backend.questions import router as questions
 from backend.resources import open_api_resources
-from backend.routes import (
-    attempts,
-    batches,
-    curation,
-    documents,
-    exports,
-    history,
-    jobs,
-    members,
-    plans,
-    project_audit,
-    projects,
-    qa,
-    questions,
-    search,
-    study,
-)
-from backend.routes import health as health_routes
+from backend.study import router as study
 from backend.web.browser import StrictTransportMiddleware
 from core.runtime import open_runtime
 from core.runtime.services import ServiceUrls
@@ -91,7 +85,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     async def health() -> dict[str, str]:
         return {"status": "ok"}
 
-    # GET /health/ready: each component's state (backend/routes/health.py), the chat model's included.
+    # GET /health/ready: each component's state (backend/operations/health.py), the chat model's included.
     app.include_router(health_routes.router)
 
     app.include_router(sign_in.router)

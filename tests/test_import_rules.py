@@ -5,9 +5,9 @@
 - an agent package (agents/planner, agents/qa, ...) imports core, agents.common and itself, never
   another agent package; agents.common imports no agent package; a service above the agent packages
   (agents/runs) may import any of them;
-- a domain package of the backend (backend/accounts, ...) imports itself, the web layer every domain
-  shares (backend.web, backend.deps, backend.middleware, backend.resources) and lower layers: never another
-  domain, nor the routes, services, schemas or command line outside it;
+- a domain package of the backend (backend/accounts, backend/documents, ...) imports itself, the web layer
+  every domain shares (backend.web, backend.deps, backend.middleware, backend.resources), the domains
+  below it (BACKEND_DOMAINS) and lower layers: never a domain above it, nor the app or command line;
 - the store's domains (core/store/sql, accounts, runs, content, study, lowest first) import their own
   domain and lower ones only: every domain stands on sql, content's documents reset their index job
   (runs), study's questions read content's chunks;
@@ -28,7 +28,11 @@ LAYERS = ("core", "agents", "workers", "backend", "evals", "benchmarks")  # lowe
 RANK = {layer: rank for rank, layer in enumerate(LAYERS)}
 SHARED_AGENT_CODE = "common"
 AGENT_SERVICES = frozenset({"runs"})  # above the agent packages: they run any agent
-BACKEND_DOMAINS = frozenset({"accounts"})  # backend packages that each own a domain
+# The backend's domain packages, lowest first: each imports itself, the shared web layer and lower
+# domains only (documents' models name a project's language; questions show QA's confidence; the study
+# queue shows questions; projects name their creators and events by account). Accounts imports no other.
+BACKEND_DOMAINS = ("accounts", "operations", "projects", "documents", "qa", "plans", "questions", "study")
+DOMAIN_RANK = {domain: rank for rank, domain in enumerate(BACKEND_DOMAINS)}
 SHARED_WEB = ("backend.web", "backend.deps", "backend.middleware", "backend.resources")
 STORE_DOMAINS = ("sql", "accounts", "runs", "content", "study")  # core/store's packages, lowest first
 STORE_RANK = {domain: rank for rank, domain in enumerate(STORE_DOMAINS)}
@@ -83,11 +87,15 @@ def broken_rule(module: str, imported: str) -> str | None:
         own, other = module.split(".")[1], imported.split(".")[1]
         if own not in AGENT_SERVICES and other not in (own, SHARED_AGENT_CODE):
             return f"agents.{own} imports the agent package agents.{other}"
-    if layer == target == "backend" and "." in module and module.split(".")[1] in BACKEND_DOMAINS:
+    if layer == target == "backend" and "." in module and module.split(".")[1] in DOMAIN_RANK:
         own = f"backend.{module.split('.')[1]}"
         shared = any(imported == name or imported.startswith(name + ".") for name in (own, *SHARED_WEB))
-        if not shared:
-            return f"the domain package {own} imports {imported} (only itself and the web layer)"
+        other = imported.split(".")[1] if "." in imported else ""
+        lower = other in DOMAIN_RANK and DOMAIN_RANK[other] < DOMAIN_RANK[own.split(".")[1]]
+        if not shared and not lower:
+            return (
+                f"the domain package {own} imports {imported} (only itself, the web layer and lower domains)"
+            )
     return _store_rule(module, imported)
 
 
@@ -183,20 +191,26 @@ def test_an_agent_package_importing_another_is_caught(module: str, source: str, 
     [
         (
             "backend.accounts.service.people",
-            "from backend.routes import members\n",
-            ["1: backend.routes.members"],
+            "from backend.projects import members\n",
+            ["1: backend.projects.members"],
         ),
         (
             "backend.accounts.routers.me",
-            "from backend.services import upload_budget\n",
-            ["1: backend.services.upload_budget"],
+            "from backend.documents import upload_budget\n",
+            ["1: backend.documents.upload_budget"],
         ),
         (
             "backend.accounts.schemas",
-            "from backend.schemas.projects import Role\n",
-            ["1: backend.schemas.projects.Role"],
+            "from backend.projects.schemas import Role\n",
+            ["1: backend.projects.schemas.Role"],
         ),
         ("backend.accounts", "def f() -> None:\n    import backend.main\n", ["2: backend.main"]),
+        (
+            "backend.qa.router",
+            "from backend.study.schemas import QueueOut\n",
+            ["1: backend.study.schemas.QueueOut"],
+        ),
+        ("backend.documents.router", "from backend.cli import app\n", ["1: backend.cli.app"]),
     ],
 )
 def test_a_domain_package_importing_outside_itself_and_the_web_layer_is_caught(
@@ -241,10 +255,11 @@ def test_a_store_domain_importing_a_higher_one_is_caught(
             False,
         ),
         (
-            "backend.routes.projects",
+            "backend.projects.router",
             "from backend.accounts.service.people import may_create_projects\n",
             False,
         ),
+        ("backend.study.router", "from backend.questions.schemas import QuestionOut\n", False),
     ],
 )
 def test_a_domain_package_may_import_itself_the_web_layer_and_lower_layers(

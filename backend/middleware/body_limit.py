@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 # Part headers and boundaries around an upload's file, and a title field: the file itself is held to
-# MAX_UPLOAD_BYTES exactly by backend/services/uploads.py.
+# MAX_UPLOAD_BYTES exactly by backend/documents/uploads.py.
 MULTIPART_OVERHEAD = 64 * 1024
 _DOCUMENTS = re.compile(r"/projects/[^/]+/documents/?")
 _DOCUMENT = re.compile(r"/projects/[^/]+/documents/[^/]+/?")

@@ -1,6 +1,6 @@
 """The API's side of the chat model's admission queue (core/llm/admission.py): the dependency routes take
 a ticket from, the answers for a full queue (429) and an unreachable model (503), both with
-Retry-After. A waiting stream's events: backend/services/streaming.py."""
+Retry-After. A waiting stream's events: backend/qa/streaming.py."""
 
 from typing import Annotated
 

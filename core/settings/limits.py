@@ -15,7 +15,7 @@ class LimitSettings(SettingsGroup):
     # The embedded Postgres's disk: an upload or a document's chunks that would leave less than this free
     # are refused (507 / the job `failed`), keeping room for its WAL and small writes (core/runtime/disk.py).
     storage_min_free_mb: int = Field(default=64, ge=0, validation_alias="STORAGE_MIN_FREE_MB")
-    # Upload budgets (backend/services/upload_budget.py): bytes stored in the last hour per user and per
+    # Upload budgets (backend/documents/upload_budget.py): bytes stored in the last hour per user and per
     # project, a project's stored bytes (every version), and its index jobs waiting. A teacher putting a
     # whole course in (500 files / 1 GB in an hour) stays within them; filling the disk does not.
     upload_bytes_per_hour_user: int = Field(

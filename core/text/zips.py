@@ -1,5 +1,5 @@
 """A ZIP upload's members read as the hostile input they may be, for both readers that open ZIPs: a
-course ZIP's files (backend/services/course_files.py) and the parts of an Office file or an e-book
+course ZIP's files (backend/documents/course_files.py) and the parts of an Office file or an e-book
 (workers/parsing/archive.py). The bytes that really come out while inflating are counted (a bomb may
 declare any size) against a budget, and optionally against the size the member declares and a
 compression ratio; an encrypted member is refused before it is read. Each caller words the refusal."""

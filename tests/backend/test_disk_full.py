@@ -140,7 +140,7 @@ async def test_full_disk_fails_the_upload_with_the_reason_and_the_instance_recov
     # To the last byte, and the API's own check off: Postgres itself meets the full disk. A statement
     # that cannot grow a table answers 507; a WAL write that cannot is a PANIC, and the server may stay
     # down (its recovery needs WAL space too): then the readiness probe says why. Never a 500, a hang.
-    monkeypatch.setattr("backend.services.upload_budget.check_space", lambda settings, needed: None)
+    monkeypatch.setattr("backend.documents.upload_budget.check_space", lambda settings, needed: None)
     fill(ballast, 0)
     statuses, stored = [], []
     for attempt in range(5):

@@ -16,11 +16,11 @@ import pytest
 from pydantic import BaseModel, ValidationError
 from starlette.types import Message, Receive, Scope, Send
 
+from backend.documents.schemas import DocumentTextUpdate
 from backend.middleware.body_limit import MULTIPART_OVERHEAD, BodyLimitMiddleware
-from backend.schemas.plans import NoteRequest, PlanRequest
-from backend.schemas.projects import DocumentTextUpdate
-from backend.schemas.qa import QARequest
-from backend.schemas.questions import AttemptCreate, GenerateRequest
+from backend.plans.schemas import NoteRequest, PlanRequest
+from backend.qa.schemas import QARequest
+from backend.questions.schemas import AttemptCreate, GenerateRequest
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from evals.harness.worker import start_worker, stop_worker

@@ -26,9 +26,9 @@ class Document:
     error: str | None
     warnings: list[str]
     page_count: int | None
+    chunk_count: int
     created_at: datetime
     updated_at: datetime
-    chunk_count: int
 
 
 _COLUMNS = columns(

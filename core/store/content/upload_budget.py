@@ -1,4 +1,4 @@
-"""What a user and a project have stored lately, for the upload budgets (backend/services/upload_budget.py).
+"""What a user and a project have stored lately, for the upload budgets (backend/documents/upload_budget.py).
 
 Counted from the stored versions and jobs themselves rather than from request counters: the budget is
 bytes and queued work, so a teacher's 500 small chapter files cost what they weigh, and the figures are

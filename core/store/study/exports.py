@@ -42,7 +42,7 @@ LIMIT %(limit)s
 async def approved_items(
     conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, with_questions: bool, limit: int
 ) -> list[ApprovedItem]:
-    """`with_questions` False: flashcards only (their back is no secret; see backend/routes/exports.py)."""
+    """`with_questions` False: flashcards only (their back is no secret; see backend/questions/exports.py)."""
     return await fetch_all(
         conn,
         class_row(ApprovedItem),

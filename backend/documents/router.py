@@ -1,0 +1,202 @@
+"""Uploading, editing, listing and deleting a project's documents; indexing runs in the worker."""
+
+import contextlib
+from typing import Annotated
+from uuid import UUID
+
+from arq.constants import result_key_prefix
+from fastapi import APIRouter, Depends, Form, HTTPException, Request, Response, UploadFile, status
+from psycopg_pool import AsyncConnectionPool
+from pydantic import ValidationError
+from redis.exceptions import RedisError
+from starlette.datastructures import UploadFile as StarletteUploadFile
+
+from backend.deps import DbDep, ProjectDep, ProjectWriterDep, QueueDep, SettingsDep
+from backend.documents.enqueue import enqueue_index
+from backend.documents.schemas import ChunkOut, DocumentAccepted, DocumentOut, DocumentTextUpdate
+from backend.documents.upload_budget import check_upload_budget
+from backend.documents.uploads import CheckedUpload, check_content, read_upload
+from backend.web.paging import Page, paging
+from backend.web.project_log import record_project_event
+from backend.web.project_store import as_member
+from core.store.content import chunks, documents
+from core.store.runs.jobs import index_job_id
+
+router = APIRouter(prefix="/projects/{project_id}/documents", tags=["documents"])
+
+# Documents and their chunks are listed in long pages: a course has hundreds of either.
+DocumentPage = Annotated[Page, Depends(paging(default=100, most=1000))]
+
+
+def _not_found() -> HTTPException:
+    return HTTPException(status.HTTP_404_NOT_FOUND, "Document not found.")
+
+
+@router.post("", status_code=status.HTTP_202_ACCEPTED)
+async def upload_document(
+    file: UploadFile,
+    access: ProjectWriterDep,
+    db: DbDep,
+    queue: QueueDep,
+    settings: SettingsDep,
+    title: Annotated[str | None, Form(max_length=300)] = None,
+) -> DocumentAccepted:
+    """Multipart upload of one file of an accepted type (core/text/filetypes.py); answers at once with
+    the indexing job. A body over MAX_UPLOAD_BYTES was refused before this runs
+    (backend/middleware/body_limit.py); one past an upload budget is refused here (429 or 413)."""
+    upload = await read_upload(file, settings.limits.max_upload_bytes)
+    await check_upload_budget(db, settings, access.scope, incoming_bytes=len(upload.content))
+    document = await as_member(
+        db,
+        access,
+        documents.create_document,
+        title=title or upload.default_title,
+        filename=upload.filename,
+        source_type=upload.source_type,
+        kind="uploaded",
+        content=upload.content,
+        content_hash=upload.content_hash,
+    )
+    if document is None:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Viewers cannot change this project.")
+    return await enqueue_index(db, queue, document)
+
+
+@router.get("")
+async def list_documents(access: ProjectDep, db: DbDep, page: DocumentPage) -> list[DocumentOut]:
+    """The project's documents, oldest first, a page at a time."""
+    rows = await as_member(db, access, documents.list_documents, **page)
+    return [DocumentOut.model_validate(row) for row in rows]
+
+
+@router.get("/{document_id}")
+async def get_document(document_id: UUID, access: ProjectDep, db: DbDep) -> DocumentOut:
+    row = await as_member(db, access, documents.get_document, document_id=document_id)
+    if row is None:
+        raise _not_found()
+    return DocumentOut.model_validate(row)
+
+
+@router.patch(
+    "/{document_id}",
+    status_code=status.HTTP_202_ACCEPTED,
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "application/json": {"schema": DocumentTextUpdate.model_json_schema()},
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {
+                            "file": {"type": "string", "format": "binary"},
+                            "title": {"type": "string"},
+                        },
+                    }
+                },
+            }
+        }
+    },
+)
+async def update_document(
+    document_id: UUID,
+    request: Request,
+    access: ProjectWriterDep,
+    db: DbDep,
+    queue: QueueDep,
+    settings: SettingsDep,
+) -> DocumentAccepted:
+    """New content as JSON `{content, title?}` (Markdown/text) or as a multipart `file`; reindexes.
+    The current version stays searchable until the new one is ready. Either body is held to
+    MAX_UPLOAD_BYTES (plus a little for the JSON or multipart around it) before this runs."""
+    current = await as_member(db, access, documents.get_document, document_id=document_id)
+    if current is None:
+        raise _not_found()
+    # No connection is held while the body arrives: a slow client must not keep one from others.
+    upload, title = await _new_content(request, current, db, access, settings.limits.max_upload_bytes)
+    await check_upload_budget(db, settings, access.scope, incoming_bytes=len(upload.content))
+    document = await as_member(
+        db,
+        access,
+        documents.add_version,
+        document_id=document_id,
+        content=upload.content,
+        content_hash=upload.content_hash,
+        filename=upload.filename,
+        source_type=upload.source_type,
+        title=title or current.title,
+    )
+    if document is None:
+        raise _not_found()
+    return await enqueue_index(db, queue, document)
+
+
+async def _new_content(
+    request: Request,
+    current: documents.Document,
+    db: AsyncConnectionPool,
+    access: ProjectWriterDep,
+    limit: int,
+) -> tuple[CheckedUpload, str | None]:
+    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+        form = await request.form(max_files=1, max_fields=1)  # `file` and `title`, nothing else
+        file, title = form.get("file"), form.get("title")
+        if not isinstance(file, StarletteUploadFile):
+            raise HTTPException(422, "Send the new version as a multipart field named 'file'.")
+        return await read_upload(file, limit), title if isinstance(title, str) else None
+    try:
+        body = DocumentTextUpdate.model_validate_json(await request.body())
+    except ValidationError as error:
+        raise HTTPException(422, error.errors(include_url=False, include_context=False)) from error
+    if body.content is None:
+        if body.title is None:
+            raise HTTPException(422, "Send new 'content', a new 'title', or a multipart 'file'.")
+        content = await as_member(db, access, documents.latest_content, document_id=current.id)
+        if content is None:
+            raise _not_found()
+        return check_content(content, current.filename), body.title
+    if current.source_type not in ("markdown", "text"):
+        raise HTTPException(415, "This document is not Markdown or text: send the new version as a file.")
+    if len(body.content.encode()) > limit:
+        raise HTTPException(413, "The new content is larger than the upload limit.")
+    return check_content(body.content.encode(), current.filename), body.title
+
+
+@router.delete("/{document_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_document(
+    document_id: UUID, request: Request, access: ProjectWriterDep, db: DbDep
+) -> Response:
+    async with db.connection() as conn, conn.transaction():
+        deleted = await documents.delete_document(conn, **access.scope, document_id=document_id)
+        if deleted is None:
+            raise _not_found()
+        details = {"title": deleted.title[:200], "filename": deleted.filename[:200]}
+        await record_project_event(
+            conn, request, access, "document.deleted", target_id=document_id, details=details
+        )
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post("/{document_id}/reindex", status_code=status.HTTP_202_ACCEPTED)
+async def reindex_document(
+    document_id: UUID, access: ProjectWriterDep, db: DbDep, queue: QueueDep
+) -> DocumentAccepted:
+    """Indexes the latest version again, e.g. to retry a failed document; answers at once with the job
+    (the same job id as before). A job still queued or running is left to finish."""
+    async with db.connection() as conn, conn.transaction():
+        document = await documents.queue_reindex(conn, **access.scope, document_id=document_id)
+    if document is None:
+        raise _not_found()
+    # arq keeps a finished job's result for an hour and refuses to enqueue that job id meanwhile.
+    # Redis down: enqueue_index below says so (503) and marks the job failed.
+    with contextlib.suppress(RedisError):
+        await queue.delete(result_key_prefix + index_job_id(document.id, document.version))
+    return await enqueue_index(db, queue, document)
+
+
+@router.get("/{document_id}/chunks")
+async def list_chunks(document_id: UUID, access: ProjectDep, db: DbDep, page: DocumentPage) -> list[ChunkOut]:
+    async with db.connection() as conn:
+        if await documents.get_document(conn, **access.scope, document_id=document_id) is None:
+            raise _not_found()
+        rows = await chunks.list_chunks(conn, **access.scope, document_id=document_id, **page)
+    return [ChunkOut.model_validate(row) for row in rows]

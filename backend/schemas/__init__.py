@@ -1,1 +1,0 @@
-"""Pydantic models at the API edge, one module per group of routes."""

@@ -1,0 +1,20 @@
+"""The API's side of the agent-run service (agents/runs): one runner per request, for the member the
+route's access check found, with the request's agent context, admission queue and audit."""
+
+from typing import Annotated
+
+from fastapi import Depends
+
+from agents.runs.service import AgentRunner
+from backend.deps import AgentContextDep, ProjectDep
+from backend.middleware.model_errors import AdmissionDep
+from backend.web.run_audit import AuditDep
+
+
+def get_runner(
+    access: ProjectDep, ctx: AgentContextDep, admission: AdmissionDep, audit: AuditDep
+) -> AgentRunner:
+    return AgentRunner(caller=access, context=ctx, admission=admission, audit=audit)
+
+
+RunnerDep = Annotated[AgentRunner, Depends(get_runner)]
