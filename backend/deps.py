@@ -1,7 +1,7 @@
 """Request dependencies as Annotated aliases: routes declare what they need, never build it."""
 
 from dataclasses import dataclass, field
-from typing import Annotated, TypedDict
+from typing import Annotated
 from uuid import UUID
 
 from arq.connections import ArqRedis
@@ -20,6 +20,7 @@ from core.runtime import Runtime
 from core.settings import Settings
 from core.store.accounts import api_keys, projects, sessions
 from core.store.accounts.projects import Project
+from core.store.sql.access import ProjectScope
 
 _bearer = HTTPBearer(
     auto_error=False,
@@ -184,13 +185,6 @@ async def get_admin(user: UserDep) -> CurrentUser:
 
 
 AdminDep = Annotated[CurrentUser, Depends(get_admin)]
-
-
-class ProjectScope(TypedDict):
-    """The store's keys for a project-scoped call: the project and the caller, checked in its SQL."""
-
-    project_id: UUID
-    user_id: UUID
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ from arq.connections import ArqRedis
 from fastapi import HTTPException
 from psycopg_pool import AsyncConnectionPool
 
-from backend.deps import ProjectScope
 from backend.documents.batch_schemas import BatchFileAccepted, BatchFileRefused
 from backend.documents.course_files import CourseFile, Refused
 from backend.documents.enqueue import enqueue_index
 from backend.documents.uploads import bounded_filename, check_content
 from core.store.content import batches, documents
+from core.store.sql.access import ProjectScope
 
 
 @dataclass

@@ -6,7 +6,6 @@ from fastapi import APIRouter, HTTPException, Path, status
 
 from backend.deps import DbDep, ProjectDep
 from backend.documents.schemas import JobOut
-from backend.web.project_store import as_member
 from core.store.runs import jobs
 
 router = APIRouter(prefix="/projects/{project_id}/jobs", tags=["jobs"])
@@ -14,7 +13,8 @@ router = APIRouter(prefix="/projects/{project_id}/jobs", tags=["jobs"])
 
 @router.get("/{job_id}")
 async def get_job(job_id: Annotated[str, Path(max_length=200)], access: ProjectDep, db: DbDep) -> JobOut:
-    row = await as_member(db, access, jobs.get_job, job_id=job_id)
+    async with db.connection() as conn:
+        row = await jobs.get_job(conn, **access.scope, job_id=job_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Job not found.")
     return JobOut.model_validate(row)

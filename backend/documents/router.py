@@ -18,7 +18,6 @@ from backend.documents.upload_budget import check_upload_budget
 from backend.documents.uploads import CheckedUpload, check_content, read_upload
 from backend.web.paging import Page, paging
 from backend.web.project_log import record_project_event
-from backend.web.project_store import as_member
 from core.store.content import chunks, documents
 from core.store.runs.jobs import index_job_id
 
@@ -46,17 +45,17 @@ async def upload_document(
     (backend/middleware/body_limit.py); one past an upload budget is refused here (429 or 413)."""
     upload = await read_upload(file, settings.limits.max_upload_bytes)
     await check_upload_budget(db, settings, access.scope, incoming_bytes=len(upload.content))
-    document = await as_member(
-        db,
-        access,
-        documents.create_document,
-        title=title or upload.default_title,
-        filename=upload.filename,
-        source_type=upload.source_type,
-        kind="uploaded",
-        content=upload.content,
-        content_hash=upload.content_hash,
-    )
+    async with db.connection() as conn:
+        document = await documents.create_document(
+            conn,
+            **access.scope,
+            title=title or upload.default_title,
+            filename=upload.filename,
+            source_type=upload.source_type,
+            kind="uploaded",
+            content=upload.content,
+            content_hash=upload.content_hash,
+        )
     if document is None:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "Viewers cannot change this project.")
     return await enqueue_index(db, queue, document)
@@ -65,13 +64,15 @@ async def upload_document(
 @router.get("")
 async def list_documents(access: ProjectDep, db: DbDep, page: DocumentPage) -> list[DocumentOut]:
     """The project's documents, oldest first, a page at a time."""
-    rows = await as_member(db, access, documents.list_documents, **page)
+    async with db.connection() as conn:
+        rows = await documents.list_documents(conn, **access.scope, **page)
     return [DocumentOut.model_validate(row) for row in rows]
 
 
 @router.get("/{document_id}")
 async def get_document(document_id: UUID, access: ProjectDep, db: DbDep) -> DocumentOut:
-    row = await as_member(db, access, documents.get_document, document_id=document_id)
+    async with db.connection() as conn:
+        row = await documents.get_document(conn, **access.scope, document_id=document_id)
     if row is None:
         raise _not_found()
     return DocumentOut.model_validate(row)
@@ -108,23 +109,24 @@ async def update_document(
     """New content as JSON `{content, title?}` (Markdown/text) or as a multipart `file`; reindexes.
     The current version stays searchable until the new one is ready. Either body is held to
     MAX_UPLOAD_BYTES (plus a little for the JSON or multipart around it) before this runs."""
-    current = await as_member(db, access, documents.get_document, document_id=document_id)
+    async with db.connection() as conn:
+        current = await documents.get_document(conn, **access.scope, document_id=document_id)
     if current is None:
         raise _not_found()
     # No connection is held while the body arrives: a slow client must not keep one from others.
     upload, title = await _new_content(request, current, db, access, settings.limits.max_upload_bytes)
     await check_upload_budget(db, settings, access.scope, incoming_bytes=len(upload.content))
-    document = await as_member(
-        db,
-        access,
-        documents.add_version,
-        document_id=document_id,
-        content=upload.content,
-        content_hash=upload.content_hash,
-        filename=upload.filename,
-        source_type=upload.source_type,
-        title=title or current.title,
-    )
+    async with db.connection() as conn:
+        document = await documents.add_version(
+            conn,
+            **access.scope,
+            document_id=document_id,
+            content=upload.content,
+            content_hash=upload.content_hash,
+            filename=upload.filename,
+            source_type=upload.source_type,
+            title=title or current.title,
+        )
     if document is None:
         raise _not_found()
     return await enqueue_index(db, queue, document)
@@ -150,7 +152,8 @@ async def _new_content(
     if body.content is None:
         if body.title is None:
             raise HTTPException(422, "Send new 'content', a new 'title', or a multipart 'file'.")
-        content = await as_member(db, access, documents.latest_content, document_id=current.id)
+        async with db.connection() as conn:
+            content = await documents.latest_content(conn, **access.scope, document_id=current.id)
         if content is None:
             raise _not_found()
         return check_content(content, current.filename), body.title

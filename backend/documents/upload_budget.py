@@ -9,11 +9,11 @@ uncounted: the overshoot is bounded by one request's size."""
 from fastapi import HTTPException, status
 from psycopg_pool import AsyncConnectionPool
 
-from backend.deps import ProjectScope
 from backend.middleware.body_limit import size_text
 from core.runtime.disk import UPLOAD_DISK_FULL, DiskSpaceLow, check_space
 from core.settings import Settings
 from core.store.content.upload_budget import UploadUsage, upload_usage
+from core.store.sql.access import ProjectScope
 
 # The hour's budget frees up gradually; ten minutes is a fair first retry.
 RETRY_AFTER_S = "600"

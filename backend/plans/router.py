@@ -13,7 +13,6 @@ from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectWriterDep, Que
 from backend.plans.schemas import NoteAccepted, NoteJobOut, NoteRequest, PlanOut, PlanRequest
 from backend.web.agent_runs import RunnerDep
 from backend.web.paging import PageDep
-from backend.web.project_store import as_member
 from backend.web.run_audit import AuditDep
 from core.jobs.specs import WRITE_NOTE, WriteNote, enqueue
 from core.store.runs import jobs, notes, plans
@@ -36,13 +35,15 @@ async def create_plan(body: PlanRequest, access: ProjectWriterDep, runner: Runne
 @router.get("/plans")
 async def list_plans(access: ProjectDep, db: DbDep, page: PageDep) -> list[PlanOut]:
     """The project's plans, newest first, a page at a time."""
-    rows = await as_member(db, access, plans.list_plans, **page)
+    async with db.connection() as conn:
+        rows = await plans.list_plans(conn, **access.scope, **page)
     return [PlanOut.from_plan(row) for row in rows]
 
 
 @router.get("/plans/{plan_id}")
 async def get_plan(plan_id: UUID, access: ProjectDep, db: DbDep) -> PlanOut:
-    row = await as_member(db, access, plans.get_plan, plan_id=plan_id)
+    async with db.connection() as conn:
+        row = await plans.get_plan(conn, **access.scope, plan_id=plan_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Plan not found.")
     return PlanOut.from_plan(row)
@@ -98,7 +99,8 @@ async def _enqueue_note(
 async def get_note_job(
     job_id: Annotated[str, Path(max_length=200)], access: ProjectDep, db: DbDep
 ) -> NoteJobOut:
-    row = await as_member(db, access, notes.get_note_job, job_id=job_id)
+    async with db.connection() as conn:
+        row = await notes.get_note_job(conn, **access.scope, job_id=job_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Note job not found.")
     return NoteJobOut.model_validate(row)

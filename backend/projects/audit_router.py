@@ -5,7 +5,6 @@ from fastapi import APIRouter
 from backend.accounts.schemas import SecurityEventOut
 from backend.deps import DbDep, ProjectOwnerDep
 from backend.web.paging import EventPageDep
-from backend.web.project_store import as_member
 from core.store.accounts import security_events
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])
@@ -14,5 +13,6 @@ router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])
 @router.get("/audit")
 async def project_events(access: ProjectOwnerDep, db: DbDep, page: EventPageDep) -> list[SecurityEventOut]:
     """Who changed members, documents and settings, newest first (owners only: editors 403, others 404)."""
-    rows = await as_member(db, access, security_events.project_events, **page)
+    async with db.connection() as conn:
+        rows = await security_events.project_events(conn, **access.scope, **page)
     return [SecurityEventOut.model_validate(row) for row in rows]

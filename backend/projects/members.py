@@ -13,7 +13,6 @@ from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectOwnerDep, proj
 from backend.projects.schemas import MemberList, MemberOut, MemberRow, RoleChange
 from backend.web.paging import Page, paging
 from backend.web.project_log import record_project_event
-from backend.web.project_store import as_member
 from core.store.accounts import members
 
 router = APIRouter(prefix="/projects/{project_id}/members", tags=["members"])
@@ -60,7 +59,8 @@ async def list_members(access: ProjectDep, db: DbDep, page: MemberPage) -> Membe
     """Owners and editors see every member with their email. A viewer (a student) sees only the owners
     and editors (the course staff) and themself, never other students; the counts are the whole
     project's for everyone."""
-    rows, counts = await as_member(db, access, members.list_members, **page)
+    async with db.connection() as conn:
+        rows, counts = await members.list_members(conn, **access.scope, **page)
     return MemberList(
         members=[MemberRow.model_validate(member) for member in rows],
         counts=counts,

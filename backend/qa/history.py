@@ -11,7 +11,6 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
 from backend.deps import DbDep, ProjectDep, ProjectOwnerDep
 from backend.qa.history_schemas import EvaluationOut, EvaluationsOut, EvaluationSummary, QueryOut
 from backend.web.paging import Page, paging
-from backend.web.project_store import as_member
 from core.store.accounts import privacy
 from core.store.runs import evaluations, history
 from core.store.runs.history import AGENTS
@@ -42,7 +41,8 @@ async def list_queries(
     _check_window(since, until)
     if agent is not None and agent not in AGENTS:
         raise HTTPException(422, f"`agent` must be one of {', '.join(AGENTS)}.")
-    rows = await as_member(db, access, history.list_queries, since=since, until=until, agent=agent, **page)
+    async with db.connection() as conn:
+        rows = await history.list_queries(conn, **access.scope, since=since, until=until, agent=agent, **page)
     return [QueryOut.model_validate(row) for row in rows]
 
 
@@ -78,5 +78,6 @@ async def list_evaluations(
 async def delete_my_queries(access: ProjectDep, db: DbDep) -> Response:
     """Erases the caller's own query history in this project; the evaluations of their answers lose
     their question and answer text and their user, and stay only in the project's aggregates."""
-    await as_member(db, access, privacy.delete_own_history)
+    async with db.connection() as conn:
+        await privacy.delete_own_history(conn, **access.scope)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

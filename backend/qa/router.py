@@ -16,7 +16,6 @@ from backend.qa.streaming import event_stream, qa_events, replay
 from backend.web.agent_runs import RunnerDep
 from backend.web.clock import ClockDep
 from backend.web.paging import PageDep
-from backend.web.project_store import as_member
 from core.store.accounts import privacy
 from core.store.runs import threads
 
@@ -71,7 +70,8 @@ async def ask(
 @router.get("/qa/threads")
 async def list_threads(access: ProjectDep, db: DbDep, page: PageDep) -> list[ThreadOut]:
     """The caller's own QA threads in this project, most recent first, a page at a time."""
-    rows = await as_member(db, access, threads.list_threads, **page)
+    async with db.connection() as conn:
+        rows = await threads.list_threads(conn, **access.scope, **page)
     return [ThreadOut.model_validate(row) for row in rows]
 
 
@@ -88,7 +88,8 @@ async def get_thread(thread_id: UUID, access: ProjectDep, db: DbDep) -> ThreadDe
 @router.delete("/qa/threads/{thread_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_thread(thread_id: UUID, access: ProjectDep, db: DbDep) -> Response:
     """Deletes the caller's own thread and all its messages; anyone else's reads as missing (404)."""
-    deleted = await as_member(db, access, privacy.delete_own_thread, thread_id=thread_id)
+    async with db.connection() as conn:
+        deleted = await privacy.delete_own_thread(conn, **access.scope, thread_id=thread_id)
     if not deleted:
         raise _thread_not_found()
     return Response(status_code=status.HTTP_204_NO_CONTENT)

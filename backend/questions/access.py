@@ -8,7 +8,6 @@ from psycopg_pool import AsyncConnectionPool
 
 from agents.runs.attempts import Attempter
 from backend.deps import ProjectAccess
-from backend.web.project_store import as_member
 from core.store.study import questions
 from core.store.study.questions import Question
 
@@ -23,7 +22,8 @@ def question_not_found() -> HTTPException:
 
 async def visible_question(db: AsyncConnectionPool, access: ProjectAccess, question_id: UUID) -> Question:
     studying = not is_editor(access)
-    row = await as_member(db, access, questions.get_question, question_id=question_id, studying=studying)
+    async with db.connection() as conn:
+        row = await questions.get_question(conn, **access.scope, question_id=question_id, studying=studying)
     if row is None:
         raise question_not_found()
     return row

@@ -30,7 +30,6 @@ from backend.web.agent_runs import RunnerDep
 from backend.web.clock import ClockDep
 from backend.web.paging import Page, PageDep, paging
 from backend.web.project_log import record_project_event
-from backend.web.project_store import as_member
 from core.store.sql.access import Connection
 from core.store.study import attempts
 from core.store.study.attempts import ListedAttempt, ReviewedAttempt
@@ -119,9 +118,10 @@ async def list_class_attempts(
 ) -> list[AttemptOut]:
     """Owners (the teacher): every member's attempts in the project, newest first, optionally of one
     question and/or one member."""
-    rows = await as_member(
-        db, access, attempts.list_attempts, question_id=question_id, member_id=user_id, **page
-    )
+    async with db.connection() as conn:
+        rows = await attempts.list_attempts(
+            conn, **access.scope, question_id=question_id, member_id=user_id, **page
+        )
     return _attempts_out(rows, access, with_reference=True)
 
 
@@ -131,7 +131,8 @@ async def list_provisional(
 ) -> list[ProvisionalAttemptOut]:
     """Owners (the teacher): the grades waiting for review, oldest first, each with its question,
     reference answer, student, answer, the grader's grade and its confidence (editors 403, others 404)."""
-    rows = await as_member(db, access, attempts.list_provisional, **page)
+    async with db.connection() as conn:
+        rows = await attempts.list_provisional(conn, **access.scope, **page)
     return [ProvisionalAttemptOut.model_validate(row) for row in rows]
 
 

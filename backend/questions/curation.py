@@ -11,7 +11,6 @@ from fastapi import APIRouter, HTTPException, status
 from agents.question_generator.checks import fold
 from backend.deps import DbDep, ProjectAccess, ProjectWriterDep, RetrieverDep
 from backend.questions.schemas import QuestionOut, QuestionUpdate, ReviewRequest
-from backend.web.project_store import as_member
 from core.store.study import question_curation, questions
 from core.store.study.questions import Question
 
@@ -28,14 +27,10 @@ async def review_question(
 ) -> QuestionOut:
     """approve: students may study it (status `active`, a `source_changed` flag cleared); reject: it
     leaves the bank (status `archived`). The reviewer, time and note are kept; review again at will."""
-    row = await as_member(
-        db,
-        access,
-        question_curation.review_question,
-        question_id=question_id,
-        approve=body.action == "approve",
-        note=body.note,
-    )
+    async with db.connection() as conn:
+        row = await question_curation.review_question(
+            conn, **access.scope, question_id=question_id, approve=body.action == "approve", note=body.note
+        )
     if row is None:
         raise _not_found()
     return QuestionOut.from_question(row, with_answers=True)
@@ -65,7 +60,8 @@ def _checked_changes(row: Question, body: QuestionUpdate) -> dict[str, Any]:
 
 
 async def _owned_row(db: DbDep, access: ProjectAccess, question_id: UUID) -> Question:
-    row = await as_member(db, access, questions.get_question, question_id=question_id)
+    async with db.connection() as conn:
+        row = await questions.get_question(conn, **access.scope, question_id=question_id)
     if row is None:
         raise _not_found()
     return row
@@ -82,9 +78,10 @@ async def update_question(
     if "question" in changes:  # the near-duplicate check compares question texts' embeddings
         vector = await asyncio.to_thread(retriever.embeddings.embed_query, changes["question"])
         changes["embedding"] = np.asarray(vector, dtype=np.float32)
-    row = await as_member(
-        db, access, question_curation.edit_question, question_id=question_id, changes=changes
-    )
+    async with db.connection() as conn:
+        row = await question_curation.edit_question(
+            conn, **access.scope, question_id=question_id, changes=changes
+        )
     if row is None:
         raise _not_found()
     return QuestionOut.from_question(row, with_answers=True)

@@ -15,7 +15,6 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Path, Response, status
 
 from backend.deps import DbDep, ProjectAccess, ProjectDep
-from backend.web.project_store import as_member
 from core.exports import anki, bank
 from core.store.content import documents
 from core.store.runs import notes
@@ -40,9 +39,10 @@ def _attachment(name: str, extension: str) -> dict[str, str]:
 
 
 async def _items(db: DbDep, access: ProjectAccess) -> list[ApprovedItem]:
-    return await as_member(
-        db, access, exports.approved_items, with_questions=_with_questions(access), limit=EXPORT_LIMIT
-    )
+    async with db.connection() as conn:
+        return await exports.approved_items(
+            conn, **access.scope, with_questions=_with_questions(access), limit=EXPORT_LIMIT
+        )
 
 
 @router.get("/exports/anki", response_class=Response)

@@ -28,7 +28,6 @@ from backend.questions.schemas import (
 )
 from backend.web.agent_runs import RunnerDep
 from backend.web.paging import PageDep
-from backend.web.project_store import as_member
 from core.store.study import questions
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["questions"])
@@ -77,19 +76,19 @@ async def list_questions(
     editor = is_editor(access)
     allowed = ["active", "review", "archived"] if editor else ["active", "review"]
     statuses = [s for s in allowed if status_ is None or s == status_]
-    rows = await as_member(
-        db,
-        access,
-        questions.list_questions,
-        statuses=statuses,
-        studying=not editor,
-        type=type,
-        document_id=document_id,
-        difficulty=difficulty,
-        review_state=review_state,
-        flagged=flagged,
-        **page,
-    )
+    async with db.connection() as conn:
+        rows = await questions.list_questions(
+            conn,
+            **access.scope,
+            statuses=statuses,
+            studying=not editor,
+            type=type,
+            document_id=document_id,
+            difficulty=difficulty,
+            review_state=review_state,
+            flagged=flagged,
+            **page,
+        )
     return [QuestionOut.from_question(row, with_answers=editor) for row in rows]
 
 

@@ -20,7 +20,6 @@ from backend.study.schemas import (
     StudySettingsUpdate,
 )
 from backend.web.clock import ClockDep
-from backend.web.project_store import as_member
 from core.settings import Settings
 from core.store.study import study
 from core.study import service
@@ -57,7 +56,8 @@ async def study_queue(
     limit: Annotated[int, Query(ge=1, le=200)] = 20,
 ) -> QueueOut:
     now = clock().astimezone(UTC)
-    queue = await as_member(db, access, service.build_queue, now=now, limit=limit, **_exam_pace(settings))
+    async with db.connection() as conn:
+        queue = await service.build_queue(conn, **access.scope, now=now, limit=limit, **_exam_pace(settings))
     if queue is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
     items = [
@@ -81,16 +81,16 @@ async def post_review(
     settings: SettingsDep,
 ) -> ReviewOut:
     """404 when the item is not one the caller may study (not approved, flagged, archived, elsewhere)."""
-    reviewed = await as_member(
-        db,
-        access,
-        service.review_item,
-        question_id=body.question_id,
-        rating=Rating(body.rating),
-        source="review",
-        now=clock().astimezone(UTC),
-        **_exam_pace(settings),
-    )
+    async with db.connection() as conn:
+        reviewed = await service.review_item(
+            conn,
+            **access.scope,
+            question_id=body.question_id,
+            rating=Rating(body.rating),
+            source="review",
+            now=clock().astimezone(UTC),
+            **_exam_pace(settings),
+        )
     if reviewed is None:
         raise _not_studiable()
     if reviewed.optimize:
@@ -99,7 +99,8 @@ async def post_review(
 
 
 async def _settings(db: DbDep, access: ProjectDep) -> StudySettingsOut:
-    row = await as_member(db, access, study.get_settings)
+    async with db.connection() as conn:
+        row = await study.get_settings(conn, **access.scope)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
     return StudySettingsOut.model_validate(row)
@@ -115,14 +116,16 @@ async def put_study_settings(body: StudySettingsUpdate, access: ProjectDep, db: 
     changes = body.model_dump(exclude_none=True)
     if "exam_date" in body.model_fields_set:  # null is a value here: back to the project's date
         changes["exam_date"] = body.exam_date
-    await as_member(db, access, study.put_settings, changes=changes)
+    async with db.connection() as conn:
+        await study.put_settings(conn, **access.scope, changes=changes)
     return await _settings(db, access)
 
 
 @router.get("/mastery")
 async def mastery(access: ProjectDep, db: DbDep, clock: ClockDep) -> MasteryOut:
     """The caller's own mastery per topic, weakest first (model: core/study/mastery.py)."""
-    topics = await as_member(db, access, service.student_mastery, now=clock().astimezone(UTC))
+    async with db.connection() as conn:
+        topics = await service.student_mastery(conn, **access.scope, now=clock().astimezone(UTC))
     if topics is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
     return MasteryOut.model_validate({"topics": topics})

@@ -7,7 +7,7 @@ e.g. "p.id" or "d.project_id"; the query must bind %(user_id)s.
 `Connection` is what the store functions take: any borrowed connection, whatever its own row factory,
 since every query that reads rows names its own (class_row, scalar_row)."""
 
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypedDict
 from uuid import UUID
 
 from psycopg import AsyncConnection
@@ -35,6 +35,13 @@ def in_project(alias: str) -> str:
 
 def owner_of(project_column: str) -> str:
     return _TEMPLATE.format(column=project_column, roles=" AND m.role = 'owner'")
+
+
+class ProjectScope(TypedDict):
+    """The store's keys for a project-scoped call: the project and the caller, checked in its SQL."""
+
+    project_id: UUID
+    user_id: UUID
 
 
 def scope(project_id: UUID, user_id: UUID, **more: Any) -> dict[str, Any]:
