@@ -6,7 +6,6 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from backend.accounts.http import add_account_error_handlers
 from backend.accounts.lti import router as lti
 from backend.accounts.oidc import router as oidc
 from backend.accounts.routers import admin, invitations, me, sign_in
@@ -32,6 +31,7 @@ from backend.questions import router as questions
 from backend.resources import open_api_resources
 from backend.study import router as study
 from backend.web.browser import StrictTransportMiddleware
+from backend.web.errors import add_refusal_handlers
 from core.runtime import open_runtime
 from core.runtime.services import ServiceUrls
 from core.runtime.supervisor import Supervisor
@@ -79,7 +79,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     add_agent_run_error_handlers(app)  # an agent run's domain errors: their one status each
     app.add_exception_handler(RateLimited, rate_limited_handler)  # a user's budget spent: 429
     add_input_error_handlers(app)  # a lone surrogate, a NUL, an offset past bigint: 422, never 500
-    add_account_error_handlers(app)  # the accounts domain's refusals: their one status each
+    add_refusal_handlers(app)  # every domain's refusals (core/errors.py): their one status each
 
     @app.get("/health", tags=["health"])
     async def health() -> dict[str, str]:

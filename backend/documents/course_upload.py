@@ -6,13 +6,13 @@ from pathlib import PurePosixPath
 from uuid import UUID
 
 from arq.connections import ArqRedis
-from fastapi import HTTPException
 from psycopg_pool import AsyncConnectionPool
 
 from backend.documents.batch_schemas import BatchFileAccepted, BatchFileRefused
 from backend.documents.course_files import CourseFile, Refused
 from backend.documents.enqueue import enqueue_index
 from backend.documents.uploads import bounded_filename, check_content
+from core.errors import NotAllowed, Refusal
 from core.store.content import batches, documents
 from core.store.sql.access import ProjectScope
 
@@ -39,8 +39,8 @@ async def store_course_files(
             continue
         try:
             upload = check_content(item.content, bounded_filename(PurePosixPath(item.path).name))
-        except HTTPException as error:
-            outcome.refused.append(BatchFileRefused(path=item.path, reason=str(error.detail)))
+        except Refusal as error:
+            outcome.refused.append(BatchFileRefused(path=item.path, reason=str(error)))
             continue
         title = str(PurePosixPath(item.path).with_suffix("")) or item.path
         async with db.connection() as conn:
@@ -49,7 +49,7 @@ async def store_course_files(
                 kind="uploaded", content=upload.content, content_hash=upload.content_hash, batch_id=batch_id,
             )  # fmt: skip
         if document is None:
-            raise HTTPException(403, "Viewers cannot change this project.")
+            raise NotAllowed("Viewers cannot change this project.")
         accepted = await enqueue_index(db, queue, document)
         outcome.accepted.append(BatchFileAccepted(**accepted.model_dump(), path=item.path))
     if outcome.refused:

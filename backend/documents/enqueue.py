@@ -6,10 +6,10 @@ and one is borrowed again only to mark the job failed when the queue is down."""
 import logging
 
 from arq.connections import ArqRedis
-from fastapi import HTTPException, status
 from psycopg_pool import AsyncConnectionPool
 
 from backend.documents.schemas import DocumentAccepted
+from core.errors import Unavailable
 from core.jobs.specs import INDEX_DOCUMENT, IndexDocument, enqueue
 from core.store.content import document_index
 from core.store.content.documents import Document
@@ -32,5 +32,5 @@ async def enqueue_index(db: AsyncConnectionPool, queue: ArqRedis, document: Docu
             await document_index.mark_failed(
                 conn, project_id=project_id, document_id=document_id, version=version, error=reason
             )
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, reason) from error
+        raise Unavailable(reason) from error
     return DocumentAccepted(document_id=document_id, job_id=job_id, version=version, status=document.status)

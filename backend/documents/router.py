@@ -16,6 +16,7 @@ from backend.documents.enqueue import enqueue_index
 from backend.documents.schemas import ChunkOut, DocumentAccepted, DocumentOut, DocumentTextUpdate
 from backend.documents.upload_budget import check_upload_budget
 from backend.documents.uploads import CheckedUpload, check_content, read_upload
+from backend.web.audit import AuditDep
 from backend.web.paging import Page, paging
 from backend.web.project_log import record_project_event
 from core.store.content import chunks, documents
@@ -166,7 +167,7 @@ async def _new_content(
 
 @router.delete("/{document_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_document(
-    document_id: UUID, request: Request, access: ProjectWriterDep, db: DbDep
+    document_id: UUID, audit: AuditDep, access: ProjectWriterDep, db: DbDep
 ) -> Response:
     async with db.connection() as conn, conn.transaction():
         deleted = await documents.delete_document(conn, **access.scope, document_id=document_id)
@@ -174,7 +175,7 @@ async def delete_document(
             raise _not_found()
         details = {"title": deleted.title[:200], "filename": deleted.filename[:200]}
         await record_project_event(
-            conn, request, access, "document.deleted", target_id=document_id, details=details
+            conn, audit, access, "document.deleted", target_id=document_id, details=details
         )
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 

@@ -6,17 +6,17 @@ jobs bound what fills the disk and the queue instead (LimitSettings: UPLOAD_BYTE
 PROJECT_MAX_BYTES, PROJECT_MAX_PENDING_JOBS). Two uploads racing may each pass with the other's bytes
 uncounted: the overshoot is bounded by one request's size."""
 
-from fastapi import HTTPException, status
 from psycopg_pool import AsyncConnectionPool
 
 from backend.middleware.body_limit import size_text
+from core.errors import Refusal, StorageFull, TooLarge, TooMany
 from core.runtime.disk import UPLOAD_DISK_FULL, DiskSpaceLow, check_space
 from core.settings import Settings
 from core.store.content.upload_budget import UploadUsage, upload_usage
 from core.store.sql.access import ProjectScope
 
 # The hour's budget frees up gradually; ten minutes is a fair first retry.
-RETRY_AFTER_S = "600"
+RETRY_AFTER_S = 600
 
 
 def _gib(size: int) -> str:
@@ -25,13 +25,12 @@ def _gib(size: int) -> str:
 
 def budget_refusal(
     usage: UploadUsage, settings: Settings, *, incoming_bytes: int, files: int
-) -> HTTPException | None:
+) -> Refusal | None:
     """The refusal (413 past the project's storage, 429 past a rate) of `files` more files of
     `incoming_bytes`, or None."""
     limits = settings.limits
     if usage.project_bytes_stored + incoming_bytes > limits.project_max_bytes:
-        return HTTPException(
-            status.HTTP_413_CONTENT_TOO_LARGE,
+        return TooLarge(
             f"The project's storage limit of {_gib(limits.project_max_bytes)} would be passed "
             f"({_gib(usage.project_bytes_stored)} stored); delete old documents or ask the operator to raise "
             "PROJECT_MAX_BYTES.",
@@ -54,10 +53,8 @@ def budget_refusal(
     return None
 
 
-def _retry_later(reason: str) -> HTTPException:
-    return HTTPException(
-        status.HTTP_429_TOO_MANY_REQUESTS, f"{reason} Retry later.", headers={"Retry-After": RETRY_AFTER_S}
-    )
+def _retry_later(reason: str) -> TooMany:
+    return TooMany(f"{reason} Retry later.", retry_after_s=RETRY_AFTER_S)
 
 
 async def check_upload_budget(
@@ -69,7 +66,7 @@ async def check_upload_budget(
         check_space(settings, incoming_bytes * 2)  # the bytes, and the WAL that logs them
     except DiskSpaceLow as error:
         detail = f"{UPLOAD_DISK_FULL} ({error.strerror})"
-        raise HTTPException(status.HTTP_507_INSUFFICIENT_STORAGE, detail) from None
+        raise StorageFull(detail) from None
     async with db.connection() as conn:
         usage = await upload_usage(conn, **scope)
     refusal = budget_refusal(usage, settings, incoming_bytes=incoming_bytes, files=files)

@@ -4,10 +4,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from fastapi import HTTPException
 from starlette.datastructures import UploadFile
 
 from backend.middleware.body_limit import upload_too_large_detail
+from core.errors import TooLarge, Unprocessable, UnsupportedType
 from core.text.filetypes import UnsupportedFileType, detect_source_type
 
 _READ_SIZE = 1024 * 1024
@@ -28,9 +28,9 @@ class CheckedUpload:
         return PurePath(self.filename).stem or self.filename
 
 
-def too_large(limit: int) -> HTTPException:
+def too_large(limit: int) -> TooLarge:
     # The whole request body was already held to the limit (middleware/body_limit.py); this is the file's.
-    return HTTPException(413, upload_too_large_detail(limit))
+    return TooLarge(upload_too_large_detail(limit))
 
 
 def bounded_filename(name: str) -> str:
@@ -55,11 +55,11 @@ async def read_upload(file: UploadFile, limit: int) -> CheckedUpload:
 
 def check_content(content: bytes, filename: str) -> CheckedUpload:
     if not content:
-        raise HTTPException(422, "The file is empty; there is nothing to index.")
+        raise Unprocessable("The file is empty; there is nothing to index.")
     try:
         detected = detect_source_type(content, filename)
     except UnsupportedFileType as error:
-        raise HTTPException(415, str(error)) from error
+        raise UnsupportedType(str(error)) from error
     return CheckedUpload(
         content=content,
         filename=filename,

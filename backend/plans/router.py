@@ -13,7 +13,7 @@ from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectWriterDep, Que
 from backend.plans.schemas import NoteAccepted, NoteJobOut, NoteRequest, PlanOut, PlanRequest
 from backend.web.agent_runs import RunnerDep
 from backend.web.paging import PageDep
-from backend.web.run_audit import AuditDep
+from backend.web.run_audit import RunAuditDep
 from core.jobs.specs import WRITE_NOTE, WriteNote, enqueue
 from core.store.runs import jobs, notes, plans
 
@@ -51,7 +51,7 @@ async def get_plan(plan_id: UUID, access: ProjectDep, db: DbDep) -> PlanOut:
 
 @router.post("/notes", status_code=status.HTTP_202_ACCEPTED)
 async def write_note(
-    body: NoteRequest, access: ProjectWriterDep, db: DbDep, queue: QueueDep, audit: AuditDep
+    body: NoteRequest, access: ProjectWriterDep, db: DbDep, queue: QueueDep, audit: RunAuditDep
 ) -> NoteAccepted:
     """Queues the writing of a study note (or study guide, FAQ, glossary: `kind`) from a plan, or from
     a topic planned first. The job's progress is at GET /projects/{id}/jobs/{job_id}; the note becomes

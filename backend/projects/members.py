@@ -6,13 +6,15 @@ the project answers 404; what happens to their personal rows is the forget rule 
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, HTTPException, Request, Response, status
+from fastapi import APIRouter, Depends, HTTPException, Response, status
 from psycopg import AsyncConnection
 
 from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectOwnerDep, project_not_found
 from backend.projects.schemas import MemberList, MemberOut, MemberRow, RoleChange
+from backend.web.audit import AuditDep
 from backend.web.paging import Page, paging
 from backend.web.project_log import record_project_event
+from core.observability.audit import Audit
 from core.store.accounts import members
 
 router = APIRouter(prefix="/projects/{project_id}/members", tags=["members"])
@@ -33,7 +35,7 @@ def _refused(change: members.MemberChange) -> HTTPException | None:
 
 
 async def change_role(
-    conn: AsyncConnection, request: Request, access: ProjectAccess, *, member_id: UUID, role: str, add: bool
+    conn: AsyncConnection, audit: Audit, access: ProjectAccess, *, member_id: UUID, role: str, add: bool
 ) -> members.MemberChange:
     """Gives the member the role (adding them when `add`), logs it; raises 409/403/404 as refused."""
     change = await members.set_role(
@@ -45,7 +47,7 @@ async def change_role(
         added = change.outcome == "added"
         await record_project_event(
             conn,
-            request,
+            audit,
             access,
             "member.added" if added else "member.role_changed",
             target_user_id=member_id,
@@ -71,19 +73,19 @@ async def list_members(access: ProjectDep, db: DbDep, page: MemberPage) -> Membe
 
 @router.patch("/{user_id}")
 async def set_member_role(
-    user_id: UUID, body: RoleChange, request: Request, access: ProjectOwnerDep, db: DbDep
+    user_id: UUID, body: RoleChange, audit: AuditDep, access: ProjectOwnerDep, db: DbDep
 ) -> MemberOut:
     """Changes a member's role. Owners only; demoting the last owner is refused (409)."""
     async with db.connection() as conn:
         async with conn.transaction():
-            await change_role(conn, request, access, member_id=user_id, role=body.role, add=False)
+            await change_role(conn, audit, access, member_id=user_id, role=body.role, add=False)
         cur = await conn.execute("SELECT email FROM users WHERE id = %s", (user_id,))
         email = (await cur.fetchone())["email"]  # type: ignore[index]
     return MemberOut(project_id=access.id, user_id=user_id, email=email, role=body.role)
 
 
 @router.delete("/{user_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def remove_member(user_id: UUID, request: Request, access: ProjectDep, db: DbDep) -> Response:
+async def remove_member(user_id: UUID, audit: AuditDep, access: ProjectDep, db: DbDep) -> Response:
     """An owner removes a member; any member removes themself (leaves). The last owner can do neither
     (409). The removed member's next request to the project answers 404."""
     leaving = user_id == access.user.id
@@ -95,5 +97,5 @@ async def remove_member(user_id: UUID, request: Request, access: ProjectDep, db:
             raise error
         action = "member.left" if leaving else "member.removed"
         details = {"role": change.old_role}
-        await record_project_event(conn, request, access, action, target_user_id=user_id, details=details)
+        await record_project_event(conn, audit, access, action, target_user_id=user_id, details=details)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

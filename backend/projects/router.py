@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request, Response, status
+from fastapi import APIRouter, Depends, HTTPException, Response, status
 
 from backend.accounts.service.people import may_create_projects
 from backend.deps import (
@@ -15,7 +15,7 @@ from backend.deps import (
     UserDep,
 )
 from backend.projects.schemas import ProjectCreate, ProjectOut, ProjectUpdate
-from backend.web import security_log
+from backend.web.audit import AuditDep
 from backend.web.paging import Page, paging
 from backend.web.project_log import record_project_event
 from core.settings import Settings
@@ -47,7 +47,7 @@ def check_sample_rate(rate: float | None, settings: Settings) -> None:
 
 @router.post("", status_code=status.HTTP_201_CREATED)
 async def create_project(
-    body: ProjectCreate, request: Request, db: DbDep, user: UserDep, settings: SettingsDep
+    body: ProjectCreate, audit: AuditDep, db: DbDep, user: UserDep, settings: SettingsDep
 ) -> ProjectOut:
     """A new project owned by the caller. 403 when the server lets only teachers and administrators
     create projects (PROJECT_CREATORS=teachers) and the caller is neither."""
@@ -64,9 +64,7 @@ async def create_project(
             language=body.language,
             groundedness_sample_rate=body.groundedness_sample_rate,
         )
-        await security_log.record(
-            conn, request, action="project.created", actor_user_id=user.id, project_id=row.id
-        )
+        await audit.record(conn, action="project.created", actor_user_id=user.id, project_id=row.id)
     return ProjectOut.model_validate(row)
 
 
@@ -110,7 +108,7 @@ def _changes(body: ProjectUpdate, access: ProjectAccess) -> dict[str, Any]:
 
 @router.patch("/{project_id}")
 async def update_project(
-    body: ProjectUpdate, request: Request, access: ProjectWriterDep, db: DbDep, settings: SettingsDep
+    body: ProjectUpdate, audit: AuditDep, access: ProjectWriterDep, db: DbDep, settings: SettingsDep
 ) -> ProjectOut:
     check_sample_rate(body.groundedness_sample_rate, settings)
     changes = _changes(body, access)
@@ -120,7 +118,7 @@ async def update_project(
             if updated and changes:
                 values = {key: changes[key] for key in _LOGGED_VALUES if key in changes}
                 details = {"changed": sorted(changes), **values}
-                await record_project_event(conn, request, access, "project.updated", details=details)
+                await record_project_event(conn, audit, access, "project.updated", details=details)
         row = await projects.get_project(conn, **access.scope)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
@@ -128,10 +126,10 @@ async def update_project(
 
 
 @router.delete("/{project_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_project(request: Request, access: ProjectOwnerDep, db: DbDep) -> Response:
+async def delete_project(audit: AuditDep, access: ProjectOwnerDep, db: DbDep) -> Response:
     async with db.connection() as conn, conn.transaction():
         if await projects.delete_project(conn, **access.scope):
             # Kept after the project (project_id is not a foreign key), for the operator.
             details = {"name": access.project.name}
-            await record_project_event(conn, request, access, "project.deleted", details=details)
+            await record_project_event(conn, audit, access, "project.deleted", details=details)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

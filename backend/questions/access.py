@@ -3,11 +3,11 @@ items they may study (questions.studyable, in the SQL); editors and owners the w
 
 from uuid import UUID
 
-from fastapi import HTTPException, status
 from psycopg_pool import AsyncConnectionPool
 
 from agents.runs.attempts import Attempter
 from backend.deps import ProjectAccess
+from core.errors import NotFound
 from core.store.study import questions
 from core.store.study.questions import Question
 
@@ -16,8 +16,8 @@ def is_editor(access: ProjectAccess) -> bool:
     return access.role in ("owner", "editor")
 
 
-def question_not_found() -> HTTPException:
-    return HTTPException(status.HTTP_404_NOT_FOUND, "Question not found.")
+def question_not_found() -> NotFound:
+    return NotFound("Question not found.")
 
 
 async def visible_question(db: AsyncConnectionPool, access: ProjectAccess, question_id: UUID) -> Question:

@@ -13,7 +13,7 @@ nor moves mastery until an owner confirms or corrects it (POST .../attempts/{id}
 from typing import Annotated, TypeVar
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Query, status
 
 from agents.runs.attempts import attempt, provisional_note, review
 from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectOwnerDep, QueueDep, SettingsDep
@@ -27,6 +27,7 @@ from backend.questions.schemas import (
     ReviewedAttemptOut,
 )
 from backend.web.agent_runs import RunnerDep
+from backend.web.audit import AuditDep
 from backend.web.clock import ClockDep
 from backend.web.paging import Page, PageDep, paging
 from backend.web.project_log import record_project_event
@@ -140,7 +141,7 @@ async def list_provisional(
 async def review_attempt(
     attempt_id: UUID,
     body: AttemptReview,
-    request: Request,
+    audit: AuditDep,
     access: ProjectOwnerDep,
     db: DbDep,
     queue: QueueDep,
@@ -160,7 +161,7 @@ async def review_attempt(
             "model_score": reviewed.model_score,
         }
         await record_project_event(
-            conn, request, access, "attempt.reviewed", target_user_id=reviewed.user_id,
+            conn, audit, access, "attempt.reviewed", target_user_id=reviewed.user_id,
             target_id=reviewed.id, details=details,
         )  # fmt: skip
 

@@ -8,11 +8,11 @@ from fastapi import Depends
 from agents.runs.service import AgentRunner
 from backend.deps import AgentContextDep, ProjectDep
 from backend.middleware.model_errors import AdmissionDep
-from backend.web.run_audit import AuditDep
+from backend.web.run_audit import RunAuditDep
 
 
 def get_runner(
-    access: ProjectDep, ctx: AgentContextDep, admission: AdmissionDep, audit: AuditDep
+    access: ProjectDep, ctx: AgentContextDep, admission: AdmissionDep, audit: RunAuditDep
 ) -> AgentRunner:
     return AgentRunner(caller=access, context=ctx, admission=admission, audit=audit)
 

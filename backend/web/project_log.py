@@ -1,18 +1,18 @@
-"""A project's security events (backend/web/security_log.py) as its routes write them: by the
-caller, in the project the membership check found."""
+"""A project's security events as its routes write them: by the caller, in the project the membership
+check found, through the request's audit context (backend/web/audit.py) on the caller's connection,
+inside the action's own transaction."""
 
 from typing import Any, TypedDict, Unpack
 from uuid import UUID
 
-from fastapi import Request
 from psycopg import AsyncConnection
 
 from backend.deps import ProjectAccess
-from backend.web import security_log
+from core.observability.audit import Audit
 
 
 class Target(TypedDict, total=False):
-    """What the event is about, as security_log.record takes it."""
+    """What the event is about, as Audit.record takes it."""
 
     target_user_id: UUID | None
     target_id: UUID | str | None
@@ -20,8 +20,6 @@ class Target(TypedDict, total=False):
 
 
 async def record_project_event(
-    conn: AsyncConnection, request: Request, access: ProjectAccess, action: str, **target: Unpack[Target]
+    conn: AsyncConnection, audit: Audit, access: ProjectAccess, action: str, **target: Unpack[Target]
 ) -> None:
-    await security_log.record(
-        conn, request, action=action, actor_user_id=access.user.id, project_id=access.id, **target
-    )
+    await audit.record(conn, action=action, actor_user_id=access.user.id, project_id=access.id, **target)

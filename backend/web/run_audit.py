@@ -21,4 +21,4 @@ def get_audit(request: Request, runtime: RuntimeDep, resources: ApiResourcesDep)
     )
 
 
-AuditDep = Annotated[Audit, Depends(get_audit)]
+RunAuditDep = Annotated[Audit, Depends(get_audit)]
