@@ -45,6 +45,7 @@ up:
 lint:
 	.venv/bin/ruff check .
 	.venv/bin/mypy core/store core/runtime core/jobs core/settings core/accounts core/observability/audit.py workers/jobs/framework.py \
-	  backend/accounts backend/web
+	  backend/accounts backend/web backend/projects backend/documents backend/qa backend/plans backend/questions \
+	  backend/study backend/operations
 
 .PHONY: install ocr-data lock test up lint

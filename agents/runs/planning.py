@@ -1,6 +1,6 @@
 """A Content Planner outline for the API, answered at once: planned, stored as a plan, audited."""
 
-from typing import Any, cast
+from typing import cast
 
 from psycopg_pool import AsyncConnectionPool
 
@@ -11,6 +11,7 @@ from agents.runs.errors import Forbidden
 from agents.runs.service import AgentRunner
 from agents.runs.specs import PLANNER
 from core.store.runs import plans
+from core.store.runs.plans import Plan
 
 
 def viewer_forbidden() -> Forbidden:
@@ -19,7 +20,7 @@ def viewer_forbidden() -> Forbidden:
 
 async def plan(
     runner: AgentRunner, pool: AsyncConnectionPool, *, topic: str | None, max_sections: int
-) -> dict[str, Any]:
+) -> Plan:
     """The stored plan: an outline of sections, each with its supporting chunks and a coverage figure,
     and the gaps. Without a topic the project's titles and headings are planned."""
     scope = runner.scope

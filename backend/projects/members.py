@@ -7,7 +7,6 @@ from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, HTTPException, Response, status
-from psycopg import AsyncConnection
 
 from backend.deps import DbDep, ProjectAccess, ProjectDep, ProjectOwnerDep, project_not_found
 from backend.projects.schemas import MemberList, MemberOut, MemberRow, RoleChange
@@ -15,7 +14,8 @@ from backend.web.audit import AuditDep
 from backend.web.paging import Page, paging
 from backend.web.project_log import record_project_event
 from core.observability.audit import Audit
-from core.store.accounts import members
+from core.store.accounts import accounts, members
+from core.store.sql.access import Connection
 
 router = APIRouter(prefix="/projects/{project_id}/members", tags=["members"])
 
@@ -35,7 +35,7 @@ def _refused(change: members.MemberChange) -> HTTPException | None:
 
 
 async def change_role(
-    conn: AsyncConnection, audit: Audit, access: ProjectAccess, *, member_id: UUID, role: str, add: bool
+    conn: Connection, audit: Audit, access: ProjectAccess, *, member_id: UUID, role: str, add: bool
 ) -> members.MemberChange:
     """Gives the member the role (adding them when `add`), logs it; raises 409/403/404 as refused."""
     change = await members.set_role(
@@ -79,9 +79,10 @@ async def set_member_role(
     async with db.connection() as conn:
         async with conn.transaction():
             await change_role(conn, audit, access, member_id=user_id, role=body.role, add=False)
-        cur = await conn.execute("SELECT email FROM users WHERE id = %s", (user_id,))
-        email = (await cur.fetchone())["email"]  # type: ignore[index]
-    return MemberOut(project_id=access.id, user_id=user_id, email=email, role=body.role)
+        member = await accounts.account(conn, user_id=user_id)
+    if member is None:  # the account was deleted meanwhile
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "Member not found.")
+    return MemberOut(project_id=access.id, user_id=user_id, email=member.email, role=body.role)
 
 
 @router.delete("/{user_id}", status_code=status.HTTP_204_NO_CONTENT)

@@ -5,10 +5,9 @@ inside the action's own transaction."""
 from typing import Any, TypedDict, Unpack
 from uuid import UUID
 
-from psycopg import AsyncConnection
-
 from backend.deps import ProjectAccess
 from core.observability.audit import Audit
+from core.store.sql.access import Connection
 
 
 class Target(TypedDict, total=False):
@@ -20,6 +19,6 @@ class Target(TypedDict, total=False):
 
 
 async def record_project_event(
-    conn: AsyncConnection, audit: Audit, access: ProjectAccess, action: str, **target: Unpack[Target]
+    conn: Connection, audit: Audit, access: ProjectAccess, action: str, **target: Unpack[Target]
 ) -> None:
     await audit.record(conn, action=action, actor_user_id=access.user.id, project_id=access.id, **target)

@@ -11,7 +11,7 @@ from uuid import UUID
 
 from psycopg.rows import class_row, scalar_row
 
-from core.accounts.roles import RANK
+from core.accounts.roles import RANK, Role
 from core.store.sql.access import Connection, in_project, scope, writer_of
 from core.store.sql.rows import fetch_all, fetch_one, fetch_required
 
@@ -35,13 +35,13 @@ class Member:
 
 @dataclass(frozen=True, slots=True)
 class _RoleCount:
-    role: str
+    role: Role
     n: int
 
 
 async def list_members(
     conn: Connection, *, project_id: UUID, user_id: UUID, limit: int, offset: int
-) -> tuple[list[Member], dict[str, int]]:
+) -> tuple[list[Member], dict[Role, int]]:
     """(members, counts per role). Owners and editors see every member with their email; a viewer (a
     student) sees the owners and editors (the teaching staff) and themself, never other viewers, but
     the counts are the whole project's."""
@@ -63,7 +63,8 @@ async def list_members(
         f"SELECT pm.role, count(*) AS n FROM project_members pm WHERE {in_project('pm')} GROUP BY pm.role",
         params,
     )
-    counts = {"owner": 0, "editor": 0, "viewer": 0} | {row.role: row.n for row in counted}
+    counts: dict[Role, int] = {"owner": 0, "editor": 0, "viewer": 0}
+    counts |= {row.role: row.n for row in counted}
     return members, counts
 
 
