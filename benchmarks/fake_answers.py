@@ -1,6 +1,6 @@
 """A fake OpenAI-compatible chat server that answers QA questions from the first excerpt it is shown,
 streamed a few characters at a time at a steady pace, for the browser tests (tests/e2e) and the web
-budget (benchmarks/web_budget.py): answers are quick and deterministic, citations are real (the chunk
+budget (benchmarks/load/web_budget.py): answers are quick and deterministic, citations are real (the chunk
 ids come from the prompt, as a model that cites would give them), and every other agent (planner,
 question generator, evaluator) gets a valid object of its schema from SchemaChatServer.
 

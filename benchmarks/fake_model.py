@@ -6,7 +6,8 @@ The agents ask for structured output as llama.cpp does (`response_format: {"type
 "schema": ...}`, core/llm/structured.py) or as OpenAI does (`json_schema`); the reply is built from that
 schema: a field's default where it has one, else the smallest value its constraints allow, and for a
 list of chunk ids the first excerpt id the prompt shows (`[123] ...`), as a model that cites would.
-Streaming requests get the same text as server-sent chunks. Used by the fuzz run (benchmarks/fuzz.py)."""
+Streaming requests get the same text as server-sent chunks. Used by the fuzz run
+(benchmarks/faults/fuzz.py)."""
 
 import json
 import re

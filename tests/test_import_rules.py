@@ -272,7 +272,7 @@ def test_a_domain_package_may_import_itself_the_web_layer_and_lower_layers(
     ("module", "source"),
     [
         ("evals.security", "from tests.security.cases import ANSWER_CASES\n"),
-        ("benchmarks.fuzz", "def main() -> None:\n    import tests.conftest\n"),
+        ("benchmarks.faults.fuzz", "def main() -> None:\n    import tests.conftest\n"),
         ("core.store.sql.pool", "from tests import conftest\n"),
     ],
 )
@@ -289,7 +289,7 @@ def test_shipped_code_importing_tests_is_caught(module: str, source: str) -> Non
             False,
         ),
         (
-            "benchmarks.load",
+            "benchmarks.load.load",
             "from evals.stack import api_session\nfrom backend.main import create_app\n",
             False,
         ),

@@ -1,6 +1,6 @@
 """Hostile input that gets past the request schemas answers 422 with a JSON `detail`, never a 500.
 
-The fuzz run (benchmarks/fuzz.py) found three ways a request's own bytes crashed
+The fuzz run (benchmarks/faults/fuzz.py) found three ways a request's own bytes crashed
 the app:
 
 - an error that echoes what was sent (FastAPI's 422 lists each bad `input`; some routes put a

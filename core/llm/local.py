@@ -131,8 +131,9 @@ def server_command(
     ]  # fmt: skip
     if alias:
         command += ["--alias", alias]
-    # Prompt processing and generation alike on every core unless told (`python -m benchmarks.llm_server
-    # --configs 1,2`, an earlier run on 2 cores: 2 threads generated at 29.5 tok/s against 19.3 with 1).
+    # Prompt processing and generation alike on every core unless told
+    # (`python -m benchmarks.models.llm_server --configs 1,2`, an earlier run on 2 cores: 2 threads
+    # generated at 29.5 tok/s against 19.3 with 1).
     threads = threads or os.cpu_count() or 1
     command += ["--threads", str(threads), "--threads-batch", str(threads)]
     command += ["--flash-attn", "on" if flash_attn else "off"]

@@ -4,10 +4,10 @@ from pydantic import Field
 
 from core.settings.group import SettingsGroup
 
-# The term-time retention of exam mode; chosen by benchmarks/study_sim.py on its development seed.
+# The term-time retention of exam mode; chosen by benchmarks/models/study_sim.py on its development seed.
 EXAM_TERM_RETENTION = 0.6
-# At most this many final reviews planned a day (None: no cap); chosen by benchmarks/study_sim.py on its
-# development seed.
+# At most this many final reviews planned a day (None: no cap); chosen by benchmarks/models/study_sim.py
+# on its development seed.
 EXAM_DAILY_REVIEW_MAX: int | None = 30
 
 

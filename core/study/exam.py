@@ -183,8 +183,8 @@ def planned_due(
     final_day: FinalDay = "latest",
 ) -> datetime:
     """One card's due date on its own, with no cap: its final review on the latest day of its window
-    (the day before the exam) or, `final_day="earliest"`, the earliest (benchmarks/study_sim.py compares
-    both with the capped plan, exam_plan, which is what the product serves)."""
+    (the day before the exam) or, `final_day="earliest"`, the earliest (benchmarks/models/study_sim.py
+    compares both with the capped plan, exam_plan, which is what the product serves)."""
     plan = card_plan(scheduler, card, exam_at=exam_at, now=now, term_retention=term_retention)
     if plan.due is not None or exam_at is None:
         return plan.due or card.due

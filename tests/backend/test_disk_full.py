@@ -12,7 +12,7 @@ import httpx
 import psycopg
 import pytest
 
-from benchmarks.full_disk import can_mount, exhaust_wal, fill, tmpfs
+from benchmarks.faults.full_disk import can_mount, exhaust_wal, fill, tmpfs
 from core.runtime.disk import DISK_FULL_REASON
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings

@@ -13,9 +13,9 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from benchmarks import retrieval_scale as bench
-from benchmarks import scale_load, scale_queries, scale_report
-from benchmarks.scale_data import Corpus, CorpusSpec, plan_documents
+from benchmarks.scale import retrieval_scale as bench
+from benchmarks.scale import scale_load, scale_queries, scale_report
+from benchmarks.scale.scale_data import Corpus, CorpusSpec, plan_documents
 from core.retrieval.retriever import RetrievalConfig
 from core.runtime.services import ServiceUrls
 from core.store.sql.migrations import apply_migrations

@@ -1,4 +1,4 @@
-"""The soak's growth analysis (benchmarks/soak_metrics.py) on synthetic series: a flat series with noise,
+"""The soak's growth analysis (benchmarks/load/soak_metrics.py) on synthetic series: a flat series with noise,
 or one that steps up once, passes; a steady climb past 10 % fails."""
 
 import math
@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from benchmarks.load import Sample
-from benchmarks.soak_metrics import (
+from benchmarks.load.load import Sample
+from benchmarks.load.soak_metrics import (
     Minute,
     baseline_index,
     grows,

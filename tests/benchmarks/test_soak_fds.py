@@ -1,4 +1,4 @@
-"""The soak's descriptor breakdown (benchmarks/soak_fds.py) on this test process's own descriptors: a
+"""The soak's descriptor breakdown (benchmarks/load/soak_fds.py) on this test process's own descriptors: a
 connection over a Unix socket is named by the service at its other end, one over TCP by the process
 listening on its port, and what changed between two samples is said per kind."""
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import psutil
 
-from benchmarks.soak_fds import UnixPeers, changed_kinds, fd_change_lines, fd_kinds, listening_ports
+from benchmarks.load.soak_fds import UnixPeers, changed_kinds, fd_change_lines, fd_kinds, listening_ports
 
 
 def test_connections_are_named_by_the_service_at_their_other_end(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """Issue 11, part 6: schemathesis over every route of the app's OpenAPI, with two users and two
-projects, in the bounded form CI runs (benchmarks/fuzz.py runs the same passes longer).
+projects, in the bounded form CI runs (benchmarks/faults/fuzz.py runs the same passes longer).
 
 Each pass fuzzes as one user, with path parameters, query parameters and body fields that name a
 kind of row filled with real ids of both projects three times in four. Every answer must be free of
@@ -17,9 +17,9 @@ import pytest
 
 from backend.main import create_app
 from benchmarks.fake_model import SchemaChatServer, instance
-from benchmarks.fuzz import fuzz_settings, render, run_passes, running, stop_fuzz_app
-from benchmarks.fuzz_checks import check
-from benchmarks.fuzz_parties import Party
+from benchmarks.faults.fuzz import fuzz_settings, render, run_passes, running, stop_fuzz_app
+from benchmarks.faults.fuzz_checks import check
+from benchmarks.faults.fuzz_parties import Party
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from tests.conftest import UserFactory, create_project, upload

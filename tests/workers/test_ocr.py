@@ -1,5 +1,5 @@
 """OCR of scanned pages and page images (workers/parsing/ocr.py), made in the test from pages whose
-text is known (benchmarks/scans.py). Tesseract's eng and por data must be installed (.ci/run does):
+text is known (benchmarks/formats/scans.py). Tesseract's eng and por data must be installed (.ci/run does):
 without them these tests fail, on purpose, rather than skip."""
 
 import io
@@ -13,7 +13,7 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from benchmarks.scans import (
+from benchmarks.formats.scans import (
     THINK_PYTHON,
     noise_image,
     page_picture,

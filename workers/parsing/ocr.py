@@ -148,7 +148,7 @@ def recognise(page: pymupdf.Page, *, languages: str, tessdata: str, flags: int) 
 # at most 4.5% (noise up to 29%); no vowel at most 9% (noise up to 37%). Each bound sits between.
 # Some noise reads as lower-case vowel runs instead ("ooo a oeoea aocoo"): words of three or more
 # letters that are all vowels (y not counted) are at most 0.3% of words on those pages and in any 2,000
-# characters of Pense em Python's Markdown, and 23% in such noise (python -m benchmarks.ocr_noise).
+# characters of Pense em Python's Markdown, and 23% in such noise (python -m benchmarks.formats.ocr_noise).
 # And a page whose marks come out as symbols with no letter or digit ("| ~ — ;") is no text either.
 _WORD = re.compile(r"[^\W\d_]{2,}")
 # lower, UPPER, Capitalised, camelCase or CamelCase (identifiers in code and in the index of a book).

@@ -1,12 +1,12 @@
 """OCR low-confidence check (workers/parsing/ocr.low_confidence): how often noise is flagged, and how
 often real text would be.
 
-Noise: seeded Gaussian grey pictures (benchmarks/scans.noise_image) parsed as uploaded page images are;
-each ends flagged low confidence, refused as no text, or accepted as text (a miss). Real text: Think
-Python's text-layer pages and Pense em Python's Markdown in 2,000-character windows, with the share of
+Noise: seeded Gaussian grey pictures (benchmarks/formats/scans.noise_image) parsed as uploaded page
+images are; each ends flagged low confidence, refused as no text, or accepted as text (a miss). Real text:
+Think Python's text-layer pages and Pense em Python's Markdown in 2,000-character windows, with the share of
 words each signal of the check counts (the largest on any page), and how many pages the check flags.
 
-    .venv/bin/python -m benchmarks.ocr_noise [--seeds 40] [--out benchmarks/reports/ocr_noise.md]
+    .venv/bin/python -m benchmarks.formats.ocr_noise [--seeds 40] [--out benchmarks/reports/ocr_noise.md]
 """
 
 import argparse
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pymupdf
 
-from benchmarks.scans import PENSE_PYTHON, THINK_PYTHON, noise_image
+from benchmarks.formats.scans import PENSE_PYTHON, THINK_PYTHON, noise_image
+from benchmarks.report import report_path, write_report
 from workers.parsing import ParseError, parse_document
 from workers.parsing.ocr import LOW_CONFIDENCE, WordSignals, find_tessdata, low_confidence, word_signals
 
@@ -44,7 +45,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--seeds", type=int, default=40)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/reports/ocr_noise.md"))
+    parser.add_argument("--out", type=Path, default=report_path("ocr_noise"))
     args = parser.parse_args()
     if find_tessdata("eng+por") is None:
         raise SystemExit(
@@ -57,8 +58,9 @@ def main() -> None:
     lines = [
         "# OCR low-confidence check",
         "",
-        f"`.venv/bin/python -m benchmarks.ocr_noise --seeds {args.seeds}` — noise pictures 900×600 at 300 dpi"
-        " (Gaussian, σ 40, seeds 0 to N−1) parsed as uploaded images; real text as the check sees it.",
+        f"`.venv/bin/python -m benchmarks.formats.ocr_noise --seeds {args.seeds}` — noise pictures 900×600 at"
+        " 300 dpi (Gaussian, σ 40, seeds 0 to N−1) parsed as uploaded images; real text as the check sees"
+        " it.",
         "",
         "| noise outcome | pictures |",
         "| --- | ---: |",
@@ -75,7 +77,7 @@ def main() -> None:
         lines.append(
             f"| {name} | {len(signals)} | {flagged} | " + " | ".join(f"{w:.1%}" for w in worst) + " |"
         )
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_report(args.out, "\n".join(lines))
     print("\n".join(lines[-4:]))
     print(f"wrote {args.out}")
 

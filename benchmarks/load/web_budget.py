@@ -12,7 +12,7 @@ benchmarks/fake_answers.py, so the figures are the app's and the API's, not a mo
   for reference, from the fake model sending its first answer characters (wall clock) to the text in the
   DOM, which adds the API's own work.
 
-    python benchmarks/web_budget.py [--runs 5]   ->  benchmarks/reports/web_budget.md
+    python benchmarks/load/web_budget.py [--runs 5]   ->  benchmarks/reports/web_budget.md
 """
 
 import argparse
@@ -27,12 +27,13 @@ from typing import Any
 
 from playwright.async_api import Browser, Page, async_playwright, expect
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `python benchmarks/web_budget.py`
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `python benchmarks/load/web_budget.py`
 
 from benchmarks.fake_answers import CitingChatServer
+from benchmarks.report import report_path, write_report
 from benchmarks.stack import indexed_project, studyai_up
 
-REPORT = Path(__file__).resolve().parent / "reports" / "web_budget.md"
+REPORT = report_path("web_budget")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update"]
 BUDGET_BYTES, BUDGET_TTI_MS, BUDGET_TOKEN_MS = 300 * 1024, 1000.0, 300.0
 COURSE = """# Ownership
@@ -150,7 +151,7 @@ def report(results: dict[str, Any], runs: int) -> str:
     lines = [
         "# Web app budgets",
         "",
-        f"`python benchmarks/web_budget.py --runs {runs}` on {time.strftime('%Y-%m-%d')}:",
+        f"`python benchmarks/load/web_budget.py --runs {runs}` on {time.strftime('%Y-%m-%d')}:",
         "Debian Chromium (headless) against `studyai up` on this machine (embedded Postgres and Redis,",
         "real workers and embedding model; the chat model is benchmarks/fake_answers.py, streaming",
         "6 characters every 30 ms).",
@@ -209,7 +210,7 @@ def main() -> None:
             results = asyncio.run(measure(stack.base, fake, key, project, args.runs))
             results["load"] = (before, os.getloadavg()[0])
     text = report(results, args.runs)
-    REPORT.write_text(text)
+    write_report(REPORT, text)
     print(text)
 
 

@@ -12,8 +12,8 @@ import psycopg
 from langchain_core.embeddings import Embeddings
 from pgvector.psycopg import register_vector
 
-from benchmarks.scale_data import Corpus
-from benchmarks.scale_load import project_index
+from benchmarks.scale.scale_data import Corpus
+from benchmarks.scale.scale_load import project_index
 from core.observability import timing
 from core.retrieval.dense import DenseCandidates, dense_candidates, project_chunk_count
 from core.retrieval.rerankers.none import FusedOrder

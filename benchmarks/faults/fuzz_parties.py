@@ -1,4 +1,4 @@
-"""The fuzz run's two parties (benchmarks/fuzz.py): each a user owning a project with an indexed
+"""The fuzz run's two parties (benchmarks/faults/fuzz.py): each a user owning a project with an indexed
 document, questions, a thread, an attempt and a plan, every row id read back from SQL; and the schema
 hooks that put either party's real ids into the generated requests' id-named places."""
 

@@ -10,13 +10,15 @@ and supervised workers. Faults, in order:
 4. once those documents are indexed, the model server killed with SIGKILL mid-answer (the answer is
    the model's, not a refusal by the gate), then the same question asked again;
 5. (hang) the model server stopped with SIGSTOP while questions are asked, each on a stack of its own;
-6. (disk_full) the data directory's disk filled while a document is indexed (benchmarks/fault_cases.py).
+6. (disk_full) the data directory's disk filled while a document is indexed
+   (benchmarks/faults/fault_cases.py).
 
 For each: what the client saw (status codes, stream events), and at the end every document's state:
 `ready`, or `failed` with a reason; chunks equal to an undisturbed run of the same file (same count
 and content hashes in order) and no duplicated ordinal.
 
-    python benchmarks/faults.py [--model qwen2.5-coder-0.5b-instruct] [--kills 5] [--only hang,disk_full]
+    python benchmarks/faults/faults.py [--model qwen2.5-coder-0.5b-instruct] [--kills 5]
+        [--only hang,disk_full]
 """
 
 import argparse
@@ -34,15 +36,15 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.fault_cases import merge_report, render_cases, run_cases
-from benchmarks.fault_services import OwnPostgres, OwnRedis, chunk_hashes, wait_stage
-from benchmarks.load import stream_question
+from benchmarks.faults.fault_cases import merge_report, render_cases, run_cases
+from benchmarks.faults.fault_services import OwnPostgres, OwnRedis, chunk_hashes, wait_stage
+from benchmarks.load.load import stream_question
+from benchmarks.report import REPORTS, write_report
 from benchmarks.stack import RUST, Stack, studyai_up, upload, wait_jobs
 
-REPORTS = Path(__file__).resolve().parent / "reports"
-# "classic": the four faults above, against one stack; hang and disk_full: benchmarks/fault_cases.py.
+# "classic": the four faults above, against one stack; hang and disk_full: benchmarks/faults/fault_cases.py.
 CASES = ("classic", "hang", "disk_full")
 BIG_CHAPTERS = [
     "ch04-01-what-is-ownership.md",
@@ -272,7 +274,9 @@ def main(argv: list[str] | None = None) -> None:
     only = set(args.only.split(","))
     if not only <= set(CASES):
         parser.error(f"--only takes {','.join(CASES)}")
-    command = f"`python benchmarks/faults.py --model {args.model} --kills {args.kills} --only {args.only}`"
+    command = (
+        f"`python benchmarks/faults/faults.py --model {args.model} --kills {args.kills} --only {args.only}`"
+    )
     ran = f"{datetime.now().isoformat(timespec='seconds')}; {command}"
     with tempfile.TemporaryDirectory(prefix="studyai-faults-") as scratch:
         root = args.workdir or Path(scratch)
@@ -288,8 +292,7 @@ def main(argv: list[str] | None = None) -> None:
         data.update(classic)
     text = merge_report(previous, render_cases(cases, ran))
     data.update(cases)
-    (REPORTS / "faults.md").write_text(text)
-    (REPORTS / "faults.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
+    write_report(REPORTS / "faults.md", text, data=data)
     print(text)
 
 

@@ -1,4 +1,4 @@
-"""Scanned pages made from text whose words are known, for the OCR tests and benchmarks/ocr_cer.py.
+"""Scanned pages made from text whose words are known, for the OCR tests and benchmarks/formats/ocr_cer.py.
 
 A page with a text layer is rendered to pixels (as a scanner would see it) and the picture becomes a
 PDF page with no text layer; optionally degraded as real scans are: a lower resolution, a small
@@ -13,7 +13,7 @@ import numpy as np
 import pymupdf
 from PIL import Image
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 THINK_PYTHON = DATA / "thinkpython2" / "thinkpython2.pdf"
 PENSE_PYTHON = DATA / "pense-python"
 

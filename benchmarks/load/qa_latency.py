@@ -1,7 +1,7 @@
 """Where a RAG answer's time goes with the embedded models: time to first token and total, p50/p95,
 per stage (planning, retrieval, prefill, generation), with prompt token counts, per kind of question.
 
-    python -m benchmarks.qa_latency [--rust-limit 12] [--faquad-limit 6] [--records PATH]
+    python -m benchmarks.load.qa_latency [--rust-limit 12] [--faquad-limit 6] [--records PATH]
 
 Asks a sample of the development QA cases through the real stack (the same runner as `python -m
 evals.qa`: embedded Postgres, Redis and chat model, a worker, the API over HTTP, streamed), one at a
@@ -9,18 +9,17 @@ time, then writes benchmarks/reports/qa_latency.md and .png. Run it on an idle m
 are wall-clock. `--records` summarises the records of an earlier run instead of asking again."""
 
 import argparse
-import json
 import shlex
 import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.report import REPORTS, write_report
 from evals.qa.__main__ import main as run_qa_eval
 from evals.qa.run import QARecord, read_records
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-REPORTS = REPO_ROOT / "benchmarks" / "reports"
+REPO_ROOT = Path(__file__).resolve().parents[2]
 STAGES = ("planning", "retrieval", "prefill", "generation")
 
 
@@ -129,7 +128,7 @@ def plot(rows: list[dict[str, object]], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.qa_latency", description=__doc__.splitlines()[0]
+        prog="python -m benchmarks.load.qa_latency", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--rust-limit", type=int, default=12)
     parser.add_argument("--faquad-limit", type=int, default=6)
@@ -138,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--report", type=Path, default=REPORTS / "qa_latency")
     args = parser.parse_args(argv)
     given = argv if argv is not None else sys.argv[1:]
-    command = shlex.join(["python", "-m", "benchmarks.qa_latency", *given])
+    command = shlex.join(["python", "-m", "benchmarks.load.qa_latency", *given])
     records_path = args.records
     if records_path is None:
         report = args.workdir / "latency-eval"
@@ -152,8 +151,7 @@ def main(argv: list[str] | None = None) -> None:
     records = read_records(records_path)
     rows = summary_rows(records)
     args.report.parent.mkdir(parents=True, exist_ok=True)
-    args.report.with_suffix(".md").write_text(markdown(rows, command.strip(), len(records)))
-    args.report.with_suffix(".json").write_text(json.dumps(rows, indent=2) + "\n")
+    write_report(args.report, markdown(rows, command.strip(), len(records)), data=rows)
     plot(rows, args.report.with_suffix(".png"))
     print(markdown(rows, command.strip(), len(records)))
     print(f"p50 TTFT {statistics.median([r.ttft_ms or 0 for r in records]) / 1000:.2f} s")

@@ -10,11 +10,11 @@ The timed query is `Retriever.search` as the API runs it (user_id checked in SQL
 top_k 10) with a reranker that keeps the fused order and a query embedding computed beforehand:
 the database side is measured; the e5 query embedding is timed once, separately.
 
-    python benchmarks/retrieval_scale.py                          # 1M chunks, 1,000 projects, temp dir
-    python benchmarks/retrieval_scale.py --chunks 50000 --projects 100
-    python benchmarks/retrieval_scale.py --workdir /var/tmp/scale --phase load   # load once, keep it
-    python benchmarks/retrieval_scale.py --workdir /var/tmp/scale --phase query --wait-load 1.5
-    python benchmarks/retrieval_scale.py --workdir /var/tmp/scale --phase query --dense-only \\
+    python benchmarks/scale/retrieval_scale.py                          # 1M chunks, 1,000 projects, temp dir
+    python benchmarks/scale/retrieval_scale.py --chunks 50000 --projects 100
+    python benchmarks/scale/retrieval_scale.py --workdir /var/tmp/scale --phase load   # load once, keep it
+    python benchmarks/scale/retrieval_scale.py --workdir /var/tmp/scale --phase query --wait-load 1.5
+    python benchmarks/scale/retrieval_scale.py --workdir /var/tmp/scale --phase query --dense-only \\
         --exact-below 0,10000,200000 --ef-search 100,200      # sweep the knobs on the dense stage alone
 
 --workdir keeps the data dir (a temp dir is removed at the end unless --keep); a query phase needs
@@ -46,11 +46,11 @@ import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.scale_data import Corpus, CorpusSpec
-from benchmarks.scale_load import LoadReport, load, reindex_hnsw
-from benchmarks.scale_queries import (
+from benchmarks.scale.scale_data import Corpus, CorpusSpec
+from benchmarks.scale.scale_load import LoadReport, load, reindex_hnsw
+from benchmarks.scale.scale_queries import (
     BUCKETS,
     Project,
     Query,
@@ -61,7 +61,7 @@ from benchmarks.scale_queries import (
     run_queries,
     sample_projects,
 )
-from benchmarks.scale_report import (
+from benchmarks.scale.scale_report import (
     percentiles,
     print_crowded,
     print_load,

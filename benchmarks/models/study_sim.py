@@ -33,9 +33,10 @@ Strategies:
   already introduced.
 - cram: the same total as fsrs r=0.9, spent in the last 5 days on random introduced items.
 
-    python benchmarks/study_sim.py                  # 200 learners, 300 items, 60 days
-    python benchmarks/study_sim.py --learners 20    # quick look
-    python benchmarks/study_sim.py --seed 7 --learners 16 --tune 0.45:30 0.6:30 0.45:latest  # exam mode"""
+    python benchmarks/models/study_sim.py                  # 200 learners, 300 items, 60 days
+    python benchmarks/models/study_sim.py --learners 20    # quick look
+    # exam mode:
+    python benchmarks/models/study_sim.py --seed 7 --learners 16 --tune 0.45:30 0.6:30 0.45:latest"""
 
 import argparse
 import itertools
@@ -50,8 +51,9 @@ from pathlib import Path
 from fsrs import Card, Rating, Scheduler
 from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from benchmarks.report import REPORTS, write_report
 from core.observability import timing
 from core.study.exam import (
     EXAM_DAILY_REVIEW_MAX,
@@ -65,7 +67,6 @@ from core.study.exam import (
 from core.study.queue import Candidate, order_queue
 from core.study.scheduler import FSRS_LEARNING_STEPS, LEARNING_STEPS, StoredCard, make_scheduler, review
 
-REPORTS = Path(__file__).resolve().parent / "reports"
 START = datetime(2026, 1, 5, tzinfo=UTC)
 NEW_PER_DAY = 20
 TARGET = 0.9
@@ -402,14 +403,14 @@ def main() -> None:
     plot(results, args.out.with_suffix(".png"))
     header = (
         "# Study scheduling: a simulated class\n\n"
-        f"`python benchmarks/study_sim.py` — {args.learners} learners, {args.items} items, {args.days} days,"
-        f" exam on day {args.days}, {NEW_PER_DAY} new items a day, seed {args.seed}"
+        f"`python benchmarks/models/study_sim.py` — {args.learners} learners, {args.items} items, "
+        f"{args.days} days, exam on day {args.days}, {NEW_PER_DAY} new items a day, seed {args.seed}"
         f" ({elapsed:.0f} s on one core)."
         " Model and strategies: the script's docstring. Retention at the exam is the mean true recall"
         " probability over all items; reviews count every review, first exposures and same-day learning"
         " steps included.\n\n"
     )
-    args.out.with_suffix(".md").write_text(header + text + "\n\n![retention vs reviews](study_sim.png)\n")
+    write_report(args.out, header + text + "\n\n![retention vs reviews](study_sim.png)")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ the run ends may finish during a drain (--drain s, no new requests); one still w
 cancelled by its client (counted apart: the queue is bounded, not the client's wait).
 Targets: 0 errors, search p95 <= 10x solo p50, GET /projects p95 <= 200 ms, streams equal.
 
-    python benchmarks/load.py [--clients 50] [--seconds 60] [--model qwen2.5-coder-1.5b-instruct]
+    python benchmarks/load/load.py [--clients 50] [--seconds 60] [--model qwen2.5-coder-1.5b-instruct]
 """
 
 import argparse
@@ -33,8 +33,9 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from benchmarks.report import REPORTS, write_report
 from benchmarks.stack import RUST, Stack, percentile, studyai_up, upload, wait_jobs
 
 CHAPTERS = [
@@ -65,7 +66,6 @@ MIX = {
     "upload": 0.05,
     "thread_list": 0.05,
 }
-REPORTS = Path(__file__).resolve().parent / "reports"
 
 
 @dataclass
@@ -461,11 +461,11 @@ def main(argv: list[str] | None = None) -> None:
     REPORTS.mkdir(exist_ok=True)
     header = (
         f"# Load: {args.clients} clients for {args.seconds:.0f} s, `studyai up` ({args.model})\n\n"
-        f"{datetime.now().isoformat(timespec='seconds')}; `python benchmarks/load.py --clients {args.clients}"
-        f" --seconds {args.seconds:.0f} --drain {args.drain:.0f} --model {args.model}`\n\n"
+        f"{datetime.now().isoformat(timespec='seconds')}; "
+        f"`python benchmarks/load/load.py --clients {args.clients} --seconds {args.seconds:.0f}"
+        f" --drain {args.drain:.0f} --model {args.model}`\n\n"
     )
-    (REPORTS / "load.md").write_text(header + text + "\n")
-    (REPORTS / "load.json").write_text(json.dumps(figures, indent=2, default=str) + "\n")
+    write_report(REPORTS / "load.md", header + text, data=figures)
     plot(out, REPORTS / "load.png")
     print(text)
 

@@ -5,7 +5,7 @@ indexed once per work dir and reused; each of its searches is then sent `--repea
 time, after one untimed warm-up pass. Prints the p50 and p95 in ms as one JSON line, so that runs of
 two checkouts can be interleaved by a shell loop and compared.
 
-    python benchmarks/search_solo.py --workdir /tmp/search-solo [--repeat 3]
+    python benchmarks/load/search_solo.py --workdir /tmp/search-solo [--repeat 3]
 """
 
 import argparse
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.load import CHAPTERS, SEARCHES
+from benchmarks.load.load import CHAPTERS, SEARCHES
 from benchmarks.stack import RUST, Stack, percentile, studyai_up, upload, wait_jobs
 from core.observability import timing
 

@@ -6,7 +6,7 @@ embedded Postgres as `studyai up` does, and runs `studyai backup` while a writer
 rows, then `studyai restore` into a fresh data directory (which checks every table's row count against
 the manifest, so a backup that was not one snapshot fails here). Writes benchmarks/reports/backup.md.
 
-    python benchmarks/backup_restore.py --workdir /tmp/backup-bench [--documents 200] [--chunks 100]
+    python benchmarks/faults/backup_restore.py --workdir /tmp/backup-bench [--documents 200] [--chunks 100]
 """
 
 import argparse
@@ -24,15 +24,16 @@ from pathlib import Path
 import numpy as np
 import psycopg
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from benchmarks.report import report_path, write_report
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
 from core.store.sql.migrations import apply_migrations
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 RUST = REPO_ROOT.parent / "shared" / "data" / "rust-book" / "src"
-REPORT = REPO_ROOT / "benchmarks" / "reports" / "backup.md"
+REPORT = report_path("backup")
 MODEL = "e5-small-enpt-onnx-int8"
 
 
@@ -139,7 +140,7 @@ def main() -> None:
     lines = [
         "# Backup and restore timings",
         "",
-        f"`python benchmarks/backup_restore.py --workdir DIR --documents {options.documents} --chunks"
+        f"`python benchmarks/faults/backup_restore.py --workdir DIR --documents {options.documents} --chunks"
         f" {options.chunks}`: a {size[0] if size else '?'} database, {manifest['tables']['chunks']} chunks,"
         f" backed up while a writer inserted query history rows ({manifest['tables']['query_history']} in"
         " the backup's snapshot), restored into a fresh data directory (row counts checked against it).",
@@ -150,7 +151,7 @@ def main() -> None:
         f" its own report: {restore_out.splitlines()[0]}",
         "",
     ]
-    REPORT.write_text("\n".join(lines))
+    write_report(REPORT, "\n".join(lines))
     print("\n".join(lines))
 
 

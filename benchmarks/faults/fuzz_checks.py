@@ -1,4 +1,4 @@
-"""What the fuzz run (benchmarks/fuzz.py) checks in each answer, and the hostile variants of the
+"""What the fuzz run (benchmarks/faults/fuzz.py) checks in each answer, and the hostile variants of the
 generated requests it sends besides."""
 
 import json
@@ -9,7 +9,7 @@ from typing import Any
 
 from schemathesis.core import NotSet
 
-from benchmarks.fuzz_parties import Party
+from benchmarks.faults.fuzz_parties import Party
 
 # --- checks --------------------------------------------------------------------------------------
 

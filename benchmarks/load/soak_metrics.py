@@ -15,8 +15,8 @@ import psycopg
 import redis.asyncio as redis
 from scipy.stats import spearmanr
 
-from benchmarks.load import Sample
-from benchmarks.soak_fds import UnixPeers, fd_kinds, listening_ports
+from benchmarks.load.load import Sample
+from benchmarks.load.soak_fds import UnixPeers, fd_kinds, listening_ports
 from benchmarks.stack import Stack, percentile
 from core.jobs.specs import AGENT_QUEUE
 

@@ -1,4 +1,4 @@
-"""Postgres and Redis run by the fault benchmark itself (benchmarks/faults.py), so it can restart them,
+"""Postgres and Redis run by the fault benchmark itself (benchmarks/faults/faults.py), so it can restart them,
 and what it reads of a job and a document's chunks over HTTP."""
 
 import asyncio

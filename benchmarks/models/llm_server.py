@@ -1,7 +1,7 @@
 """The embedded chat model server's speed by engine and setting: prompt processing (prefill) and
 generation, tokens per second, on the same prompts in one run.
 
-    python -m benchmarks.llm_server [--repeats 3] [--configs 1,2,2fa] [--python-server PYTHON]
+    python -m benchmarks.models.llm_server [--repeats 3] [--configs 1,2,2fa] [--python-server PYTHON]
 
 A config is threads, `fa` for flash attention; a `py` prefix runs llama-cpp-python's server (given the
 python of an environment that has `llama-cpp-python[server]`, `--python-server`) instead of llama.cpp's
@@ -13,15 +13,19 @@ benchmarks/reports/llm_server.md."""
 
 import argparse
 import statistics
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.report import report_path, write_report
 from core.llm.local import LOCAL_MODELS, LlamaServer, assemble
 from core.observability import timing
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 BOOK = REPO_ROOT.parent / "shared" / "data" / "rust-book" / "src" / "ch04-01-what-is-ownership.md"
 
 
@@ -106,13 +110,13 @@ def run(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.llm_server", description=__doc__.splitlines()[0]
+        prog="python -m benchmarks.models.llm_server", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--configs", default="1,2,2fa", help="threads, 'fa' = flash attention, 'py' prefix")
     parser.add_argument("--python-server", type=Path, help="a python with llama-cpp-python[server]")
     parser.add_argument("--prompt-chars", type=int, default=2400, help="~600 tokens")
-    parser.add_argument("--report", type=Path, default=REPO_ROOT / "benchmarks" / "reports" / "llm_server.md")
+    parser.add_argument("--report", type=Path, default=report_path("llm_server"))
     args = parser.parse_args(argv)
     model_path = assemble(LOCAL_MODELS["qwen2.5-coder-1.5b-instruct"], REPO_ROOT / ".cache" / "models")
     log_dir = REPO_ROOT / ".cache" / "benchmarks"
@@ -125,7 +129,8 @@ def main(argv: list[str] | None = None) -> None:
     lines = [
         "# Embedded chat model server: engine, threads and flash attention",
         "",
-        f"- **command**: `python -m benchmarks.llm_server --repeats {args.repeats} --configs {args.configs}`",
+        "- **command**: "
+        f"`python -m benchmarks.models.llm_server --repeats {args.repeats} --configs {args.configs}`",
         "- qwen2.5-coder-1.5b-instruct q4_k_m; medians of the repeats",
         "",
         "| setting | server | threads | flash attention | prefill tok/s | generation tok/s |",
@@ -137,7 +142,7 @@ def main(argv: list[str] | None = None) -> None:
             f" {config.threads} | {config.flash_attn} |"
             f" {figures['prefill tok/s']:.1f} | {figures['generation tok/s']:.1f} |"
         )
-    args.report.write_text("\n".join(lines) + "\n")
+    write_report(args.report, "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -10,7 +10,7 @@ from uuid import UUID, uuid4
 import psycopg
 from pgvector.psycopg import register_vector
 
-from benchmarks.scale_data import TS_CONFIG, Corpus, DocumentPlan, content_hash, plan_documents
+from benchmarks.scale.scale_data import TS_CONFIG, Corpus, DocumentPlan, content_hash, plan_documents
 from core.observability import timing
 
 EMBEDDING_MODEL = "scale-synthetic"

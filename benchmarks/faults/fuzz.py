@@ -19,7 +19,7 @@ all, so a pass does not delete its own project before the routes under it are fu
 The chat model is a fake OpenAI-compatible server that answers any structured request with a valid
 object of its schema (benchmarks/fake_model.py), so agent routes run their whole path quickly.
 
-    python benchmarks/fuzz.py [--examples 50]   # per route and generation mode; writes reports/fuzz.md
+    python benchmarks/faults/fuzz.py [--examples 50]   # per route and generation mode; writes reports/fuzz.md
 
 tests/security/test_fuzz.py runs the same passes with a few examples per route, within CI's budget. The two
 parties and their real ids: fuzz_parties.py; what each answer is checked for: fuzz_checks.py."""
@@ -46,18 +46,21 @@ from schemathesis import GenerationMode
 from schemathesis.core.result import Ok
 from schemathesis.python import asgi as schemathesis_asgi
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `python benchmarks/fuzz.py` from the root
+sys.path.insert(
+    0, str(Path(__file__).resolve().parents[2])
+)  # `python benchmarks/faults/fuzz.py` from the root
 
 from backend.main import create_app
 from benchmarks.fake_model import SchemaChatServer
-from benchmarks.fuzz_checks import Failure, RouteStats, check, describe_case, hostile_variant
-from benchmarks.fuzz_parties import Party, World, add_real_ids, make_world, missing_rows
+from benchmarks.faults.fuzz_checks import Failure, RouteStats, check, describe_case, hostile_variant
+from benchmarks.faults.fuzz_parties import Party, World, add_real_ids, make_world, missing_rows
+from benchmarks.report import report_path, write_report
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store.sql.migrations import apply_migrations
 from evals.harness.worker import start_worker, stop_worker
 
-REPORT = Path(__file__).resolve().parent / "reports" / "fuzz.md"
+REPORT = report_path("fuzz")
 MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
 
 
@@ -200,7 +203,7 @@ def render(reports: list[PassReport], examples: int) -> str:
     lines = [
         "# Fuzz run: every route, two users, two projects",
         "",
-        f"`python benchmarks/fuzz.py --examples {examples}`: schemathesis {schemathesis.__version__},"
+        f"`python benchmarks/faults/fuzz.py --examples {examples}`: schemathesis {schemathesis.__version__},"
         f" {examples} examples per route and generation mode (positive and negative), derandomized; each"
         " positive case is sent again with hostile values in its query and body (a NUL, bidi controls, a"
         " lone surrogate, integers past bigint).",
@@ -268,7 +271,7 @@ async def main(argv: list[str] | None = None) -> None:
                 stop_worker(worker)
     text = render(reports, args.examples)
     args.report.parent.mkdir(parents=True, exist_ok=True)
-    args.report.write_text(text)
+    write_report(args.report, text)
     print(text)
     print(f"report: {args.report}")
     if any(r.failures() for r in reports):

@@ -13,12 +13,11 @@ Growth of each series from minute 10 to the end (percent, Spearman rho against t
 but deliberate 429/503, no RSS (for Postgres: its private memory per process, outside the shared
 buffers), descriptor or connection series up > 10 % and rising steadily (rho >= 0.8).
 
-    python benchmarks/soak.py [--clients 8] [--minutes 60] [--sample-s 60] [--model ...] [--out DIR]
+    python benchmarks/load/soak.py [--clients 8] [--minutes 60] [--sample-s 60] [--model ...] [--out DIR]
 """
 
 import argparse
 import asyncio
-import json
 import math
 import shlex
 import sys
@@ -32,11 +31,11 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.load import MIX, REPORTS, Course, Results, outsider, set_up, student, summarise
-from benchmarks.soak_fds import fd_change_lines
-from benchmarks.soak_metrics import (
+from benchmarks.load.load import MIX, Course, Results, outsider, set_up, student, summarise
+from benchmarks.load.soak_fds import fd_change_lines
+from benchmarks.load.soak_metrics import (
     SERVICE_COLUMNS,
     Minute,
     baseline_index,
@@ -51,6 +50,7 @@ from benchmarks.soak_metrics import (
     service_row,
     table,
 )
+from benchmarks.report import REPORTS, write_report
 from benchmarks.stack import Stack, studyai_up, wait_jobs
 from core.settings.limits import RateLimitSettings
 
@@ -237,7 +237,7 @@ def report(soak: Soak, out: Results, args: argparse.Namespace, command: str) -> 
         ),
         "",
         "What the descriptors of a process whose count changed hold, from minute 10 (as the growth"
-        " table below) to the end (`→ service`: a connection to it; benchmarks/soak_fds.py):",
+        " table below) to the end (`→ service`: a connection to it; benchmarks/load/soak_fds.py):",
         "",
         *fd_change_lines([m.fd_kinds for m in minutes], baseline_index([m.t_s for m in minutes])),
         "",
@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=REPORTS, help="where the report goes")
     parser.add_argument("--workdir", type=Path, default=None, help="data dir (default: a temporary one)")
     args = parser.parse_args(argv)
-    command = shlex.join(["python", "benchmarks/soak.py", *(sys.argv[1:] if argv is None else argv)])
+    command = shlex.join(["python", "benchmarks/load/soak.py", *(sys.argv[1:] if argv is None else argv)])
     with (
         tempfile.TemporaryDirectory(prefix="studyai-soak-") as scratch,
         studyai_up(
@@ -314,10 +314,9 @@ def main(argv: list[str] | None = None) -> None:
         soak, out = asyncio.run(soak_run(stack, args))
     args.out.mkdir(parents=True, exist_ok=True)
     text, verdicts = report(soak, out, args, command)
-    (args.out / "soak.md").write_text(text)
     # The figures behind the report, for comparing runs without parsing Markdown.
     figures = {"minutes": [asdict(m) for m in soak.minutes], "lost": soak.lost, "verdicts": verdicts}
-    (args.out / "soak.json").write_text(json.dumps({**figures, "requests": soak.figures}, default=str) + "\n")
+    write_report(args.out / "soak.md", text, data={**figures, "requests": soak.figures})
     title = f"studyai up, {args.clients} clients for {args.minutes:g} min ({args.model})"
     plot(soak.minutes, args.out / "soak.png", title)
     print(soak.summary)
