@@ -12,7 +12,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -26,11 +26,11 @@ from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store.study import attempts, questions
 from tests.agents.helpers import ScriptedChat
+from tests.backend.classroom import T0, Classroom
 from tests.bank import draft, unit_vector
-from tests.conftest import Caller, UserFactory, change_runtime, class_project, create_project, own_app
+from tests.conftest import Caller, UserFactory, change_runtime, create_project, own_app
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
-T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 REFERENCE = "The value is dropped and its memory is freed"
 NOTE_EN = "Provisional — your teacher will check this grade."
 # The grader's own score decides the label: p = sigmoid(4 * (model_score - 0.5) / 0.25).
@@ -61,32 +61,8 @@ def grade(score: float) -> str:
 
 
 @dataclass
-class Clock:
-    now: datetime = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@dataclass
-class Course:
-    app: FastAPI
-    http: httpx.AsyncClient
-    clock: Clock
-    project_id: str
-    owner: Caller
-    editor: Caller
-    alice: Caller
-    bob: Caller
+class Course(Classroom):
     items: list[str] = field(default_factory=list)
-
-    def url(self, path: str = "") -> str:
-        return f"/projects/{self.project_id}{path}"
-
-    async def get(self, path: str, who: Caller, expect: int = 200) -> Any:
-        response = await self.http.get(self.url(path), headers=who)
-        assert response.status_code == expect, response.text
-        return response.json()
 
     async def attempt(self, who: Caller, item: str, model_score: float, expect: int = 201) -> Any:
         self.app.state.runtime = replace(
@@ -117,9 +93,7 @@ async def app_http(
 @pytest.fixture
 async def course(app_http: tuple[FastAPI, httpx.AsyncClient], make_user: UserFactory) -> Course:
     app, http = app_http
-    clock = Clock()
-    app.state.api_resources = replace(app.state.api_resources, clock=clock)
-    course = Course(app, http, clock, *await class_project(http, make_user, "provisional"))
+    course = await Course.open(app, http, make_user, "provisional")
     for i in range(2):
         course.items.append(await add_item(course, f"What happens to a value when its owner goes, case {i}?"))
     return course

@@ -7,7 +7,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -25,42 +25,18 @@ from core.store.content import chunks
 from core.store.study import questions
 from core.study.exam import exam_plan
 from core.study.scheduler import LEARNING_STEPS
+from tests.backend.classroom import T0, Classroom
 from tests.bank import draft, unit_vector
-from tests.conftest import Caller, UserFactory, change_runtime, class_project, own_app
+from tests.conftest import Caller, UserFactory, change_runtime, own_app
 from tests.stored import uploaded_document
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
-T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 RIGHT, WRONG = "It is moved", "It is copied"
 
 
 @dataclass
-class Clock:
-    now: datetime = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@dataclass
-class Course:
-    app: FastAPI
-    http: httpx.AsyncClient
-    clock: Clock
-    project_id: str
-    owner: Caller
-    editor: Caller
-    alice: Caller
-    bob: Caller
+class Course(Classroom):
     ids: dict[str, uuid.UUID] = field(default_factory=dict)
-
-    def url(self, path: str = "") -> str:
-        return f"/projects/{self.project_id}{path}"
-
-    async def get(self, path: str, who: Caller, expect: int = 200) -> Any:
-        response = await self.http.get(self.url(path), headers=who)
-        assert response.status_code == expect, response.text
-        return response.json()
 
     async def review(self, who: Caller, question_id: str, rating: int, expect: int = 201) -> Any:
         response = await self.http.post(
@@ -82,9 +58,7 @@ async def app_http(
 @pytest.fixture
 async def course(app_http: tuple[FastAPI, httpx.AsyncClient], make_user: UserFactory) -> Course:
     app, http = app_http
-    clock = Clock()
-    app.state.api_resources = replace(app.state.api_resources, clock=clock)
-    course = Course(app, http, clock, *await class_project(http, make_user, "study"))
+    course = await Course.open(app, http, make_user, "study")
     for name in ("owner", "editor", "alice", "bob"):
         course.ids[name] = getattr(course, name).id
     return course
