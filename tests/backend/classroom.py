@@ -47,3 +47,8 @@ class Classroom:
         response = await self.http.get(self.url(path), headers=who)
         assert response.status_code == expect, response.text
         return response.json()
+
+    async def post(self, path: str, who: Caller, body: dict[str, Any], expect: int) -> Any:
+        response = await self.http.post(self.url(path), json=body, headers=who)
+        assert response.status_code == expect, response.text
+        return response.json()

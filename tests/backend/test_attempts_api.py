@@ -68,17 +68,12 @@ class Course(Classroom):
         self.app.state.runtime = replace(
             self.app.state.runtime, llm=ScriptedChat(script=[grade(model_score)])
         )
-        response = await self.http.post(
-            self.url(f"/questions/{item}/attempts"), json={"answer": REFERENCE}, headers=who
-        )
-        assert response.status_code == expect, response.text
+        attempt = await self.post(f"/questions/{item}/attempts", who, {"answer": REFERENCE}, expect)
         self.clock.now += timedelta(minutes=1)
-        return response.json()
+        return attempt
 
     async def review(self, who: Caller, attempt_id: str, expect: int = 200, **body: Any) -> Any:
-        response = await self.http.post(self.url(f"/attempts/{attempt_id}/review"), json=body, headers=who)
-        assert response.status_code == expect, response.text
-        return response.json()
+        return await self.post(f"/attempts/{attempt_id}/review", who, body, expect)
 
 
 @pytest.fixture(scope="module")

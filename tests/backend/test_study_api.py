@@ -39,11 +39,7 @@ class Course(Classroom):
     ids: dict[str, uuid.UUID] = field(default_factory=dict)
 
     async def review(self, who: Caller, question_id: str, rating: int, expect: int = 201) -> Any:
-        response = await self.http.post(
-            self.url("/study/reviews"), json={"question_id": question_id, "rating": rating}, headers=who
-        )
-        assert response.status_code == expect, response.text
-        return response.json()
+        return await self.post("/study/reviews", who, {"question_id": question_id, "rating": rating}, expect)
 
 
 @pytest.fixture(scope="module")
