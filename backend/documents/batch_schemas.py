@@ -3,9 +3,11 @@
 from datetime import datetime
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from backend.documents.schemas import DocumentAccepted
+from backend.web.records import record_fields
+from core.store.content.batches import BatchDocument
 from core.text.filetypes import SourceType
 
 
@@ -24,15 +26,8 @@ class BatchAccepted(BaseModel):
     refused: list[BatchFileRefused]
 
 
-class BatchDocumentOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    id: UUID
-    title: str
-    filename: str
-    source_type: SourceType
-    status: str
-    error: str | None
+class BatchDocumentOut(record_fields(BatchDocument, source_type=SourceType)):
+    pass  # a document of the batch, as the store lists it
 
 
 class BatchProgress(BaseModel):

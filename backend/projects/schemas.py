@@ -6,7 +6,9 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.web.records import record_fields
 from core.accounts.roles import Role
+from core.store.accounts.members import Member
 
 Language = Literal["pt", "en", "auto"]
 SampleRate = Annotated[
@@ -69,13 +71,8 @@ class RoleChange(BaseModel):
     role: Role
 
 
-class MemberRow(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    user_id: UUID
-    email: str
-    role: Role
-    joined_at: datetime
+class MemberRow(record_fields(Member, role=Role)):
+    pass  # a member, as the store lists them
 
 
 class MemberList(BaseModel):
