@@ -5,7 +5,7 @@
 #   benchmarks/load/search_rounds.sh BEFORE_CHECKOUT AFTER_CHECKOUT [ROUNDS=5] [WORKDIR_PREFIX=/tmp/ss]
 set -euo pipefail
 before=$(realpath "$1"); after=$(realpath "$2"); rounds=${3:-5}; prefix=${4:-/tmp/ss}
-python=${PYTHON:-$(dirname "$0")/../../.venv/bin/python}
+python=${PYTHON:-$(cd "$(dirname "$0")/../.." && pwd)/.venv/bin/python}
 script_in() {  # the script's path in a checkout: it moved into benchmarks/load/ with the restructure
   if [ -f "$1/benchmarks/load/search_solo.py" ]; then echo "$1/benchmarks/load/search_solo.py"
   else echo "$1/benchmarks/search_solo.py"; fi
