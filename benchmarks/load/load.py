@@ -162,6 +162,24 @@ class Course:
     solo_search_p50: float
 
 
+async def invite(
+    http: httpx.AsyncClient,
+    teacher: dict[str, str],
+    student: dict[str, str],
+    project: str,
+    email: str,
+    role: str,
+) -> None:
+    """The teacher invites the student's address with the role and the student accepts (a member is never
+    added without their own answer)."""
+    (
+        await http.post(f"/projects/{project}/members", json={"email": email, "role": role}, headers=teacher)
+    ).raise_for_status()
+    received = (await http.get("/me/invitations", headers=student)).json()
+    [invitation] = [row for row in received if row["project_id"] == project]
+    (await http.post(f"/me/invitations/{invitation['id']}/accept", headers=student)).raise_for_status()
+
+
 async def set_up(stack: Stack, http: httpx.AsyncClient, clients: int) -> Course:
     keys = stack.new_users([f"teacher@{i}.class" if i == 0 else f"s{i}@class" for i in range(clients + 2)])
     teacher, outsider, students = keys[0], keys[1], keys[2:]
@@ -172,13 +190,10 @@ async def set_up(stack: Stack, http: httpx.AsyncClient, clients: int) -> Course:
     finished = await wait_jobs(http, teacher, project, jobs)
     assert all(job["status"] == "succeeded" for job in finished.values()), finished
     scratch = (await http.post("/projects", json={"name": "notes", "language": "en"}, headers=teacher)).json()
-    for index in range(len(students)):
+    for index, student in enumerate(students):
         email = f"s{index + 2}@class"
         for target, role in ((project, "viewer"), (scratch["id"], "editor")):
-            added = await http.post(
-                f"/projects/{target}/members", json={"email": email, "role": role}, headers=teacher
-            )
-            added.raise_for_status()
+            await invite(http, teacher, student, target, email, role)
     generated = await http.post(
         f"/projects/{project}/questions/generate",
         json={"n": 2, "types": ["multiple_choice"]},
