@@ -22,7 +22,7 @@ class GroundednessSettings(SettingsGroup):
     # Share of answered QA requests judged; a project's own rate overrides it.
     sample_rate: float = Field(default=0.15, ge=0.0, le=1.0, validation_alias="GROUNDEDNESS_SAMPLE_RATE")
     # The judge also weighs each accepted claim against its own opposite (three more short model calls
-    # per accepted claim; agents/groundedness/contrast.py). Needs log-probabilities from the endpoint.
+    # per accepted claim; agents/common/contrast.py). Needs log-probabilities from the endpoint.
     contrast_check: bool = Field(default=True, validation_alias="GROUNDEDNESS_CONTRAST_CHECK")
     # A project's own sample rate may not exceed this (422), so an editor cannot turn every answer into
     # a judge job; a rate stored before the cap is clamped to it when sampling.
