@@ -1,35 +1,25 @@
 """Uploading, editing, listing and deleting a project's documents; indexing runs in the worker."""
 
-import contextlib
 from typing import Annotated
 from uuid import UUID
 
-from arq.constants import result_key_prefix
 from fastapi import APIRouter, Depends, Form, HTTPException, Request, Response, UploadFile, status
 from psycopg_pool import AsyncConnectionPool
 from pydantic import ValidationError
-from redis.exceptions import RedisError
 from starlette.datastructures import UploadFile as StarletteUploadFile
 
 from backend.deps import DbDep, ProjectDep, ProjectWriterDep, QueueDep, SettingsDep
-from backend.documents.enqueue import enqueue_index
+from backend.documents import service
 from backend.documents.schemas import ChunkOut, DocumentAccepted, DocumentOut, DocumentTextUpdate
-from backend.documents.upload_budget import check_upload_budget
 from backend.documents.uploads import CheckedUpload, check_content, read_upload
 from backend.web.audit import AuditDep
 from backend.web.paging import Page, paging
-from backend.web.project_log import record_project_event
 from core.store.content import chunks, documents
-from core.store.runs.jobs import index_job_id
 
 router = APIRouter(prefix="/projects/{project_id}/documents", tags=["documents"])
 
 # Documents and their chunks are listed in long pages: a course has hundreds of either.
 DocumentPage = Annotated[Page, Depends(paging(default=100, most=1000))]
-
-
-def _not_found() -> HTTPException:
-    return HTTPException(status.HTTP_404_NOT_FOUND, "Document not found.")
 
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED)
@@ -45,21 +35,7 @@ async def upload_document(
     the indexing job. A body over MAX_UPLOAD_BYTES was refused before this runs
     (backend/middleware/body_limit.py); one past an upload budget is refused here (429 or 413)."""
     upload = await read_upload(file, settings.limits.max_upload_bytes)
-    await check_upload_budget(db, settings, access.scope, incoming_bytes=len(upload.content))
-    async with db.connection() as conn:
-        document = await documents.create_document(
-            conn,
-            **access.scope,
-            title=title or upload.default_title,
-            filename=upload.filename,
-            source_type=upload.source_type,
-            kind="uploaded",
-            content=upload.content,
-            content_hash=upload.content_hash,
-        )
-    if document is None:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "Viewers cannot change this project.")
-    return await enqueue_index(db, queue, document)
+    return await service.add_document(db, queue, settings, access.scope, upload, title)
 
 
 @router.get("")
@@ -75,7 +51,7 @@ async def get_document(document_id: UUID, access: ProjectDep, db: DbDep) -> Docu
     async with db.connection() as conn:
         row = await documents.get_document(conn, **access.scope, document_id=document_id)
     if row is None:
-        raise _not_found()
+        raise service.not_found()
     return DocumentOut.model_validate(row)
 
 
@@ -113,24 +89,10 @@ async def update_document(
     async with db.connection() as conn:
         current = await documents.get_document(conn, **access.scope, document_id=document_id)
     if current is None:
-        raise _not_found()
+        raise service.not_found()
     # No connection is held while the body arrives: a slow client must not keep one from others.
     upload, title = await _new_content(request, current, db, access, settings.limits.max_upload_bytes)
-    await check_upload_budget(db, settings, access.scope, incoming_bytes=len(upload.content))
-    async with db.connection() as conn:
-        document = await documents.add_version(
-            conn,
-            **access.scope,
-            document_id=document_id,
-            content=upload.content,
-            content_hash=upload.content_hash,
-            filename=upload.filename,
-            source_type=upload.source_type,
-            title=title or current.title,
-        )
-    if document is None:
-        raise _not_found()
-    return await enqueue_index(db, queue, document)
+    return await service.add_version(db, queue, settings, access.scope, current, upload, title)
 
 
 async def _new_content(
@@ -156,7 +118,7 @@ async def _new_content(
         async with db.connection() as conn:
             content = await documents.latest_content(conn, **access.scope, document_id=current.id)
         if content is None:
-            raise _not_found()
+            raise service.not_found()
         return check_content(content, current.filename), body.title
     if current.source_type not in ("markdown", "text"):
         raise HTTPException(415, "This document is not Markdown or text: send the new version as a file.")
@@ -169,14 +131,7 @@ async def _new_content(
 async def delete_document(
     document_id: UUID, audit: AuditDep, access: ProjectWriterDep, db: DbDep
 ) -> Response:
-    async with db.connection() as conn, conn.transaction():
-        deleted = await documents.delete_document(conn, **access.scope, document_id=document_id)
-        if deleted is None:
-            raise _not_found()
-        details = {"title": deleted.title[:200], "filename": deleted.filename[:200]}
-        await record_project_event(
-            conn, audit, access, "document.deleted", target_id=document_id, details=details
-        )
+    await service.delete_document(db, audit, access, document_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -186,21 +141,13 @@ async def reindex_document(
 ) -> DocumentAccepted:
     """Indexes the latest version again, e.g. to retry a failed document; answers at once with the job
     (the same job id as before). A job still queued or running is left to finish."""
-    async with db.connection() as conn, conn.transaction():
-        document = await documents.queue_reindex(conn, **access.scope, document_id=document_id)
-    if document is None:
-        raise _not_found()
-    # arq keeps a finished job's result for an hour and refuses to enqueue that job id meanwhile.
-    # Redis down: enqueue_index below says so (503) and marks the job failed.
-    with contextlib.suppress(RedisError):
-        await queue.delete(result_key_prefix + index_job_id(document.id, document.version))
-    return await enqueue_index(db, queue, document)
+    return await service.reindex(db, queue, access.scope, document_id)
 
 
 @router.get("/{document_id}/chunks")
 async def list_chunks(document_id: UUID, access: ProjectDep, db: DbDep, page: DocumentPage) -> list[ChunkOut]:
     async with db.connection() as conn:
         if await documents.get_document(conn, **access.scope, document_id=document_id) is None:
-            raise _not_found()
+            raise service.not_found()
         rows = await chunks.list_chunks(conn, **access.scope, document_id=document_id, **page)
     return [ChunkOut.model_validate(row) for row in rows]

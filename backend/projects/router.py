@@ -4,7 +4,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Response, status
 
-from backend.accounts.service.people import may_create_projects
 from backend.deps import (
     DbDep,
     ProjectAccess,
@@ -14,35 +13,13 @@ from backend.deps import (
     SettingsDep,
     UserDep,
 )
+from backend.projects import service
 from backend.projects.schemas import ProjectCreate, ProjectOut, ProjectUpdate
 from backend.web.audit import AuditDep
 from backend.web.paging import Page, paging
-from backend.web.project_log import record_project_event
-from core.settings import Settings
-from core.store.accounts import accounts, projects
+from core.store.accounts import projects
 
 router = APIRouter(prefix="/projects", tags=["projects"])
-TEACHERS_ONLY = "Only teachers and administrators can create projects on this server."
-
-
-# Project settings whose values go into the security log (names and descriptions only as "changed").
-_LOGGED_VALUES = (
-    "language",
-    "groundedness_sample_rate",
-    "max_attempts_per_question",
-    "students_study_own_items",
-)
-
-
-def check_sample_rate(rate: float | None, settings: Settings) -> None:
-    """A project's own judging rate stays within GROUNDEDNESS_SAMPLE_RATE_MAX, so no member can turn
-    every answer into a judge job; only the server's operator raises the cap."""
-    if rate is not None and rate > settings.groundedness.sample_rate_max:
-        raise HTTPException(
-            422,
-            f"groundedness_sample_rate may be at most {settings.groundedness.sample_rate_max}"
-            " (the server's GROUNDEDNESS_SAMPLE_RATE_MAX).",
-        )
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
@@ -51,21 +28,7 @@ async def create_project(
 ) -> ProjectOut:
     """A new project owned by the caller. 403 when the server lets only teachers and administrators
     create projects (PROJECT_CREATORS=teachers) and the caller is neither."""
-    check_sample_rate(body.groundedness_sample_rate, settings)
-    async with db.connection() as conn, conn.transaction():
-        account = await accounts.account(conn, user_id=user.id)
-        if account is None or not may_create_projects(account, settings):
-            raise HTTPException(status.HTTP_403_FORBIDDEN, TEACHERS_ONLY)
-        row = await projects.create_project(
-            conn,
-            user_id=user.id,
-            name=body.name,
-            description=body.description,
-            language=body.language,
-            groundedness_sample_rate=body.groundedness_sample_rate,
-        )
-        await audit.record(conn, action="project.created", actor_user_id=user.id, project_id=row.id)
-    return ProjectOut.model_validate(row)
+    return ProjectOut.model_validate(await service.create_project(db, audit, settings, user.id, body))
 
 
 @router.get("")
@@ -110,26 +73,11 @@ def _changes(body: ProjectUpdate, access: ProjectAccess) -> dict[str, Any]:
 async def update_project(
     body: ProjectUpdate, audit: AuditDep, access: ProjectWriterDep, db: DbDep, settings: SettingsDep
 ) -> ProjectOut:
-    check_sample_rate(body.groundedness_sample_rate, settings)
-    changes = _changes(body, access)
-    async with db.connection() as conn:
-        async with conn.transaction():
-            updated = await projects.update_project(conn, **access.scope, changes=changes)
-            if updated and changes:
-                values = {key: changes[key] for key in _LOGGED_VALUES if key in changes}
-                details = {"changed": sorted(changes), **values}
-                await record_project_event(conn, audit, access, "project.updated", details=details)
-        row = await projects.get_project(conn, **access.scope)
-    if row is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
-    return ProjectOut.model_validate(row)
+    service.check_sample_rate(body.groundedness_sample_rate, settings)
+    return ProjectOut.model_validate(await service.update_project(db, audit, access, _changes(body, access)))
 
 
 @router.delete("/{project_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_project(audit: AuditDep, access: ProjectOwnerDep, db: DbDep) -> Response:
-    async with db.connection() as conn, conn.transaction():
-        if await projects.delete_project(conn, **access.scope):
-            # Kept after the project (project_id is not a foreign key), for the operator.
-            details = {"name": access.project.name}
-            await record_project_event(conn, audit, access, "project.deleted", details=details)
+    await service.delete_project(db, audit, access)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
