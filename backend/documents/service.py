@@ -16,7 +16,7 @@ from backend.documents.schemas import DocumentAccepted
 from backend.documents.upload_budget import check_upload_budget
 from backend.documents.uploads import CheckedUpload
 from backend.web.project_log import record_project_event
-from core.errors import NotAllowed, NotFound
+from core.errors import NotAllowed, NotFound, Refusal
 from core.observability.audit import Audit
 from core.settings import Settings
 from core.store.content import documents
@@ -43,18 +43,11 @@ async def add_document(
     await check_upload_budget(db, settings, scope, incoming_bytes=len(upload.content))
     async with db.connection() as conn:
         document = await documents.create_document(
-            conn,
-            **scope,
-            title=title or upload.default_title,
-            filename=upload.filename,
-            source_type=upload.source_type,
-            kind="uploaded",
-            content=upload.content,
+            conn, **scope, title=title or upload.default_title, filename=upload.filename,
+            source_type=upload.source_type, kind="uploaded", content=upload.content,
             content_hash=upload.content_hash,
-        )
-    if document is None:
-        raise NotAllowed(VIEWER)
-    return await enqueue_index(db, queue, document)
+        )  # fmt: skip
+    return await _index(db, queue, document, NotAllowed(VIEWER))
 
 
 async def add_version(
@@ -70,17 +63,19 @@ async def add_version(
     await check_upload_budget(db, settings, scope, incoming_bytes=len(upload.content))
     async with db.connection() as conn:
         document = await documents.add_version(
-            conn,
-            **scope,
-            document_id=current.id,
-            content=upload.content,
-            content_hash=upload.content_hash,
-            filename=upload.filename,
-            source_type=upload.source_type,
-            title=title or current.title,
-        )
+            conn, **scope, document_id=current.id, content=upload.content, content_hash=upload.content_hash,
+            filename=upload.filename, source_type=upload.source_type, title=title or current.title,
+        )  # fmt: skip
+    return await _index(db, queue, document, not_found())
+
+
+async def _index(
+    db: AsyncConnectionPool, queue: ArqRedis, document: Document | None, refusal: Refusal
+) -> DocumentAccepted:
+    """The stored document's indexing job queued, or `refusal` when the store wrote nothing (the
+    membership or role check in its SQL failed)."""
     if document is None:
-        raise not_found()
+        raise refusal
     return await enqueue_index(db, queue, document)
 
 

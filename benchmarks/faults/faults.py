@@ -283,7 +283,6 @@ def main(argv: list[str] | None = None) -> None:
         root.mkdir(parents=True, exist_ok=True)
         classic = run_classic(root, args) if "classic" in only else None
         cases = asyncio.run(run_cases(root, args.model, only))
-    REPORTS.mkdir(exist_ok=True)
     previous = (REPORTS / "faults.md").read_text() if (REPORTS / "faults.md").exists() else ""
     data = json.loads((REPORTS / "faults.json").read_text()) if (REPORTS / "faults.json").exists() else {}
     if classic is not None:  # the first sections, rewritten; the cases' sections follow

@@ -270,7 +270,6 @@ async def main(argv: list[str] | None = None) -> None:
             finally:
                 stop_worker(worker)
     text = render(reports, args.examples)
-    args.report.parent.mkdir(parents=True, exist_ok=True)
     write_report(args.report, text)
     print(text)
     print(f"report: {args.report}")

@@ -473,7 +473,6 @@ def main(argv: list[str] | None = None) -> None:
         data_dir = args.workdir or Path(scratch) / "data"
         with studyai_up(data_dir, model=args.model) as stack:
             text, figures, out = asyncio.run(run(stack, args.clients, args.seconds, args.drain))
-    REPORTS.mkdir(exist_ok=True)
     header = (
         f"# Load: {args.clients} clients for {args.seconds:.0f} s, `studyai up` ({args.model})\n\n"
         f"{datetime.now().isoformat(timespec='seconds')}; "

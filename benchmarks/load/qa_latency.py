@@ -150,7 +150,6 @@ def main(argv: list[str] | None = None) -> None:
         records_path = args.workdir / "records.jsonl"
     records = read_records(records_path)
     rows = summary_rows(records)
-    args.report.parent.mkdir(parents=True, exist_ok=True)
     write_report(args.report, markdown(rows, command.strip(), len(records)), data=rows)
     plot(rows, args.report.with_suffix(".png"))
     print(markdown(rows, command.strip(), len(records)))

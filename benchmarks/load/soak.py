@@ -312,7 +312,6 @@ def main(argv: list[str] | None = None) -> None:
         ) as stack,
     ):
         soak, out = asyncio.run(soak_run(stack, args))
-    args.out.mkdir(parents=True, exist_ok=True)
     text, verdicts = report(soak, out, args, command)
     # The figures behind the report, for comparing runs without parsing Markdown.
     figures = {"minutes": [asdict(m) for m in soak.minutes], "lost": soak.lost, "verdicts": verdicts}

@@ -185,7 +185,6 @@ def write_report(
         lines += ["", "| queries by | passages by | dense nDCG@10, SciFact train |", "| --- | --- | ---: |"]
         lines += [f"| {q} | {p} | {value:.4f} |" for (q, p), value in ndcg.items()]
     text = "\n".join(lines) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
     save_report(path, text)
     return text
 

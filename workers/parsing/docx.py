@@ -29,18 +29,15 @@ def _read(data: bytes, _archive: zipfile.ZipFile | None, found: Found) -> Iterat
     """One Block per heading (path = the heading stack) plus the text before the first."""
     document = Document(io.BytesIO(data))
     body = _Body()
-    has_text = False
-    for item in [*document.iter_inner_content(), None]:  # None: the end, the last section is done
+    for item in document.iter_inner_content():
         if isinstance(item, Paragraph):
             body.paragraph(item)
         elif isinstance(item, Table):
             body.table(item)
-        else:
-            body.finish()
-        for block in body.take():  # the sections done so far: the budget is checked as they come
-            has_text = has_text or bool(block.path or block.body.strip())
-            yield block
-    if not has_text:
+        yield from body.take()  # the sections done so far: the driver checks the budget as they come
+    body.finish()
+    yield from body.take()
+    if not body.has_text:
         raise no_text(WHAT)
     found.title = document.core_properties.title or body.title_paragraph
 
@@ -62,6 +59,7 @@ class _Body:
         self.code: list[str] = []  # consecutive code paragraphs, fenced together
         self.title_paragraph = ""  # a Title-styled paragraph before any other text: the document's title
         self.seen_text = False
+        self.has_text = False  # a section with a heading or any text was cut: the file is not empty
 
     def paragraph(self, paragraph: Paragraph) -> None:
         style = _style_name(paragraph)
@@ -129,7 +127,9 @@ class _Body:
         """Ends the current section: a heading keeps its Block even with no body (it is text itself)."""
         path = tuple(text for _, text in self.stack)
         if path or self.parts:
-            self.blocks.append(Block(path=path, body="".join(self.parts)))
+            block = Block(path=path, body="".join(self.parts))
+            self.has_text = self.has_text or bool(block.path or block.body.strip())
+            self.blocks.append(block)
         self.parts = []
         self.list_open = False
 
