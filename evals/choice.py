@@ -127,7 +127,7 @@ async def run(args: argparse.Namespace) -> dict[str, tuple[int, int, float]]:
                     session.http, session.headers, corpus, args.workdir / "projects.json",
                     health_check=liveness_check(worker, settings),
                 )  # fmt: skip
-                prepared = await prepare(session.retriever, project, dataset.cases, args)
+                prepared = await prepare(session.runtime.retriever, project, dataset.cases, args)
         finally:
             stop_worker(worker)
         llm = make_chat_model(settings, base_url=urls.llm_base_url)

@@ -135,7 +135,7 @@ async def collect(args: argparse.Namespace, settings: Settings) -> list[Signals]
                         health_check=liveness_check(worker, settings),
                     )  # fmt: skip
                     for index, case in enumerate(dataset.cases):
-                        result = await session.retriever.search(
+                        result = await session.runtime.retriever.search(
                             project_id=project,
                             query=search_text(case.question),
                             profile=DEFAULT_CONFIG.profile,

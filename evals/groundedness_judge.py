@@ -47,13 +47,6 @@ DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "scifact"
 Kind = Literal["supported", "contradicted", "unrelated"]
 Judge = Callable[["Case"], Awaitable[Judgement]]
 
-# The BEIR corpus joins an abstract's sentences with nothing between them, or with runs of spaces
-# (and a newline) before a structured abstract's section: split there, as the evidence indices count.
-# Not core.text.words's prose splitter: a ". " inside an abstract ("et al. ", "vs. ") is no break here, and
-# splitting there would point 263 of 957 evidence rows at the wrong sentence.
-_SENTENCE_BREAK = re.compile(r"\s{2,}|(?<=[.?!])(?=[A-Z])|(?<=[.?!][\"')\]])(?=[A-Z])")
-_WORD = re.compile(r"[a-z0-9]{3,}")
-
 
 @dataclass(frozen=True)
 class Case:
@@ -86,6 +79,13 @@ class Evidence:
     label: str  # SUPPORT or CONTRADICT
     cited: frozenset[str]
     sentences: dict[str, tuple[str, ...]]  # evidence document -> its evidence sentences
+
+
+# The BEIR corpus joins an abstract's sentences with nothing between them, or with runs of spaces
+# (and a newline) before a structured abstract's section: split there, as the evidence indices count.
+# Not core.text.words's prose splitter: a ". " inside an abstract ("et al. ", "vs. ") is no break here, and
+# splitting there would point 263 of 957 evidence rows at the wrong sentence.
+_SENTENCE_BREAK = re.compile(r"\s{2,}|(?<=[.?!])(?=[A-Z])|(?<=[.?!][\"')\]])(?=[A-Z])")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -121,6 +121,9 @@ def load_evidence(data_dir: Path) -> list[Evidence]:
 
 def _chunks(sentences: dict[str, tuple[str, ...]]) -> tuple[JudgeChunk, ...]:
     return tuple(JudgeChunk(i, " ".join(s)) for i, s in enumerate(sentences.values(), start=1))
+
+
+_WORD = re.compile(r"[a-z0-9]{3,}")
 
 
 def _words(text: str) -> set[str]:

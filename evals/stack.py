@@ -18,7 +18,6 @@ from psycopg_pool import AsyncConnectionPool
 
 from backend.deps import runtime_of
 from backend.main import create_app
-from core.retrieval import Retriever
 from core.runtime import Runtime
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
@@ -60,15 +59,8 @@ async def eval_user_headers(pool: AsyncConnectionPool, email: str, key_name: str
 class ApiSession:
     http: httpx.AsyncClient
     headers: dict[str, str]
-    runtime: Runtime  # the app's own: an eval reads the database and searches as the API does
-
-    @property
-    def pool(self) -> AsyncConnectionPool:
-        return self.runtime.pool
-
-    @property
-    def retriever(self) -> Retriever:
-        return self.runtime.retriever
+    # The app's own runtime: an eval reads the database (.pool) and searches (.retriever) as the API does.
+    runtime: Runtime
 
 
 def workdir_settings(workdir: Path) -> Settings:

@@ -2,8 +2,10 @@
 
 import random
 from typing import Any
+from uuid import UUID
 
 import numpy as np
+from fastapi import FastAPI
 
 from core.store.study import questions
 
@@ -32,3 +34,32 @@ def draft(question: str, answer: str, embedding: np.ndarray, **fields: Any) -> q
         "source_chunk_ids": [1],
     }
     return questions.NewQuestion(question=question, answer=answer, embedding=embedding, **{**item, **fields})
+
+
+async def store(
+    app: FastAPI,
+    project_id: UUID | str,
+    user_id: UUID,
+    item: questions.NewQuestion,
+    *,
+    duplicate_similarity: float = 0.99,
+    review_state: str | None = None,
+    flag: str | None = None,
+) -> questions.Question:
+    """The item stored by the user through the app's pool (its connections know the vector type), near
+    no other; with a review_state, the teacher's curation of it (and its flag) set directly."""
+    async with app.state.runtime.pool.connection() as conn:
+        row = await questions.insert_question(
+            conn,
+            project_id=project_id,  # type: ignore[arg-type]  # psycopg adapts either
+            user_id=user_id,
+            duplicate_similarity=duplicate_similarity,
+            question=item,
+        )
+        assert row is not None
+        if review_state is not None:
+            await conn.execute(
+                "UPDATE questions SET review_state = %s, flag = %s WHERE id = %s",
+                (review_state, flag, row.id),
+            )
+    return row

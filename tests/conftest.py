@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -52,8 +52,9 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("studyai-data")
 
 
-@pytest.fixture(scope="session")
-def settings(data_dir: Path) -> Settings:
+def local_settings(data_dir: Path, **values: Any) -> Settings:
+    """Settings of a stack of the tests' own in `data_dir`: embedded Postgres and Redis, the embedded chat
+    model, no rate limits; `values` add to them."""
     # Assembled model weights (1.1 GB) are kept across test sessions in the repo's ignored cache.
     return Settings(  # type: ignore[call-arg]
         _env_file=None,
@@ -62,11 +63,16 @@ def settings(data_dir: Path) -> Settings:
         REDIS_URL=None,
         LLM_BASE_URL=None,
         LLM_MODELS_DIR=REPO_ROOT / ".cache" / "models",
-        # The suite drives hundreds of requests a minute from one address and one user, and sets judging
-        # rates of 1: tests/backend/test_rate_limits.py checks both limits with apps of its own.
         RATE_LIMIT_ENABLED=False,
-        GROUNDEDNESS_SAMPLE_RATE_MAX=1.0,
+        **values,
     )
+
+
+@pytest.fixture(scope="session")
+def settings(data_dir: Path) -> Settings:
+    # The suite drives hundreds of requests a minute from one address and one user (no rate limits), and
+    # sets judging rates of 1: tests/backend/test_rate_limits.py checks both limits with apps of its own.
+    return local_settings(data_dir, GROUNDEDNESS_SAMPLE_RATE_MAX=1.0)
 
 
 @pytest.fixture(scope="session")
@@ -109,6 +115,9 @@ async def db(services: ServiceUrls) -> AsyncIterator[psycopg.AsyncConnection[dic
     conn = await psycopg.AsyncConnection.connect(services.database_url, autocommit=True, row_factory=dict_row)
     yield conn
     await conn.close()
+
+
+Conn = psycopg.AsyncConnection[dict[str, Any]]  # the session's `db`: autocommit, rows as dicts
 
 
 class Caller(dict[str, str]):
@@ -233,11 +242,16 @@ def change_runtime(app: FastAPI, **changes: Any) -> None:
 
 
 @contextmanager
-def changed_settings(app: FastAPI, **changes: Any) -> Iterator[None]:
-    """The app's settings changed for one block (the routes read them per request)."""
-    previous = app.state.runtime.settings
-    change_runtime(app, settings=previous.with_values(changes))
+def changed_runtime(app: FastAPI, **changes: Any) -> Iterator[None]:
+    """The app's runtime resources swapped for one block, and those put back after it."""
+    previous = {name: getattr(app.state.runtime, name) for name in changes}
+    change_runtime(app, **changes)
     try:
         yield
     finally:
-        change_runtime(app, settings=previous)
+        change_runtime(app, **previous)
+
+
+def changed_settings(app: FastAPI, **changes: Any) -> AbstractContextManager[None]:
+    """The app's settings changed for one block (the routes read them per request)."""
+    return changed_runtime(app, settings=app.state.runtime.settings.with_values(changes))

@@ -13,6 +13,8 @@ from urllib.parse import parse_qs, urlsplit
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
+from tests.http_stubs import send
+
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 LIS = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 INSTRUCTOR, LEARNER = LIS + "Instructor", LIS + "Learner"
@@ -74,12 +76,7 @@ def platform_server(jwks: Callable[[], dict[str, Any]], pages: Pages | None = No
             else:
                 self.send_error(404)
                 return
-            data = body.encode()
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send(self, body.encode(), kind)
 
         def log_message(self, *args: Any) -> None:
             pass

@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import httpx
 
@@ -37,3 +38,10 @@ def running_provider() -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(10)
+
+
+async def set_claims(issuer: str, sub: str, **claims: Any) -> None:
+    """The claims the provider at `issuer` will put in this subject's ID token."""
+    async with httpx.AsyncClient() as http:
+        response = await http.put(f"{issuer}/users/{sub}", json=claims)
+    assert response.status_code == 204, response.text

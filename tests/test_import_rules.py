@@ -139,89 +139,44 @@ def check(source: str, module: str, is_package: bool = False) -> list[str]:
     return [f"{v.line}: {v.imported}" for v in violations_in(source, module, "x.py", is_package)]
 
 
-@pytest.mark.parametrize(
-    ("module", "source", "expected"),
-    [
+# Imports checked against the rule each would break, by rule: (module, source, what check() reports).
+BY_RULE: dict[str, list[tuple[str, str, list[str]]]] = {
+    # An upward import, at module or function level.
+    "upward": [
+        ("backend.cli.app", "def run() -> None:\n    from evals.qa.__main__ import main\n",
+         ["2: evals.qa.__main__.main"]),
         ("core.text", "import os\nfrom backend.main import create_app\n", ["2: backend.main.create_app"]),
         ("workers.jobs", "import evals.stack\n", ["1: evals.stack"]),
         ("evals.stack", "from benchmarks import fake_model\n", ["1: benchmarks.fake_model"]),
-        (
-            "backend.cli.app",
-            "def run() -> None:\n    from evals.qa.__main__ import main\n",
-            ["2: evals.qa.__main__.main"],
-        ),
         ("agents.qa.nodes", "async def node() -> None:\n    import workers.jobs\n", ["2: workers.jobs"]),
     ],
-)
-def test_an_upward_import_is_caught_at_module_or_function_level(
-    module: str, source: str, expected: list[str]
-) -> None:
-    assert check(source, module) == expected
-
-
-@pytest.mark.parametrize(
-    ("module", "source", "expected"),
-    [
-        (
-            "agents.writer.prompts",
-            "from agents.planner.prompts import excerpt\n",
-            ["1: agents.planner.prompts.excerpt"],
-        ),
+    # An agent package importing another.
+    "agent-package": [
+        ("agents.writer.prompts", "from agents.planner.prompts import excerpt\n",
+         ["1: agents.planner.prompts.excerpt"]),
         ("agents.qa.choice", "from agents import groundedness\n", ["1: agents.groundedness"]),
-        (
-            "agents.qa.choose",
-            "def f() -> None:\n    import agents.question_generator.checks\n",
-            ["2: agents.question_generator.checks"],
-        ),
-        (
-            "agents.writer.graph",
-            "from ..planner.state import PlanSection\n",
-            ["1: agents.planner.state.PlanSection"],
-        ),
+        ("agents.qa.choose", "def f() -> None:\n    import agents.question_generator.checks\n",
+         ["2: agents.question_generator.checks"]),
+        ("agents.writer.graph", "from ..planner.state import PlanSection\n",
+         ["1: agents.planner.state.PlanSection"]),
         ("agents.common.text", "from agents.qa import nodes\n", ["1: agents.qa.nodes"]),
         ("agents.planner.graph", "from agents.runs import run_agent\n", ["1: agents.runs.run_agent"]),
     ],
-)
-def test_an_agent_package_importing_another_is_caught(module: str, source: str, expected: list[str]) -> None:
-    assert check(source, module) == expected
-
-
-@pytest.mark.parametrize(
-    ("module", "source", "expected"),
-    [
-        (
-            "backend.accounts.service.people",
-            "from backend.projects import members\n",
-            ["1: backend.projects.members"],
-        ),
-        (
-            "backend.accounts.routers.me",
-            "from backend.documents import upload_budget\n",
-            ["1: backend.documents.upload_budget"],
-        ),
-        (
-            "backend.accounts.schemas",
-            "from backend.projects.schemas import Role\n",
-            ["1: backend.projects.schemas.Role"],
-        ),
+    # A domain package importing outside itself and the web layer.
+    "domain-package": [
+        ("backend.accounts.service.people", "from backend.projects import members\n",
+         ["1: backend.projects.members"]),
+        ("backend.accounts.routers.me", "from backend.documents import upload_budget\n",
+         ["1: backend.documents.upload_budget"]),
+        ("backend.accounts.schemas", "from backend.projects.schemas import Role\n",
+         ["1: backend.projects.schemas.Role"]),
         ("backend.accounts", "def f() -> None:\n    import backend.main\n", ["2: backend.main"]),
-        (
-            "backend.qa.router",
-            "from backend.study.schemas import QueueOut\n",
-            ["1: backend.study.schemas.QueueOut"],
-        ),
+        ("backend.qa.router", "from backend.study.schemas import QueueOut\n",
+         ["1: backend.study.schemas.QueueOut"]),
         ("backend.documents.router", "from backend.cli import app\n", ["1: backend.cli.app"]),
     ],
-)
-def test_a_domain_package_importing_outside_itself_and_the_web_layer_is_caught(
-    module: str, source: str, expected: list[str]
-) -> None:
-    assert check(source, module, is_package=module.count(".") == 1) == expected
-
-
-@pytest.mark.parametrize(
-    ("module", "source", "expected"),
-    [
+    # A store domain importing a higher one (or a lower one: allowed).
+    "store-domain": [
         ("core.store.sql.rows", "from core.store.accounts import accounts\n",
          ["1: core.store.accounts.accounts"]),
         ("core.store.runs.jobs", "from core.store.content.chunks import ChunkColumns\n",
@@ -229,42 +184,57 @@ def test_a_domain_package_importing_outside_itself_and_the_web_layer_is_caught(
         ("core.store.content.documents", "from core.store.runs.jobs import index_job_id\n", []),
         ("core.store.study.questions", "from core.store.sql.access import MEMBER\n", []),
     ],
-)  # fmt: skip
-def test_a_store_domain_importing_a_higher_one_is_caught(
-    module: str, source: str, expected: list[str]
-) -> None:
-    assert check(source, module) == expected
+}  # fmt: skip
+PACKAGES = {"backend.accounts"}  # the modules above that are packages (their __init__)
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [pytest.param(*case, id=rule) for rule, cases in BY_RULE.items() for case in cases],
+)
+def test_an_import_breaking_a_rule_is_caught(module: str, source: str, expected: list[str]) -> None:
+    assert check(source, module, is_package=module in PACKAGES) == expected
+
+
+# Imports the rules allow, by where: (module, source, whether the module is a package).
+ALLOWED: dict[str, list[tuple[str, str, bool]]] = {
+    # A domain package importing itself, the web layer and lower layers.
+    "domain-package": [
+        ("backend.accounts.routers.me",
+         "from backend.accounts.service import credentials\nfrom backend.deps import UserDep\n", False),
+        ("backend.accounts.oidc",
+         "from .flow import begin\nfrom backend.web.browser import public_base\n", True),
+        ("backend.accounts.budgets",
+         "from backend.middleware.rate_limits import RateLimited\nfrom core.store import accounts\n", False),
+        ("backend.projects.router",
+         "from backend.accounts.service.people import may_create_projects\n", False),
+        ("backend.study.router", "from backend.questions.schemas import QuestionOut\n", False),
+    ],
+    # Layers importing lower ones, agent packages importing themselves and agents.common, names at run time.
+    "layers-and-agents": [
+        ("backend.main",
+         "from core.settings import Settings\nfrom workers import jobs\nimport agents.qa.graph\n", False),
+        ("benchmarks.load.load",
+         "from evals.stack import api_session\nfrom backend.main import create_app\n", False),
+        ("agents.writer.graph",
+         "from agents.writer import config\nfrom agents.common.prose import shorten\n", False),
+        ("agents.writer.graph", "from . import config\nfrom .state import SectionDraft\n", False),
+        ("agents.qa", "from .graph import graph\n", True),
+        ("backend.cli.app", "import importlib\nimportlib.import_module('evals.qa.__main__')\n", False),
+        ("agents.common.contrast",
+         "from agents.common.prose import plain\nfrom core.llm.chat import output_cap\n", False),
+        ("agents.runs.service",
+         "from agents.planner.graph import graph\nfrom agents.qa import graph as qa\n", False),
+        ("workers.main", "import time\nfrom arq import Worker\n", False),
+    ],
+}  # fmt: skip
 
 
 @pytest.mark.parametrize(
     ("module", "source", "is_package"),
-    [
-        (
-            "backend.accounts.routers.me",
-            "from backend.accounts.service import credentials\nfrom backend.deps import UserDep\n",
-            False,
-        ),
-        (
-            "backend.accounts.oidc",
-            "from .flow import begin\nfrom backend.web.browser import public_base\n",
-            True,
-        ),
-        (
-            "backend.accounts.budgets",
-            "from backend.middleware.rate_limits import RateLimited\nfrom core.store import accounts\n",
-            False,
-        ),
-        (
-            "backend.projects.router",
-            "from backend.accounts.service.people import may_create_projects\n",
-            False,
-        ),
-        ("backend.study.router", "from backend.questions.schemas import QuestionOut\n", False),
-    ],
+    [pytest.param(*case, id=where) for where, cases in ALLOWED.items() for case in cases],
 )
-def test_a_domain_package_may_import_itself_the_web_layer_and_lower_layers(
-    module: str, source: str, is_package: bool
-) -> None:
+def test_what_the_rules_allow_passes(module: str, source: str, is_package: bool) -> None:
     assert check(source, module, is_package) == []
 
 
@@ -278,44 +248,6 @@ def test_a_domain_package_may_import_itself_the_web_layer_and_lower_layers(
 )
 def test_shipped_code_importing_tests_is_caught(module: str, source: str) -> None:
     assert [v.rule for v in violations_in(source, module, "x.py")] == ["shipped code imports tests"]
-
-
-@pytest.mark.parametrize(
-    ("module", "source", "is_package"),
-    [
-        (
-            "backend.main",
-            "from core.settings import Settings\nfrom workers import jobs\nimport agents.qa.graph\n",
-            False,
-        ),
-        (
-            "benchmarks.load.load",
-            "from evals.stack import api_session\nfrom backend.main import create_app\n",
-            False,
-        ),
-        (
-            "agents.writer.graph",
-            "from agents.writer import config\nfrom agents.common.prose import shorten\n",
-            False,
-        ),
-        ("agents.writer.graph", "from . import config\nfrom .state import SectionDraft\n", False),
-        ("agents.qa", "from .graph import graph\n", True),
-        (
-            "agents.common.contrast",
-            "from agents.common.prose import plain\nfrom core.llm.chat import output_cap\n",
-            False,
-        ),
-        (
-            "agents.runs.service",
-            "from agents.planner.graph import graph\nfrom agents.qa import graph as qa\n",
-            False,
-        ),
-        ("backend.cli.app", "import importlib\nimportlib.import_module('evals.qa.__main__')\n", False),
-        ("workers.main", "import time\nfrom arq import Worker\n", False),
-    ],
-)
-def test_what_the_rules_allow_passes(module: str, source: str, is_package: bool) -> None:
-    assert check(source, module, is_package) == []
 
 
 def test_the_walk_names_file_and_line(tmp_path: Path) -> None:

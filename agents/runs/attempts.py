@@ -20,6 +20,7 @@ from agents.question_evaluator.graph import graph as evaluator
 from agents.runs.errors import Conflict, NotFound
 from agents.runs.service import AgentRunner, Scope
 from agents.runs.specs import EVALUATOR
+from core.store.runs.history import RunRecord
 from core.store.sql.access import Connection
 from core.store.study import attempts
 from core.store.study.attempts import ReviewedAttempt
@@ -180,17 +181,20 @@ async def _record(
 ) -> None:
     # The student's answer is theirs (their attempts hold it); the audit row keeps the grade's feedback.
     cited = [c.chunk_id for c in grade["citations"]]
-    await runner.record(
-        EVALUATOR,
-        question=question.question,
+    run = RunRecord(
+        EVALUATOR.name,
+        question.question,
         answer=answer,
         outcome=grade["verdict"],
-        retrieved=[c.chunk_id for c in grade.get("retrieved", [])] or cited,
-        cited=cited,
+        retrieved_chunk_ids=[c.chunk_id for c in grade.get("retrieved", [])] or cited,
+        cited_chunk_ids=cited,
+        confidence=grade.get("confidence"),
+    )
+    await runner.record(
+        run,
         question_id=str(question.id),
         attempt_id=str(row["id"]) if row["id"] else None,
         graded_by=grade["graded_by"],
-        confidence=grade.get("confidence"),
         status=row["status"],
     )
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import logging
 import random
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 from uuid import UUID
 
@@ -110,25 +109,12 @@ class Audit:
         return {"run_id": self.run_id, "callbacks": self.tracing.callbacks() if self.tracing else []}
 
     async def record(
-        self,
-        access: Caller,
-        *,
-        agent: str,
-        question: str,
-        answer: str | None = None,
-        outcome: str | None = None,
-        retrieved: Sequence[int] = (),
-        cited: Sequence[int] = (),
-        timings_ms: dict[str, float] | None = None,
-        tokens: dict[str, dict[str, int]] | None = None,
-        judge: bool = False,
-        confidence: dict[str, Any] | None = None,
-        **log_fields: Any,
+        self, access: Caller, run: history.RunRecord, *, judge: bool = False, **log_fields: Any
     ) -> UUID | None:
         """Stores the history row (unless retention is 0 days) with, when `judge` and the sampler says
         so, its judgement's queued jobs row (one transaction: a sampled answer is never left without its
         job), enqueues that job, and logs the request's one JSON line. The row's id, if any."""
-        timings = dict(timings_ms or {})
+        timings = dict(run.timings_ms or {})
         timings.setdefault("total", self.elapsed_ms())
         query_id = None
         wants_judgement = judged = False
@@ -145,17 +131,9 @@ class Audit:
                     conn,
                     project_id=access.id,
                     user_id=access.user.id,
-                    agent=agent,
-                    question=question,
-                    answer=answer,
-                    outcome=outcome,
-                    retrieved_chunk_ids=retrieved,
-                    cited_chunk_ids=cited,
-                    timings_ms=timings,
-                    tokens=tokens,
+                    run=replace(run, timings_ms=timings),
                     request_id=self.request_id,
                     run_id=self.run_id,
-                    confidence=confidence,
                 )
                 if wants_judgement and query_id is not None:
                     judged = await agent_jobs.record_judge_job(
@@ -170,18 +148,18 @@ class Audit:
             await self._enqueue_judgement(access, query_id)
         log_json(
             logging.INFO,
-            agent,
+            run.agent,
             request_id=self.request_id,
             run_id=str(self.run_id),
             project_id=str(access.id),
             query_id=str(query_id) if query_id else None,
-            outcome=outcome,
-            retrieved=len(retrieved),
-            cited=len(cited),
+            outcome=run.outcome,
+            retrieved=len(run.retrieved_chunk_ids),
+            cited=len(run.cited_chunk_ids),
             judge_sampled=judged,
             judge_backlog_full=wants_judgement and not judged,
             timings_ms=timings,
-            tokens=tokens or {},
+            tokens=run.tokens or {},
             **log_fields,
         )
         return query_id
@@ -196,15 +174,14 @@ class Audit:
         ctx: AgentContext | None = None,
     ) -> UUID | None:
         """A request whose agent run failed: its row and line say which error type, never its text."""
-        return await self.record(
-            access,
-            agent=agent,
-            question=question,
+        run = history.RunRecord(
+            agent,
+            question,
             outcome="error",
             timings_ms=ctx.timings_ms if ctx else None,
             tokens=ctx.usage.by_model if ctx else None,
-            error_type=type(error).__name__,
         )
+        return await self.record(access, run, error_type=type(error).__name__)
 
     async def _enqueue_judgement(self, access: Caller, query_id: UUID) -> None:
         try:

@@ -14,6 +14,7 @@ from agents.runs.service import AgentRunner
 from agents.runs.specs import GENERATOR
 from core.retrieval import ProfileError
 from core.store.content import documents
+from core.store.runs.history import RunRecord
 
 
 async def generate(
@@ -58,13 +59,16 @@ async def generate(
 
 async def _record(runner: AgentRunner, result: dict[str, Any], topic: str | None) -> None:
     sources = list(dict.fromkeys(i for row in result["saved"] for i in row.source_chunk_ids))
-    await runner.record(
-        GENERATOR,
-        question=topic or "",
+    run = RunRecord(
+        GENERATOR.name,
+        topic or "",
         answer="\n".join(row.question for row in result["saved"]),
         outcome=result.get("reason") or "generated",
-        retrieved=sources,
-        cited=sources,
+        retrieved_chunk_ids=sources,
+        cited_chunk_ids=sources,
+    )
+    await runner.record(
+        run,
         saved=len(result["saved"]),
         rejected=len(result["rejected"]),
     )

@@ -11,6 +11,7 @@ from agents.runs.errors import Forbidden
 from agents.runs.service import AgentRunner
 from agents.runs.specs import PLANNER
 from core.store.runs import plans
+from core.store.runs.history import RunRecord
 from core.store.runs.plans import Plan
 
 
@@ -40,13 +41,16 @@ async def plan(
         )
     if row is None:
         raise viewer_forbidden()
-    await runner.record(
-        PLANNER,
-        question=topic or "",
+    run = RunRecord(
+        PLANNER.name,
+        topic or "",
         answer="\n".join(section.title for section in output["sections"]),
         outcome="planned",
-        retrieved=[c.chunk_id for c in output["retrieved"]],
-        cited=list(dict.fromkeys(i for section in output["sections"] for i in section.chunk_ids)),
+        retrieved_chunk_ids=[c.chunk_id for c in output["retrieved"]],
+        cited_chunk_ids=list(dict.fromkeys(i for section in output["sections"] for i in section.chunk_ids)),
+    )
+    await runner.record(
+        run,
         plan_id=str(row.id),
         sections=len(output["sections"]),
         gaps=len(output["gaps"]),

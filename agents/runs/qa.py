@@ -27,6 +27,7 @@ from core.llm.admission import Ticket
 from core.retrieval import Candidate
 from core.store.content import documents
 from core.store.runs import threads
+from core.store.runs.history import RunRecord
 from core.store.study import questions
 from core.study import service as study
 
@@ -176,16 +177,19 @@ class QAService:
                 )
         context = self.runner.context
         context.timings_ms["total"] = self.audit.elapsed_ms()
-        await self.runner.record(
-            QA,
-            question=ask.question,
+        run = RunRecord(
+            QA.name,
+            ask.question,
             answer=result.get("answer"),
             outcome=result.get("outcome"),
-            retrieved=[c.chunk_id for c in result.get("retrieved", [])],
-            cited=[c.chunk_id for c in result.get("citations", [])],
+            retrieved_chunk_ids=[c.chunk_id for c in result.get("retrieved", [])],
+            cited_chunk_ids=[c.chunk_id for c in result.get("citations", [])],
+            confidence=result.get("confidence"),
+        )
+        await self.runner.record(
+            run,
             # Only answers are judged: "not found", declines and clarifications claim nothing to check.
             judge=result.get("outcome") == "answered",
-            confidence=result.get("confidence"),
             confidence_label=(result.get("confidence") or {}).get("label"),
             thread_id=str(thread_id) if thread_id else None,
             stream=ask.stream,

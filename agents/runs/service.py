@@ -5,7 +5,7 @@ every agent through here; it knows no HTTP (failures are agents/runs/errors.py's
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict, TypeVar
@@ -20,6 +20,7 @@ from agents.runs.errors import ModelUnreachable, UnusableReply
 from core.llm.admission import LlmAdmission, Priority, Ticket
 from core.llm.structured import StructuredOutputError
 from core.observability.jsonlog import log_failure
+from core.store.runs.history import RunRecord
 
 T = TypeVar("T")
 
@@ -223,37 +224,15 @@ class AgentRunner:
                 return
         yield Finished(result)
 
-    async def record(
-        self,
-        spec: AgentSpec,
-        *,
-        question: str,
-        answer: str | None = None,
-        outcome: str | None = None,
-        retrieved: Sequence[int] = (),
-        cited: Sequence[int] = (),
-        judge: bool = False,
-        confidence: dict[str, Any] | None = None,
-        **log_fields: Any,
-    ) -> UUID | None:
+    async def record(self, run: RunRecord, *, judge: bool = False, **log_fields: Any) -> UUID | None:
         """The run's history row and log line, with the context's timings and tokens (nothing without
         an audit)."""
         if self.audit is None:
             return None
-        return await self.audit.record(
-            self.caller,
-            agent=spec.name,
-            question=question,
-            answer=answer,
-            outcome=outcome,
-            retrieved=retrieved,
-            cited=cited,
-            timings_ms=self.context.timings_ms,
-            tokens=self.context.usage.by_model,
-            judge=judge,
-            confidence=confidence,
-            **log_fields,
+        measured = dataclasses.replace(
+            run, timings_ms=self.context.timings_ms, tokens=self.context.usage.by_model
         )
+        return await self.audit.record(self.caller, measured, judge=judge, **log_fields)
 
     async def record_failure(self, spec: AgentSpec, error: BaseException, *, question: str) -> None:
         if self.audit is not None:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from agents.common.prose import shorten
 from agents.writer import config
-from agents.writer.state import SectionDraft
+from agents.writer.state import SectionDraft, SourceNumber, sentences
 
 Kind = Literal["note", "study_guide", "faq", "glossary"]
 KINDS: tuple[Kind, ...] = ("note", "study_guide", "faq", "glossary")
@@ -28,10 +28,8 @@ def _clean(text: str, limit: int) -> str:
 
 class Concept(BaseModel):
     name: str = Field(description="the concept, a few words", json_schema_extra={"maxLength": 80})
-    explanation: str = Field(
-        description="one or two sentences", json_schema_extra={"maxLength": config.POINT_CHARS}
-    )
-    source: int = Field(description="the number of the source it comes from")
+    explanation: str = sentences("one or two sentences")
+    source: SourceNumber
     check_question: str = Field(
         description="a short question testing the concept", json_schema_extra={"maxLength": 200}
     )
@@ -44,10 +42,8 @@ class GuideDraft(BaseModel):
 
 class FaqEntry(BaseModel):
     question: str = Field(description="a question a student would ask", json_schema_extra={"maxLength": 200})
-    answer: str = Field(
-        description="one or two sentences", json_schema_extra={"maxLength": config.POINT_CHARS}
-    )
-    source: int = Field(description="the number of the source it comes from")
+    answer: str = sentences("one or two sentences")
+    source: SourceNumber
 
 
 class FaqDraft(BaseModel):
@@ -56,11 +52,8 @@ class FaqDraft(BaseModel):
 
 class Term(BaseModel):
     term: str = Field(description="a term the material uses", json_schema_extra={"maxLength": 80})
-    definition: str = Field(
-        description="one sentence, as the material defines it",
-        json_schema_extra={"maxLength": config.POINT_CHARS},
-    )
-    source: int = Field(description="the number of the source it comes from")
+    definition: str = sentences("one sentence, as the material defines it")
+    source: SourceNumber
 
 
 class GlossaryDraft(BaseModel):

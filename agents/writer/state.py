@@ -10,12 +10,18 @@ from agents.common.plan import PlanGap, PlanSection
 from agents.writer import config
 from core.store.content.refs import ChunkRef
 
+# Every drafted entry names the one excerpt it comes from; graph.map_citations makes it a citation.
+SourceNumber = Annotated[int, Field(description="the number of the source it comes from")]
+
+
+def sentences(description: str) -> str:
+    """A draft's text field: described to the model, held to a point's length by the grammar."""
+    return Field(description=description, json_schema_extra={"maxLength": config.POINT_CHARS})  # type: ignore[no-any-return]
+
 
 class Point(BaseModel):
-    text: str = Field(
-        description="one or two plain sentences", json_schema_extra={"maxLength": config.POINT_CHARS}
-    )
-    source: int = Field(description="the number of the source it comes from")
+    text: str = sentences("one or two plain sentences")
+    source: SourceNumber
 
 
 # The model's reply for one section (no docstring: it would become the function's description).

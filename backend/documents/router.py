@@ -35,14 +35,14 @@ async def upload_document(
     the indexing job. A body over MAX_UPLOAD_BYTES was refused before this runs
     (backend/middleware/body_limit.py); one past an upload budget is refused here (429 or 413)."""
     upload = await read_upload(file, settings.limits.max_upload_bytes)
-    return await service.add_document(db, queue, settings, access.scope, upload, title)
+    return await service.store_upload(db, queue, settings, access.scope, upload, title=title)
 
 
 @router.get("")
 async def list_documents(access: ProjectDep, db: DbDep, page: DocumentPage) -> list[DocumentOut]:
     """The project's documents, oldest first, a page at a time."""
     async with db.connection() as conn:
-        rows = await documents.list_documents(conn, **access.scope, **page)
+        rows = await documents.list_documents(conn, **access.scope, page=page)
     return [DocumentOut.model_validate(row) for row in rows]
 
 
@@ -92,7 +92,7 @@ async def update_document(
         raise service.not_found()
     # No connection is held while the body arrives: a slow client must not keep one from others.
     upload, title = await _new_content(request, current, db, access, settings.limits.max_upload_bytes)
-    return await service.add_version(db, queue, settings, access.scope, current, upload, title)
+    return await service.store_upload(db, queue, settings, access.scope, upload, title=title, current=current)
 
 
 async def _new_content(
@@ -149,5 +149,5 @@ async def list_chunks(document_id: UUID, access: ProjectDep, db: DbDep, page: Do
     async with db.connection() as conn:
         if await documents.get_document(conn, **access.scope, document_id=document_id) is None:
             raise service.not_found()
-        rows = await chunks.list_chunks(conn, **access.scope, document_id=document_id, **page)
+        rows = await chunks.list_chunks(conn, **access.scope, document_id=document_id, page=page)
     return [ChunkOut.model_validate(row) for row in rows]

@@ -31,42 +31,33 @@ def not_found() -> NotFound:
     return NotFound("Document not found.")
 
 
-async def add_document(
+async def store_upload(
     db: AsyncConnectionPool,
     queue: ArqRedis,
     settings: Settings,
     scope: ProjectScope,
     upload: CheckedUpload,
+    *,
     title: str | None,
+    current: Document | None = None,
 ) -> DocumentAccepted:
-    """A new uploaded document, queued for indexing; refused past an upload budget."""
+    """A new uploaded document, or `current`'s next version (the current one stays searchable until the
+    new one is indexed), queued for indexing; refused past an upload budget."""
     await check_upload_budget(db, settings, scope, incoming_bytes=len(upload.content))
     async with db.connection() as conn:
-        document = await documents.create_document(
-            conn, **scope, title=title or upload.default_title, filename=upload.filename,
-            source_type=upload.source_type, kind="uploaded", content=upload.content,
-            content_hash=upload.content_hash,
-        )  # fmt: skip
-    return await _index(db, queue, document, NotAllowed(VIEWER))
-
-
-async def add_version(
-    db: AsyncConnectionPool,
-    queue: ArqRedis,
-    settings: Settings,
-    scope: ProjectScope,
-    current: Document,
-    upload: CheckedUpload,
-    title: str | None,
-) -> DocumentAccepted:
-    """The document's next version, queued for indexing; the current one stays searchable until then."""
-    await check_upload_budget(db, settings, scope, incoming_bytes=len(upload.content))
-    async with db.connection() as conn:
-        document = await documents.add_version(
-            conn, **scope, document_id=current.id, content=upload.content, content_hash=upload.content_hash,
-            filename=upload.filename, source_type=upload.source_type, title=title or current.title,
-        )  # fmt: skip
-    return await _index(db, queue, document, not_found())
+        if current is None:
+            document = await documents.create_document(
+                conn, **scope, title=title or upload.default_title, filename=upload.filename,
+                source_type=upload.source_type, kind="uploaded", content=upload.content,
+                content_hash=upload.content_hash,
+            )  # fmt: skip
+        else:
+            document = await documents.add_version(
+                conn, **scope, document_id=current.id, content=upload.content,
+                content_hash=upload.content_hash, filename=upload.filename, source_type=upload.source_type,
+                title=title or current.title,
+            )  # fmt: skip
+    return await _index(db, queue, document, NotAllowed(VIEWER) if current is None else not_found())
 
 
 async def _index(

@@ -16,6 +16,7 @@ from backend.web.paging import PageDep
 from backend.web.run_audit import RunAuditDep
 from core.jobs.specs import WRITE_NOTE, WriteNote, enqueue
 from core.store.runs import jobs, notes, plans
+from core.store.runs.history import RunRecord
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/projects/{project_id}", tags=["plans"])
@@ -36,7 +37,7 @@ async def create_plan(body: PlanRequest, access: ProjectWriterDep, runner: Runne
 async def list_plans(access: ProjectDep, db: DbDep, page: PageDep) -> list[PlanOut]:
     """The project's plans, newest first, a page at a time."""
     async with db.connection() as conn:
-        rows = await plans.list_plans(conn, **access.scope, **page)
+        rows = await plans.list_plans(conn, **access.scope, page=page)
     return [PlanOut.from_plan(row) for row in rows]
 
 
@@ -69,14 +70,9 @@ async def write_note(
     await _enqueue_note(queue, db, access, job.id, body)
     # The writer runs in the worker: its row records the request (plan or topic) and the job id; the
     # job's own timings and tokens are in its result (GET /notes/{job_id}).
-    await audit.record(
-        access,
-        agent="writer",
-        question=body.topic or (f"plan {body.plan_id}" if body.plan_id else ""),
-        outcome="queued",
-        timings_ms={"enqueue": audit.elapsed_ms()},
-        job_id=job.id,
-    )
+    question = body.topic or (f"plan {body.plan_id}" if body.plan_id else "")
+    run = RunRecord("writer", question, outcome="queued", timings_ms={"enqueue": audit.elapsed_ms()})
+    await audit.record(access, run, job_id=job.id)
     return NoteAccepted(job_id=job.id, status=job.status, plan_id=body.plan_id)
 
 

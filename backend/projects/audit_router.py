@@ -14,5 +14,5 @@ router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])
 async def project_events(access: ProjectOwnerDep, db: DbDep, page: EventPageDep) -> list[SecurityEventOut]:
     """Who changed members, documents and settings, newest first (owners only: editors 403, others 404)."""
     async with db.connection() as conn:
-        rows = await security_events.project_events(conn, **access.scope, **page)
+        rows = await security_events.project_events(conn, **access.scope, page=page)
     return [SecurityEventOut.model_validate(row) for row in rows]

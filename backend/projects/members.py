@@ -62,7 +62,7 @@ async def list_members(access: ProjectDep, db: DbDep, page: MemberPage) -> Membe
     and editors (the course staff) and themself, never other students; the counts are the whole
     project's for everyone."""
     async with db.connection() as conn:
-        rows, counts = await members.list_members(conn, **access.scope, **page)
+        rows, counts = await members.list_members(conn, **access.scope, page=page)
     return MemberList(
         members=[MemberRow.model_validate(member) for member in rows],
         counts=counts,

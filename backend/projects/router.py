@@ -37,7 +37,7 @@ async def list_projects(
 ) -> list[ProjectOut]:
     """The caller's projects, oldest first, a page at a time."""
     async with db.connection() as conn:
-        rows = await projects.list_projects(conn, user_id=user.id, **page)
+        rows = await projects.list_projects(conn, user_id=user.id, page=page)
     return [ProjectOut.model_validate(row) for row in rows]
 
 

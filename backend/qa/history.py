@@ -14,6 +14,7 @@ from backend.web.paging import Page, paging
 from core.store.accounts import privacy
 from core.store.runs import evaluations, history
 from core.store.runs.history import AGENTS
+from core.store.sql.listing import Period
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["audit"])
 
@@ -22,9 +23,10 @@ Until = Annotated[datetime | None, Query(description="before this time (exclusiv
 HistoryPage = Annotated[Page, Depends(paging(default=50, most=500))]
 
 
-def _check_window(since: datetime | None, until: datetime | None) -> None:
+def _period(since: datetime | None, until: datetime | None) -> Period:
     if since is not None and until is not None and since >= until:
         raise HTTPException(422, "`since` must be before `until`.")
+    return Period(since, until)
 
 
 @router.get("/queries")
@@ -38,11 +40,11 @@ async def list_queries(
 ) -> list[QueryOut]:
     """Every member's agent requests in the retention window, newest first, each with its groundedness
     evaluation when it was sampled and judged."""
-    _check_window(since, until)
+    period = _period(since, until)
     if agent is not None and agent not in AGENTS:
         raise HTTPException(422, f"`agent` must be one of {', '.join(AGENTS)}.")
     async with db.connection() as conn:
-        rows = await history.list_queries(conn, **access.scope, since=since, until=until, agent=agent, **page)
+        rows = await history.list_queries(conn, **access.scope, period=period, agent=agent, page=page)
     return [QueryOut.model_validate(row) for row in rows]
 
 
@@ -59,15 +61,15 @@ async def list_evaluations(
     whole project: how many, their mean groundedness and the share flagged (hallucination risk > 0.7).
     Owners get every member's items (`scope: project`); any other member only their own (`scope: own`):
     another student's question and answer is never shown to them."""
-    _check_window(since, until)
+    period = _period(since, until)
     async with db.connection() as conn:
         rows = await evaluations.list_evaluations(
-            conn, **access.scope, since=since, until=until, flagged=flagged, **page
+            conn, **access.scope, period=period, flagged=flagged, page=page
         )
-        summary = await evaluations.summarize(conn, **access.scope, since=since, until=until)
+        summary = await evaluations.summarize(conn, **access.scope, period=period)
     return EvaluationsOut(
-        since=since,
-        until=until,
+        since=period.since,
+        until=period.until,
         scope="project" if access.role == "owner" else "own",
         summary=EvaluationSummary.model_validate(summary),
         evaluations=[EvaluationOut.model_validate(row) for row in rows],

@@ -71,7 +71,7 @@ async def ask(
 async def list_threads(access: ProjectDep, db: DbDep, page: PageDep) -> list[ThreadOut]:
     """The caller's own QA threads in this project, most recent first, a page at a time."""
     async with db.connection() as conn:
-        rows = await threads.list_threads(conn, **access.scope, **page)
+        rows = await threads.list_threads(conn, **access.scope, page=page)
     return [ThreadOut.model_validate(row) for row in rows]
 
 

@@ -101,7 +101,7 @@ async def list_attempts(
     member_id = user_id or access.user.id
     async with db.connection() as conn:
         rows = await attempts.list_attempts(
-            conn, **access.scope, question_id=question_id, member_id=member_id, **page
+            conn, **access.scope, question_id=question_id, member_id=member_id, page=page
         )
         mine = await attempts.attempt_stats(conn, **access.scope, question_id=question_id)
     # Owners see the bank's answers anyway; anyone else only where they are done with the question.
@@ -121,7 +121,7 @@ async def list_class_attempts(
     question and/or one member."""
     async with db.connection() as conn:
         rows = await attempts.list_attempts(
-            conn, **access.scope, question_id=question_id, member_id=user_id, **page
+            conn, **access.scope, question_id=question_id, member_id=user_id, page=page
         )
     return _attempts_out(rows, access, with_reference=True)
 
@@ -133,7 +133,7 @@ async def list_provisional(
     """Owners (the teacher): the grades waiting for review, oldest first, each with its question,
     reference answer, student, answer, the grader's grade and its confidence (editors 403, others 404)."""
     async with db.connection() as conn:
-        rows = await attempts.list_provisional(conn, **access.scope, **page)
+        rows = await attempts.list_provisional(conn, **access.scope, page=page)
     return [ProvisionalAttemptOut.model_validate(row) for row in rows]
 
 

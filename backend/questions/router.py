@@ -77,18 +77,11 @@ async def list_questions(
     allowed = ["active", "review", "archived"] if editor else ["active", "review"]
     statuses = [s for s in allowed if status_ is None or s == status_]
     async with db.connection() as conn:
-        rows = await questions.list_questions(
-            conn,
-            **access.scope,
-            statuses=statuses,
-            studying=not editor,
-            type=type,
-            document_id=document_id,
-            difficulty=difficulty,
-            review_state=review_state,
-            flagged=flagged,
-            **page,
-        )
+        which = questions.BankFilter(
+            statuses, studying=not editor, type=type, document_id=document_id, difficulty=difficulty,
+            review_state=review_state, flagged=flagged,
+        )  # fmt: skip
+        rows = await questions.list_questions(conn, **access.scope, which=which, page=page)
     return [QuestionOut.from_question(row, with_answers=editor) for row in rows]
 
 

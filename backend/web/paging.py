@@ -3,16 +3,11 @@
 No `from __future__ import annotations` here: FastAPI reads the closure's bounds from its signature."""
 
 from collections.abc import Callable
-from typing import Annotated, TypedDict
+from typing import Annotated
 
 from fastapi import Depends, Query
 
-
-class Page(TypedDict):
-    """A page as the store's list functions take it: `**page` passes `limit=` and `offset=`."""
-
-    limit: int
-    offset: int
+from core.store.sql.listing import Page as Page  # the routes' page, as the store takes it
 
 
 def paging(*, default: int, most: int, offset_most: int | None = None) -> Callable[[int, int], Page]:

@@ -22,7 +22,6 @@ CHAPTERS = ["ch04-01-what-is-ownership.md", "ch04-02-references-and-borrowing.md
 PDF_PAGES = range(20, 60)  # text pages of the book body
 SCANNED_PAGES = range(20, 25)
 SCAN_DPI = 200
-_HEADING = re.compile(r"^(#{1,3}) (.+)$")
 
 
 @dataclass(frozen=True)
@@ -31,6 +30,9 @@ class CourseFile:
     filename: str
     content: bytes
     units: int  # pages or slides; 0 where the format has neither
+
+
+_HEADING = re.compile(r"^(#{1,3}) (.+)$")
 
 
 def sections(names: list[str] = CHAPTERS) -> list[tuple[int, str, str]]:

@@ -457,17 +457,24 @@ async def run(
         return text, figures, out
 
 
-def main(argv: list[str] | None = None) -> None:
+def stack_arguments(description: str | None, *, clients: int) -> argparse.ArgumentParser:
+    """The options of a run against `studyai up` (here and soak.py): how many clients, the chat model, how
+    long a question still streaming at the end may take, and the data directory."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--clients", type=int, default=clients)
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
     parser.add_argument(
         "--drain", type=float, default=240, help="seconds a streamed question running at the end may finish"
     )
     parser.add_argument("--workdir", type=Path, default=None, help="data dir (default: a temporary one)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = stack_arguments(__doc__, clients=50)
+    parser.add_argument("--seconds", type=float, default=60)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="studyai-load-") as scratch:
         data_dir = args.workdir or Path(scratch) / "data"

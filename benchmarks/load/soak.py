@@ -33,7 +33,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.load.load import MIX, Course, Results, outsider, set_up, student, summarise
+from benchmarks.load.load import MIX, Course, Results, outsider, set_up, stack_arguments, student, summarise
 from benchmarks.load.soak_fds import fd_change_lines
 from benchmarks.load.soak_metrics import (
     SERVICE_COLUMNS,
@@ -48,11 +48,11 @@ from benchmarks.load.soak_metrics import (
     read_processes,
     read_services,
     service_row,
-    table,
 )
 from benchmarks.report import REPORTS, write_report
 from benchmarks.stack import Stack, studyai_up, wait_jobs
 from core.settings.limits import RateLimitSettings
+from evals.tables import table_lines
 
 
 @dataclass
@@ -208,7 +208,9 @@ def report(soak: Soak, out: Results, args: argparse.Namespace, command: str) -> 
         "",
         "## Verdicts",
         "",
-        *table(["goal", "verdict"], [[goal, "PASS" if ok else "**FAIL**"] for goal, ok in verdicts.items()]),
+        *table_lines(
+            ["goal", "verdict"], [[goal, "PASS" if ok else "**FAIL**"] for goal, ok in verdicts.items()]
+        ),
         "",
         f"## RSS per process, MB (postgres: the postmaster and its backends summed,"
         f" up to {postgres_n} processes)",
@@ -217,7 +219,7 @@ def report(soak: Soak, out: Results, args: argparse.Namespace, command: str) -> 
         " read shared buffers and as the pool opens connections, without a leak. Its judged line is the"
         " last column: private memory outside the shared memory (heap, caches), per Postgres process.",
         "",
-        *table(
+        *table_lines(
             ["min", *names, "postgres private / process"],
             [
                 [
@@ -231,7 +233,7 @@ def report(soak: Soak, out: Results, args: argparse.Namespace, command: str) -> 
         "",
         "## Open descriptors per process",
         "",
-        *table(
+        *table_lines(
             ["min", *names],
             [[f"{m.t_s / 60:.1f}", *(str(m.fds.get(n, "–")) for n in names)] for m in minutes],
         ),
@@ -243,11 +245,11 @@ def report(soak: Soak, out: Results, args: argparse.Namespace, command: str) -> 
         "",
         "## Services and latency (p95 over the requests that finished since the previous sample)",
         "",
-        *table(SERVICE_COLUMNS, [service_row(m) for m in minutes]),
+        *table_lines(SERVICE_COLUMNS, [service_row(m) for m in minutes]),
         "",
         "## Growth from minute 10 to the end (the first third of a run shorter than 13 min)",
         "",
-        *table(
+        *table_lines(
             ["series", "from", "to", "%", "Spearman rho", "verdict"],
             [
                 [
@@ -291,18 +293,10 @@ def report(soak: Soak, out: Results, args: argparse.Namespace, command: str) -> 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--clients", type=int, default=8)
+    parser = stack_arguments(__doc__, clients=8)
     parser.add_argument("--minutes", type=float, default=60)
     parser.add_argument("--sample-s", type=float, default=60)
-    parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
-    parser.add_argument(
-        "--drain", type=float, default=240, help="seconds a streamed question running at the end may finish"
-    )
     parser.add_argument("--out", type=Path, default=REPORTS, help="where the report goes")
-    parser.add_argument("--workdir", type=Path, default=None, help="data dir (default: a temporary one)")
     args = parser.parse_args(argv)
     command = shlex.join(["python", "benchmarks/load/soak.py", *(sys.argv[1:] if argv is None else argv)])
     with (

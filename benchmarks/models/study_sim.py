@@ -66,6 +66,7 @@ from core.study.exam import (
 )
 from core.study.queue import Candidate, order_queue
 from core.study.scheduler import FSRS_LEARNING_STEPS, LEARNING_STEPS, StoredCard, make_scheduler, review
+from evals.tables import table_lines
 
 START = datetime(2026, 1, 5, tzinfo=UTC)
 NEW_PER_DAY = 20
@@ -337,20 +338,23 @@ def p90(values: list[int]) -> int:
     return sorted(values)[min(len(values) - 1, (len(values) * 9) // 10)]
 
 
+COLUMNS = [
+    "strategy", "retention at exam (mean)", "p10", "learners ≥ 0.9", "reviews per learner (mean)",
+    "busiest day (mean)", "busiest day (p90)", "last 3 days (mean)", "mean recall days 15-59",
+]  # fmt: skip
+
+
+def _cells(r: Result) -> list[str]:
+    p10 = sorted(r.retention)[len(r.retention) // 10]
+    return [
+        r.name, f"{Result.mean(r.retention):.3f}", f"{p10:.3f}", f"{r.reached:.0%}",
+        f"{Result.mean(r.reviews):.0f}", f"{Result.mean(r.busiest):.0f}", str(p90(r.busiest)),
+        f"{Result.mean(r.last3):.0f}", f"{Result.mean(r.term):.3f}",
+    ]  # fmt: skip
+
+
 def table(results: list[Result]) -> str:
-    lines = [
-        "| strategy | retention at exam (mean) | p10 | learners ≥ 0.9 | reviews per learner (mean)"
-        " | busiest day (mean) | busiest day (p90) | last 3 days (mean) | mean recall days 15-59 |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in results:
-        p10 = sorted(r.retention)[len(r.retention) // 10]
-        lines.append(
-            f"| {r.name} | {Result.mean(r.retention):.3f} | {p10:.3f} | {r.reached:.0%} |"
-            f" {Result.mean(r.reviews):.0f} | {Result.mean(r.busiest):.0f} | {p90(r.busiest)} |"
-            f" {Result.mean(r.last3):.0f} | {Result.mean(r.term):.3f} |"
-        )
-    return "\n".join(lines)
+    return "\n".join(table_lines(COLUMNS, [_cells(r) for r in results]))
 
 
 def plot(results: list[Result], path: Path) -> None:

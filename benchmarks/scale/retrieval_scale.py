@@ -73,10 +73,10 @@ from core.observability import timing
 from core.retrieval.dense import _EXACT, _HNSW
 from core.retrieval.filter_sql import filter_clause
 from core.retrieval.lexical import BM25_SQL
-from core.retrieval.retriever import RetrievalConfig
 from core.retrieval.types import Filters
 from core.runtime.services import EmbeddedServices
 from core.settings import Settings
+from core.settings.retrieval import RetrievalSettings
 from core.store.sql.migrations import apply_migrations
 
 META_FILE = "scale_meta.json"
@@ -85,7 +85,7 @@ META_FILE = "scale_meta.json"
 _VECTOR_LITERAL = re.compile(r"'\[[-0-9.,e+]+\]'::vector")
 
 
-def explain(database_url: str, query: Query, config: RetrievalConfig, user_id: UUID | None) -> str:
+def explain(database_url: str, query: Query, config: RetrievalSettings, user_id: UUID | None) -> str:
     """EXPLAIN (ANALYZE, BUFFERS) of the dense and the lexical statement of one query, as the retriever
     sends them (same settings, same filters, same parameters)."""
     clause, params = filter_clause(Filters(), user_id)
@@ -99,9 +99,9 @@ def explain(database_url: str, query: Query, config: RetrievalConfig, user_id: U
     out = []
     with psycopg.connect(database_url) as conn:
         register_vector(conn)
-        conn.execute(f"SET hnsw.max_scan_tuples = {int(config.max_scan_tuples)}")
+        conn.execute(f"SET hnsw.max_scan_tuples = {int(config.hnsw_max_scan_tuples)}")
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
-        conn.execute(f"SET hnsw.ef_search = {max(config.ef_search, config.candidate_depth)}")
+        conn.execute(f"SET hnsw.ef_search = {max(config.hnsw_ef_search, config.candidate_depth)}")
         for name, sql, values in statements:
             rows = conn.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}", values).fetchall()  # type: ignore[arg-type]
             plan = "\n".join(r[0] for r in rows)
@@ -131,11 +131,11 @@ def wait_for_quiet(threshold: float, max_wait_s: float) -> None:
         time.sleep(30)
 
 
-def configs_from(args: argparse.Namespace) -> list[RetrievalConfig]:
-    base = RetrievalConfig.from_settings(Settings(_env_file=None))  # type: ignore[call-arg]
+def configs_from(args: argparse.Namespace) -> list[RetrievalSettings]:
+    base = Settings(_env_file=None).retrieval  # type: ignore[call-arg]
     combos = itertools.product(_ints(args.exact_below), _ints(args.ef_search), _ints(args.max_scan_tuples))
     return [
-        RetrievalConfig(**{**asdict(base), "exact_below": e, "ef_search": f, "max_scan_tuples": m})
+        base.model_copy(update={"exact_below": e, "hnsw_ef_search": f, "hnsw_max_scan_tuples": m})
         for e, f, m in combos
     ]
 
@@ -345,9 +345,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--projects-per-bucket", type=int, default=60)
     p.add_argument("--queries-per-bucket", type=int, default=200)
-    p.add_argument("--exact-below", default=str(RetrievalConfig.exact_below), help="comma list to compare")
-    p.add_argument("--ef-search", default=str(RetrievalConfig.ef_search), help="comma list to compare")
-    p.add_argument("--max-scan-tuples", default=str(RetrievalConfig.max_scan_tuples), help="comma list")
+    p.add_argument(
+        "--exact-below", default=str(RetrievalSettings().exact_below), help="comma list to compare"
+    )
+    p.add_argument(
+        "--ef-search", default=str(RetrievalSettings().hnsw_ef_search), help="comma list to compare"
+    )
+    p.add_argument(
+        "--max-scan-tuples", default=str(RetrievalSettings().hnsw_max_scan_tuples), help="comma list"
+    )
     p.add_argument(
         "--server-setting",
         action="append",

@@ -2,7 +2,7 @@
 each run through the retriever (or its dense stage alone) and scored against an exact search."""
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 from uuid import UUID
@@ -17,8 +17,9 @@ from benchmarks.scale.scale_load import project_index
 from core.observability import timing
 from core.retrieval.dense import DenseCandidates, dense_candidates, project_chunk_count
 from core.retrieval.rerankers.none import FusedOrder
-from core.retrieval.retriever import RetrievalConfig, Retriever
+from core.retrieval.retriever import Retriever
 from core.retrieval.types import Filters, RetrievalResult
+from core.settings.retrieval import RetrievalSettings
 from core.store.sql.pool import open_pool
 
 TOP_K = 10
@@ -170,7 +171,7 @@ Measure = Callable[[Query], Awaitable[Outcome]]  # one query run and scored
 async def run_queries(
     database_url: str,
     queries: Sequence[Query],
-    config: RetrievalConfig,
+    config: RetrievalSettings,
     *,
     user_id: UUID | None,
     warmup: int = 30,
@@ -198,7 +199,7 @@ async def _warm_then_measure(queries: Sequence[Query], warmup: int, measure: Mea
     return [await measure(query) for query in queries]
 
 
-def _whole_search(pool: Any, config: RetrievalConfig, user_id: UUID | None) -> Measure:
+def _whole_search(pool: Any, config: RetrievalSettings, user_id: UUID | None) -> Measure:
     embeddings = PrecomputedQuery()
     retriever = Retriever(pool, embeddings, FusedOrder(), config)
 
@@ -209,7 +210,7 @@ def _whole_search(pool: Any, config: RetrievalConfig, user_id: UUID | None) -> M
     return measure
 
 
-def _dense_stage(conn: Any, config: RetrievalConfig, user_id: UUID | None) -> Measure:
+def _dense_stage(conn: Any, config: RetrievalSettings, user_id: UUID | None) -> Measure:
     async def measure(query: Query) -> Outcome:
         started = timing.mark()
         dense = await _dense(conn, query, config, user_id)
@@ -218,11 +219,11 @@ def _dense_stage(conn: Any, config: RetrievalConfig, user_id: UUID | None) -> Me
     return measure
 
 
-async def _dense(conn: Any, query: Query, config: RetrievalConfig, user_id: UUID | None) -> DenseCandidates:
+async def _dense(conn: Any, query: Query, config: RetrievalSettings, user_id: UUID | None) -> DenseCandidates:
     async with conn.transaction():
         await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         size = await project_chunk_count(conn, project_id=query.project.id)
-        await conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {int(config.max_scan_tuples)}")
+        await conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {int(config.hnsw_max_scan_tuples)}")
         return await dense_candidates(
             conn,
             project_id=query.project.id,
@@ -231,12 +232,12 @@ async def _dense(conn: Any, query: Query, config: RetrievalConfig, user_id: UUID
             user_id=user_id,
             depth=config.candidate_depth,
             exact_below=config.exact_below,
-            ef_search=config.ef_search,
+            ef_search=config.hnsw_ef_search,
             project_size=size,
         )
 
 
-def _dense_outcome(query: Query, scan: DenseCandidates, ms: float, config: RetrievalConfig) -> Outcome:
+def _dense_outcome(query: Query, scan: DenseCandidates, ms: float, config: RetrievalSettings) -> Outcome:
     project = query.project
     dense = [chunk_id for chunk_id, _ in scan.rows]
     return Outcome(
@@ -262,7 +263,7 @@ async def _search(retriever: Retriever, query: Query, user_id: UUID | None) -> R
     )
 
 
-def score(query: Query, result: RetrievalResult, config: RetrievalConfig) -> Outcome:
+def score(query: Query, result: RetrievalResult, config: RetrievalSettings) -> Outcome:
     project = query.project
     dense = [c.chunk_id for c in result.dense]
     returned = np.asarray(
@@ -299,7 +300,7 @@ async def crowded_small_projects(
     database_url: str,
     corpus: Corpus,
     projects: Sequence[Project],
-    config: RetrievalConfig,
+    config: RetrievalSettings,
     *,
     user_id: UUID | None,
     count: int = 20,
@@ -317,7 +318,7 @@ async def crowded_small_projects(
             query = Query(project, "the", centroid, "crowded")
             cases.append(CrowdedCase(query, _others_in_global_top(conn, project, centroid)))
     for variant, exact_below in (("with_config", config.exact_below), ("hnsw_only", 0)):
-        variant_config = RetrievalConfig(**{**asdict(config), "exact_below": exact_below})
+        variant_config = config.model_copy(update={"exact_below": exact_below})
         queries = [case.query for case in cases]
         outcomes = await run_queries(database_url, queries, variant_config, user_id=user_id, warmup=0)
         for case, outcome in zip(cases, outcomes, strict=True):

@@ -9,7 +9,7 @@ import numpy as np
 
 from benchmarks.scale.scale_load import LoadReport
 from benchmarks.scale.scale_queries import BUCKETS, TOP_K, CrowdedCase, Outcome, Project
-from core.retrieval.retriever import RetrievalConfig
+from core.settings.retrieval import RetrievalSettings
 
 
 def percentiles(values: Sequence[float]) -> tuple[float, float, float]:
@@ -72,10 +72,10 @@ def summarise(outcomes: Sequence[Outcome], projects: Sequence[Project], depth: i
     return rows
 
 
-def print_table(rows: Sequence[BucketRow], config: RetrievalConfig) -> None:
+def print_table(rows: Sequence[BucketRow], config: RetrievalSettings) -> None:
     print(
-        f"\nexact_below={config.exact_below} ef_search={config.ef_search} "
-        f"max_scan_tuples={config.max_scan_tuples} candidate_depth={config.candidate_depth}"
+        f"\nexact_below={config.exact_below} ef_search={config.hnsw_ef_search} "
+        f"max_scan_tuples={config.hnsw_max_scan_tuples} candidate_depth={config.candidate_depth}"
     )
     header = (
         f"{'bucket':>9} {'proj':>5} {'smpl':>4} {'qry':>4} {'path (queries)':>22} | "

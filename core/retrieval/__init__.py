@@ -1,7 +1,7 @@
 """The shared project-scoped hybrid retriever (see retriever.py)."""
 
 from core.retrieval.profiles import PROFILES, Profile, ProfileError
-from core.retrieval.retriever import RetrievalConfig, Retriever
+from core.retrieval.retriever import Retriever
 from core.retrieval.types import Candidate, Filters, RetrievalResult, StageTimings
 
 __all__ = [
@@ -10,7 +10,6 @@ __all__ = [
     "Filters",
     "Profile",
     "ProfileError",
-    "RetrievalConfig",
     "RetrievalResult",
     "Retriever",
     "StageTimings",

@@ -4,7 +4,6 @@ Every agent, the search API and the evals call `Retriever.search`; project_id al
 the application (a route's membership check or a job), never from a model."""
 
 import asyncio
-from dataclasses import dataclass
 from uuid import UUID
 
 import numpy as np
@@ -20,40 +19,15 @@ from core.retrieval.lexical import lexical_candidates
 from core.retrieval.profiles import Profile, ProfileError, get_profile
 from core.retrieval.rerankers.base import Reranker
 from core.retrieval.types import Candidate, Filters, RetrievalResult, StageTimings
-from core.settings import Settings
+from core.settings.retrieval import RetrievalSettings
 
-
-@dataclass(frozen=True)
-class RetrievalConfig:
-    candidate_depth: int = 100
-    rrf_k: int = 60
-    rerank_depth: int = 100
-    lexical_budget: int = 1000
-    exact_below: int = 10_000
-    ef_search: int = 100
-    max_scan_tuples: int = 8_000
-    bm25_k1: float = 0.9
-    bm25_b: float = 0.4
-    section_boost: float = 1.0  # added to a preferred-section candidate's rerank score (scores are 0..1)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "RetrievalConfig":
-        return cls(
-            candidate_depth=settings.retrieval.candidate_depth,
-            rrf_k=settings.retrieval.rrf_k,
-            rerank_depth=settings.retrieval.rerank_depth,
-            lexical_budget=settings.retrieval.lexical_budget,
-            exact_below=settings.retrieval.exact_below,
-            ef_search=settings.retrieval.hnsw_ef_search,
-            max_scan_tuples=settings.retrieval.hnsw_max_scan_tuples,
-            bm25_k1=settings.retrieval.bm25_k1,
-            bm25_b=settings.retrieval.bm25_b,
-        )
+# Added to a preferred-section candidate's rerank score (scores are 0..1): it comes first.
+SECTION_BOOST = 1.0
 
 
 class Retriever:
     def __init__(
-        self, pool: AsyncConnectionPool, embeddings: Embeddings, reranker: Reranker, config: RetrievalConfig
+        self, pool: AsyncConnectionPool, embeddings: Embeddings, reranker: Reranker, config: RetrievalSettings
     ) -> None:
         self.pool = pool
         self.embeddings = embeddings
@@ -113,7 +87,7 @@ class Retriever:
                 prefer_section
                 and tuple(candidate.row["section_path"][: len(prefer_section)]) == prefer_section
             )
-            candidate.rerank_score = score + (self.config.section_boost if in_section else 0.0)
+            candidate.rerank_score = score + (SECTION_BOOST if in_section else 0.0)
         reranked = sorted(
             pool_for_rerank, key=lambda c: (-(c.rerank_score or 0.0), -c.fused_score, c.chunk_id)
         )
@@ -146,7 +120,7 @@ class Retriever:
         config = self.config
         mark = timing.mark()
         size = await project_chunk_count(conn, project_id=project_id)
-        await conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {int(config.max_scan_tuples)}")
+        await conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {int(config.hnsw_max_scan_tuples)}")
         dense = await dense_candidates(
             conn,
             project_id=project_id,
@@ -155,7 +129,7 @@ class Retriever:
             user_id=user_id,
             depth=config.candidate_depth,
             exact_below=config.exact_below,
-            ef_search=config.ef_search,
+            ef_search=config.hnsw_ef_search,
             project_size=size,
         )
         timings.dense_ms = timing.elapsed_ms(mark)

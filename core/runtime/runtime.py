@@ -17,7 +17,7 @@ from core.embeddings.thresholds import Thresholds, thresholds_for
 from core.llm.admission import LlmAdmission
 from core.llm.chat import make_chat_model
 from core.observability.tracing import Tracing
-from core.retrieval import RetrievalConfig, Retriever
+from core.retrieval import Retriever
 from core.retrieval.rerankers.factory import make_reranker
 from core.runtime.chat_plan import ChatModelPlan
 from core.runtime.services import ServiceUrls
@@ -46,8 +46,7 @@ def make_retriever(
 ) -> Retriever:
     """The one retriever factory: the runtime's, and a one-shot command's that needs no queue (`reranker`
     overrides RERANKER)."""
-    config = RetrievalConfig.from_settings(settings)
-    return Retriever(pool, embeddings, make_reranker(settings, reranker), config)
+    return Retriever(pool, embeddings, make_reranker(settings, reranker), settings.retrieval)
 
 
 @asynccontextmanager

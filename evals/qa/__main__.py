@@ -19,7 +19,7 @@ from core.settings import Settings
 from core.store.sql.migrations import apply_migrations
 from evals.harness.worker import stop_worker
 from evals.qa.datasets import QADataset, absent_cases, faquad, rust_quizzes
-from evals.qa.evaluate import evaluate, write_report
+from evals.qa.evaluate import GroundednessJudge, evaluate, write_report
 from evals.qa.run import ask, attach_run_ids, load_project, read_records, save_records
 from evals.stack import REPO_ROOT, api_server, liveness_check, start_eval_worker, workdir_settings
 
@@ -121,10 +121,9 @@ async def run(
             for dataset in chosen:
                 mine = [r for r in records if r.case_id in {c.id for c in dataset.cases}]
                 await attach_run_ids(session.http, session.headers, projects[dataset.corpus.name], mine)
-        outcome = await evaluate(
-            chosen, records, projects, session.pool, settings=settings, urls=urls,
-            groundedness=args.groundedness, tracing=tracing, embeddings=session.retriever.embeddings,
-        )  # fmt: skip
+        runtime = session.runtime
+        judge = GroundednessJudge(settings, urls, runtime.retriever.embeddings) if args.groundedness else None
+        outcome = await evaluate(chosen, records, projects, runtime.pool, judge=judge, tracing=tracing)
     save_records(records_path, outcome.records)  # now with answer_right, for evals.calibration
     write_report(outcome, args.report, command=command, settings=settings)
 

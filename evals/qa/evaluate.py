@@ -32,18 +32,27 @@ class EvalOutcome:
     judge_seconds: float | None
 
 
+@dataclass(frozen=True)
+class GroundednessJudge:
+    """The judge as the sampled-answer job runs it: the chat model that `settings` and the stack's `urls`
+    decide, and the embeddings its checks compare with (the API's own, where given)."""
+
+    settings: Settings
+    urls: ServiceUrls
+    embeddings: Embeddings | None = None
+
+
 async def evaluate(
     datasets: Sequence[QADataset],
     records: Sequence[QARecord],
     projects: dict[str, str],
     pool: AsyncConnectionPool,
     *,
-    settings: Settings,
-    urls: ServiceUrls,
-    groundedness: bool,
+    judge: GroundednessJudge | None = None,
     tracing: Tracing | None = None,
-    embeddings: Embeddings | None = None,
 ) -> EvalOutcome:
+    """Scores each record; with a `judge`, each answer's groundedness too; with `tracing`, the scores go
+    onto the traced runs."""
     cases = {case.id: (dataset, case) for dataset in datasets for case in dataset.cases}
     records = [r for r in records if r.case_id in cases]
     chunks: dict[str, dict[int, ChunkInfo]] = {}
@@ -75,11 +84,11 @@ async def evaluate(
             )
     judgements: dict[str, Judgement] = {}
     judge_seconds = None
-    if groundedness:
+    if judge is not None:
         started = timing.mark()
-        judgements = await judge_all(records, cases, chunks, settings, urls, embeddings)
+        judgements = await judge_all(records, cases, chunks, judge)
         judge_seconds = timing.elapsed_s(started)
-    judged = {i: (j.groundedness, j.flagged) for i, j in judgements.items()} if groundedness else None
+    judged = {i: (j.groundedness, j.flagged) for i, j in judgements.items()} if judge is not None else None
     if tracing is not None:
         await asyncio.to_thread(send_feedback, tracing, records, scores, judgements)
     groups: dict[str, list[QARecord]] = {}
@@ -119,12 +128,11 @@ async def judge_all(
     records: Sequence[QARecord],
     cases: dict[str, tuple[QADataset, QACase]],
     chunks: dict[str, dict[int, ChunkInfo]],
-    settings: Settings,
-    urls: ServiceUrls,
-    embeddings: Embeddings | None,
+    judge: GroundednessJudge,
 ) -> dict[str, Judgement]:
     """The judgement of each answered record, judged as the worker judges a sampled answer."""
-    plan = ChatModelPlan.decide(settings, urls)
+    settings = judge.settings
+    plan = ChatModelPlan.decide(settings, judge.urls)
     llm = make_chat_model(settings, base_url=plan.base_url)
     mode = plan.structured_mode
     judged: dict[str, Judgement] = {}
@@ -141,7 +149,7 @@ async def judge_all(
             answer=record.guess or record.answer,  # an unsure reply's guess is what would be checked
             chunks=given,
             mode=mode,
-            embeddings=embeddings,
+            embeddings=judge.embeddings,
             contrast=ContrastCheck(llm) if settings.groundedness.contrast_check else None,
         )
         judged[record.case_id] = judgement

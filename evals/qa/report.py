@@ -8,6 +8,7 @@ import numpy as np
 
 from evals.qa.run import QARecord
 from evals.qa.scoring import CaseScore
+from evals.tables import table_lines
 
 
 @dataclass(frozen=True)
@@ -77,20 +78,22 @@ def _sec(ms: float | None) -> str:
     return "–" if ms is None else f"{ms / 1000:.1f}"
 
 
+COLUMNS = [
+    "group", "cases", "accuracy", "not found", "citation precision", "answers cited", "retrieval hit",
+    "groundedness", "flagged", "p50 s", "p95 s", "TTFT p50 s", "TTFT p95 s", "errors",
+]  # fmt: skip
+
+
+def _cells(r: GroupFigures) -> list[str]:
+    return [
+        r.name, str(r.cases), _fmt(r.accuracy), _fmt(r.not_found_rate), _fmt(r.citation_precision),
+        _fmt(r.cited_share), _fmt(r.retrieval_hit), _fmt(r.groundedness), _fmt(r.flagged),
+        _sec(r.p50_ms), _sec(r.p95_ms), _sec(r.ttft_p50_ms), _sec(r.ttft_p95_ms), str(r.errors),
+    ]  # fmt: skip
+
+
 def markdown_table(rows: Sequence[GroupFigures]) -> str:
-    lines = [
-        "| group | cases | accuracy | not found | citation precision | answers cited | retrieval hit"
-        " | groundedness | flagged | p50 s | p95 s | TTFT p50 s | TTFT p95 s | errors |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r.name} | {r.cases} | {_fmt(r.accuracy)} | {_fmt(r.not_found_rate)} |"
-            f" {_fmt(r.citation_precision)} | {_fmt(r.cited_share)} | {_fmt(r.retrieval_hit)} |"
-            f" {_fmt(r.groundedness)} | {_fmt(r.flagged)} | {_sec(r.p50_ms)} | {_sec(r.p95_ms)} |"
-            f" {_sec(r.ttft_p50_ms)} | {_sec(r.ttft_p95_ms)} | {r.errors} |"
-        )
-    return "\n".join(lines)
+    return "\n".join(table_lines(COLUMNS, [_cells(r) for r in rows], figures=True))
 
 
 def markdown_report(

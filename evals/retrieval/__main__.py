@@ -14,15 +14,15 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from core.retrieval import RetrievalConfig, Retriever
+from core.retrieval import Retriever
 from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
+from core.settings.retrieval import RetrievalSettings
 from core.store.sql.migrations import apply_migrations
 from evals.harness.worker import stop_worker
 from evals.retrieval.beir import BeirDataset, load_dataset
@@ -120,11 +120,11 @@ async def run_stack(
             save(loaded.documents)
         print(f"corpus ready in {loaded.seconds:.0f} s ({loaded.uploaded} documents uploaded in this run)")
 
-        pool = session.pool
+        pool, served = session.runtime.pool, session.runtime.retriever  # the API's own
         corpus_of = await chunk_corpus_ids(pool, project_id=UUID(project_id), documents=loaded.documents)
         # Depth 100 on both sides, so Recall@100 sees a full list whatever the deployment's settings.
-        config = replace(RetrievalConfig.from_settings(settings), candidate_depth=DEPTH, rerank_depth=DEPTH)
-        retriever = Retriever(pool, session.retriever.embeddings, session.retriever.reranker, config)
+        config = settings.retrieval.model_copy(update={"candidate_depth": DEPTH, "rerank_depth": DEPTH})
+        retriever = Retriever(pool, served.embeddings, served.reranker, config)
         queries = dataset.judged_queries()
         if args.limit:
             queries = dict(list(queries.items())[: args.limit])
@@ -185,7 +185,7 @@ def write_partial(results: list[SystemResult], done: int, total: int, workdir: P
     (workdir / "partial-report.md").write_text(markdown_report(results, meta))
 
 
-def settings_line(settings: Settings, config: RetrievalConfig) -> str:
+def settings_line(settings: Settings, config: RetrievalSettings) -> str:
     retrieval = settings.retrieval
     return (
         f"embedding {settings.embeddings.model}; chunk_max_chars {settings.chunking.max_chars};"

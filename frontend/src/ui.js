@@ -62,6 +62,23 @@ export function Empty({ children }) {
   return html`<p class="empty">${children}</p>`;
 }
 
+// What a list loaded by useAsync says besides its rows: busy while it first loads, its error (or `error`,
+// an action's on it), and `empty` where it loaded none.
+export function ListState({ list, error, empty }) {
+  return html`${list.loading && !list.data && html`<${Busy} />`}
+    <${ErrorNote} error=${list.error || error} />
+    ${list.data && !list.data.length && html`<${Empty}>${empty}<//>`}`;
+}
+
+// Previous and next for a list read a page at a time from `offset`: next while the page came back full.
+export function Pager({ offset, page, count, onOffset }) {
+  const { t } = useApp();
+  return html`<div class="row">
+    ${offset > 0 && html`<button type="button" onClick=${() => onOffset(Math.max(0, offset - page))}>${t('previous')}</button>`}
+    ${count === page && html`<button type="button" onClick=${() => onOffset(offset + page)}>${t('next')}</button>`}
+  </div>`;
+}
+
 export function Bar({ value, label }) {
   const percent = Math.round(Math.max(0, Math.min(1, value || 0)) * 100);
   return html`<span class="bar" role="img" aria-label=${`${label ? `${label}: ` : ''}${percent}%`}>
@@ -140,33 +157,44 @@ export function PassagePanel({ citation, onClose }) {
   </aside>`;
 }
 
-// Polls a job until it ends; answers its latest state as it goes.
-export function useJob(name, params, { interval = 500, onEnd } = {}) {
-  const { api } = useApp();
-  const [job, setJob] = useState(null);
-  const [error, setError] = useState(null);
-  const key = JSON.stringify(params);
+// Polls while `active`: `fetch` (async) now and again `interval` ms after each answer, which goes to
+// `onState`; a true from it is the end. An error goes to `onError` and ends it too. Starts afresh when
+// `deps` change; stops when the component goes.
+export function usePoll(active, fetch, { onState, onError, interval }, deps) {
   useEffect(() => {
-    if (!params) return undefined;
+    if (!active) return undefined;
     let stopped = false;
     let timer;
     const tick = async () => {
       try {
-        const state = await api.call(name, params);
-        if (stopped) return;
-        setJob(state);
-        if (state.status === 'succeeded' || state.status === 'failed') onEnd?.(state);
-        else timer = setTimeout(tick, interval);
+        const state = await fetch();
+        if (stopped || onState(state)) return;
       } catch (e) {
-        if (!stopped) setError(e);
+        if (!stopped) onError(e);
+        return;
       }
+      timer = setTimeout(tick, interval);
     };
     tick();
     return () => {
       stopped = true;
       clearTimeout(timer);
     };
-  }, [key]);
+  }, deps);
+}
+
+// Polls a job until it ends; answers its latest state as it goes.
+export function useJob(name, params, { interval = 500, onEnd } = {}) {
+  const { api } = useApp();
+  const [job, setJob] = useState(null);
+  const [error, setError] = useState(null);
+  const onState = (state) => {
+    setJob(state);
+    const ended = state.status === 'succeeded' || state.status === 'failed';
+    if (ended) onEnd?.(state);
+    return ended;
+  };
+  usePoll(Boolean(params), () => api.call(name, params), { onState, onError: setError, interval }, [JSON.stringify(params)]);
   return { job, error };
 }
 

@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from core.embeddings.models import make_embeddings
-from core.retrieval import RetrievalConfig, Retriever
+from core.retrieval import Retriever
 from core.retrieval.rerankers.factory import make_reranker
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
@@ -23,7 +23,7 @@ from tests.conftest import UserFactory
 async def retriever(settings: Settings, services: ServiceUrls) -> AsyncIterator[Retriever]:
     pool = await open_pool(services.database_url, max_size=4)
     embeddings = await asyncio.to_thread(make_embeddings, settings)
-    yield Retriever(pool, embeddings, make_reranker(settings), RetrievalConfig.from_settings(settings))
+    yield Retriever(pool, embeddings, make_reranker(settings), settings.retrieval)
     await pool.close()
 
 

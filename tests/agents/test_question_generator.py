@@ -16,6 +16,7 @@ from agents.question_generator.checks import answer_support
 from agents.question_generator.config import GeneratorConfig
 from agents.question_generator.graph import graph
 from core.retrieval import Retriever
+from core.store.sql.listing import Page
 from core.store.study import questions
 from tests.agents.helpers import Project, ScriptedChat, context
 from tests.bank import draft
@@ -114,7 +115,11 @@ async def test_generates_valid_questions_of_each_type_from_a_document(
 async def retriever_rows(retriever: Retriever, project: Project) -> list[questions.Question]:
     async with retriever.pool.connection() as conn:
         return await questions.list_questions(
-            conn, project_id=project.id, user_id=project.user_id, statuses=["active", "review", "archived"]
+            conn,
+            project_id=project.id,
+            user_id=project.user_id,
+            which=questions.BankFilter(statuses=["active", "review", "archived"]),
+            page=Page(limit=50, offset=0),
         )
 
 

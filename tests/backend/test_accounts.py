@@ -40,8 +40,7 @@ async def account(db: Conn, name: str = "person", password_hash: str | None = No
 @asynccontextmanager
 async def browser(api: Api) -> AsyncIterator[httpx.AsyncClient]:
     """A client with its own cookie jar on the module's app: one browser."""
-    transport = httpx.ASGITransport(app=api.app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://studyai.test", timeout=120) as http:
+    async with api.browser(timeout=120) as http:
         yield http
 
 

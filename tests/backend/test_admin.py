@@ -21,28 +21,11 @@ NEW_PASSWORD = "a brand new passphrase 7 for reset"
 @pytest.fixture
 async def browser(api: Api) -> AsyncIterator[httpx.AsyncClient]:
     """A client with its own cookie jar on the module's app."""
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=api.app), base_url="http://studyai.test"
-    ) as http:
+    async with api.browser() as http:
         yield http
 
 
-@pytest.fixture
-async def other_browser(api: Api) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=api.app), base_url="http://studyai.test"
-    ) as http:
-        yield http
-
-
-@pytest.fixture
-async def no_admin(db: Any) -> AsyncIterator[None]:
-    """A server without an active administrator (the ones other tests made come back afterwards)."""
-    demoted = await (
-        await db.execute("UPDATE users SET is_admin = false WHERE is_admin RETURNING id")
-    ).fetchall()
-    yield
-    await db.execute("UPDATE users SET is_admin = true WHERE id = ANY(%s)", ([row["id"] for row in demoted],))
+other_browser = browser  # a second browser: the same fixture under another name, a client of its own
 
 
 async def with_password(db: Any, caller: Caller, password: str = PASSWORD) -> Caller:

@@ -13,14 +13,14 @@ from backend.cli.user_admin import announce_setup, base_url
 from core.accounts.secrets import token_hash
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from tests.conftest import studyai
+from tests.conftest import Conn, studyai
 
 
 def cli(services: ServiceUrls, data_dir: Path, *args: str) -> Any:
     return studyai("users", *args, data_dir=data_dir, database_url=services.database_url)
 
 
-async def actions(db: psycopg.AsyncConnection[dict[str, Any]], email: str) -> list[str]:
+async def actions(db: Conn, email: str) -> list[str]:
     rows = await (
         await db.execute(
             "SELECT e.action FROM security_events e JOIN users u ON u.id = e.target_user_id"
@@ -31,28 +31,9 @@ async def actions(db: psycopg.AsyncConnection[dict[str, Any]], email: str) -> li
     return [row["action"] for row in rows]
 
 
+@pytest.mark.usefixtures("no_admin")
 async def test_the_operator_administers_accounts_from_the_shell(
-    client: httpx.AsyncClient,
-    services: ServiceUrls,
-    data_dir: Path,
-    db: psycopg.AsyncConnection[dict[str, Any]],
-) -> None:
-    demoted = await (
-        await db.execute("UPDATE users SET is_admin = false WHERE is_admin RETURNING id")
-    ).fetchall()
-    try:
-        await operate(client, services, data_dir, db)
-    finally:
-        await db.execute(
-            "UPDATE users SET is_admin = true WHERE id = ANY(%s)", ([row["id"] for row in demoted],)
-        )
-
-
-async def operate(
-    client: httpx.AsyncClient,
-    services: ServiceUrls,
-    data_dir: Path,
-    db: psycopg.AsyncConnection[dict[str, Any]],
+    client: httpx.AsyncClient, services: ServiceUrls, data_dir: Path, db: Conn
 ) -> None:
     link = cli(services, data_dir, "setup-token")
     assert link.returncode == 0, link.stderr

@@ -7,7 +7,6 @@ import asyncio
 import hashlib
 import json
 import re
-import subprocess
 import sys
 import threading
 import time
@@ -28,17 +27,15 @@ from benchmarks.fake_model import USAGE, ThreadedServer, completion, free_port, 
 from core.llm.admission import LlmAdmission
 from core.llm.chat import make_chat_model
 from core.llm.local import SERVER_CHILD
-from core.runtime.services import ServiceUrls
 from core.runtime.supervisor import ChildSpec, RestartPolicy, Supervisor
 from core.settings import Settings
+from tests.backend.conftest import OwnApps
 from tests.conftest import (
     SHARED_DATA,
     Caller,
-    UserFactory,
     change_runtime,
     create_project,
     index_documents,
-    own_app,
 )
 
 CHAPTER = "ch08-02-strings.md"
@@ -115,19 +112,13 @@ def fake_model() -> Iterator[FakeChatServer]:
 
 
 @pytest.fixture(scope="module")
-async def setup(
-    settings: Settings,
-    services: ServiceUrls,
-    make_user: UserFactory,
-    worker: subprocess.Popen[bytes],
-    fake_model: FakeChatServer,
-) -> AsyncIterator[Setup]:
-    async with own_app(settings, services, timeout=60) as (app, http):
-        owner = await make_user("admission")
+async def setup(own_apps: OwnApps, fake_model: FakeChatServer) -> AsyncIterator[Setup]:
+    async with own_apps.open(timeout=60) as (app, http):
+        owner = await own_apps.make_user("admission")
         project_id = await create_project(http, owner, name="strings", language="en")
         text = (SHARED_DATA / "rust-book" / "src" / CHAPTER).read_text()
         await index_documents(http, owner, project_id, {CHAPTER: text})
-        change_runtime(app, llm=make_chat_model(settings, base_url=fake_model.url))
+        change_runtime(app, llm=make_chat_model(own_apps.settings, base_url=fake_model.url))
         yield Setup(app, http, owner, project_id, fake_model)
 
 

@@ -21,14 +21,15 @@ import pytest
 from fastapi import FastAPI
 
 from core.confidence import Calibration
-from core.confidence.model import KindModel
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
-from core.store.study import attempts, questions
+from core.store.sql.listing import Page
+from core.store.study import attempts
 from tests.agents.helpers import ScriptedChat
 from tests.backend.classroom import T0, Classroom
-from tests.bank import draft, unit_vector
+from tests.bank import draft, store, unit_vector
 from tests.conftest import Caller, UserFactory, change_runtime, create_project, own_app
+from tests.label_models import one_signal
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 REFERENCE = "The value is dropped and its memory is freed"
@@ -37,17 +38,7 @@ NOTE_EN = "Provisional — your teacher will check this grade."
 CALIBRATION = Calibration(
     "test-chat",
     "test-embedding",
-    {
-        "grade": KindModel(
-            features=("model_score",),
-            means=(0.5,),
-            scales=(0.25,),
-            coefficients=(4.0,),
-            intercept=0.0,
-            high_min=0.8,
-            low_below=0.6,
-        )
-    },
+    {"grade": one_signal("model_score", mean=0.5, scale=0.25, weight=4.0, high_min=0.8, low_below=0.6)},
 )
 LOW, MEDIUM, HIGH = 0.5, 0.55, 1.0
 
@@ -96,16 +87,7 @@ async def course(app_http: tuple[FastAPI, httpx.AsyncClient], make_user: UserFac
 
 async def add_item(course: Course, text: str) -> str:
     item = draft(text, REFERENCE, unit_vector(), section_path=["Book", "Ownership"])
-    async with course.app.state.runtime.pool.connection() as conn:
-        row = await questions.insert_question(
-            conn,
-            project_id=course.project_id,
-            user_id=course.owner.id,
-            duplicate_similarity=0.99,
-            question=item,
-        )
-        assert row is not None
-        await conn.execute("UPDATE questions SET review_state = 'approved' WHERE id = %s", (row.id,))
+    row = await store(course.app, course.project_id, course.owner.id, item, review_state="approved")
     return str(row.id)
 
 
@@ -247,7 +229,7 @@ async def test_only_the_projects_owners_list_and_review(
     async with course.app.state.runtime.pool.connection() as conn:
         for who in (course.alice, course.editor, other_owner):
             scope = {"project_id": uuid.UUID(course.project_id), "user_id": who.id}
-            assert await attempts.list_provisional(conn, **scope, limit=10, offset=0) == []
+            assert await attempts.list_provisional(conn, **scope, page=Page(limit=10, offset=0)) == []
             reviewed = await attempts.review_attempt(
                 conn, **scope, attempt_id=uuid.UUID(graded["id"]), verdict="incorrect", score=None,
                 default_score=0.0, at=T0,

@@ -5,7 +5,6 @@ scripted judge), the evaluations summary, sampling rates and the retention purge
 import asyncio
 import json
 import logging
-import subprocess
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -24,6 +23,7 @@ from core.runtime import Runtime
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store.runs import history
+from tests.backend.conftest import OwnApps
 from tests.chat_fakes import ListChat
 from tests.conftest import (
     Caller,
@@ -32,7 +32,6 @@ from tests.conftest import (
     change_runtime,
     changed_settings,
     create_project,
-    own_app,
     upload,
     wait_for_job,
 )
@@ -66,15 +65,10 @@ class Course:
 
 
 @pytest.fixture(scope="module")
-async def course(
-    settings: Settings,
-    services: ServiceUrls,
-    make_user: UserFactory,
-    worker: subprocess.Popen[bytes],
-) -> AsyncIterator[Course]:
+async def course(own_apps: OwnApps) -> AsyncIterator[Course]:
     # The judge is tested on answers that the QA's own support check would withhold: off here.
-    async with own_app(settings.with_values({"QA_SUPPORT_MIN": 0.0}), services) as (app, http):
-        owner, editor = await make_user("audit-owner"), await make_user("audit-editor")
+    async with own_apps.open(own_apps.settings.with_values({"QA_SUPPORT_MIN": 0.0})) as (app, http):
+        owner, editor = await own_apps.make_user("audit-owner"), await own_apps.make_user("audit-editor")
         project_id = await create_project(http, owner, name="Rust constants", language="en")
         await add_member(http, owner, project_id, editor, "editor")
         response = await upload(http, owner, project_id, "constants.md", SOURCE.encode())
@@ -333,7 +327,10 @@ async def test_purge_deletes_rows_older_than_the_retention_and_keeps_newer(
 ) -> None:
     ids = [
         await history.insert_query(
-            db, project_id=course.project_id, user_id=course.owner_id, agent="qa", question=f"purge {n}"
+            db,
+            project_id=course.project_id,
+            user_id=course.owner_id,
+            run=history.RunRecord("qa", f"purge {n}"),
         )
         for n in range(3)
     ]

@@ -6,14 +6,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import SHARED_DATA, Caller, UserFactory, create_project, upload, wait_for_job
+from tests.conftest import SHARED_DATA, Caller, create_project, upload, wait_for_job
 
 BAD = SHARED_DATA / "bad-inputs"
-
-
-@pytest.fixture(scope="module")
-async def owner(make_user: UserFactory) -> Caller:
-    return await make_user("bad-inputs")
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ import pytest
 
 from core.retrieval.lexical import lexical_candidates
 from core.retrieval.types import Filters
-from tests.backend.test_search import DOCUMENTS
-from tests.conftest import UserFactory, create_project, index_documents
+from tests.backend.test_search import search_project
+from tests.conftest import UserFactory
 
 K1, B = 0.9, 0.4
 QUERY = "garbage collector frees heap memory when the program is compiled"
@@ -23,10 +23,7 @@ QUERY = "garbage collector frees heap memory when the program is compiled"
 async def project_id(
     client: httpx.AsyncClient, make_user: UserFactory, worker: subprocess.Popen[bytes]
 ) -> UUID:
-    headers = await make_user("bm25")
-    project = await create_project(client, headers, name="bm25")
-    await index_documents(client, headers, project, DOCUMENTS)
-    return UUID(project)
+    return UUID((await search_project(client, make_user, "bm25", "bm25")).project_id)
 
 
 async def python_bm25(db: psycopg.AsyncConnection[dict[str, Any]], project_id: UUID) -> dict[int, float]:

@@ -5,7 +5,6 @@ connection) the very next request succeeds without restarting the API."""
 
 import asyncio
 import json
-import subprocess
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from core.runtime.services import DATABASE_NAME, ServiceUrls, ensure_database
 from core.settings import Settings
 from core.store.accounts import accounts, api_keys
 from core.store.sql.migrations import apply_migrations
+from tests.backend.conftest import OwnApps
 from tests.backend.test_search import DOCUMENTS
 from tests.chat_fakes import StreamingScripted
 from tests.conftest import Caller, UserFactory, change_runtime, create_project, index_documents, own_app
@@ -46,16 +46,11 @@ class Course:
 
 
 @pytest.fixture(scope="module")
-async def course(
-    settings: Settings,
-    services: ServiceUrls,
-    make_user: UserFactory,
-    worker: subprocess.Popen[bytes],
-) -> AsyncIterator[Course]:
+async def course(own_apps: OwnApps) -> AsyncIterator[Course]:
     """An indexed project behind an app whose pool has two connections (and a generous wait, so only a
     deadlock, not a slow machine, could make a request time out)."""
-    async with own_app(small_pool(settings, timeout_s=20), services, timeout=120) as (app, http):
-        owner = await make_user("pool-owner")
+    async with own_apps.open(small_pool(own_apps.settings, timeout_s=20), timeout=120) as (app, http):
+        owner = await own_apps.make_user("pool-owner")
         project_id = await create_project(http, owner, name="pool")
         await index_documents(http, owner, project_id, {"ownership.md": OWNERSHIP})
         yield Course(app, http, owner, project_id)

@@ -19,7 +19,7 @@ from core.settings import Settings
 from core.store.accounts import accounts, api_keys
 from core.store.sql.migrations import apply_migrations
 from evals.harness.worker import start_worker, stop_worker
-from tests.conftest import REPO_ROOT, SHARED_DATA, own_app, upload, wait_for_job
+from tests.conftest import SHARED_DATA, local_settings, own_app, upload, wait_for_job
 
 TMPFS_MB = 320
 RESERVE_MB = 64  # STORAGE_MIN_FREE_MB's default
@@ -39,15 +39,7 @@ def disk_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Setti
         pytest.fail("cannot mount a tmpfs here: the disk-full test needs root with CAP_SYS_ADMIN")
     with tmpfs(where, TMPFS_MB) as mount:
         data = mount / "data"
-        settings = Settings(  # type: ignore[call-arg]
-            _env_file=None,
-            STUDYAI_DATA_DIR=data,
-            DATABASE_URL=None,
-            REDIS_URL=None,
-            LLM_BASE_URL=None,
-            LLM_MODELS_DIR=REPO_ROOT / ".cache" / "models",
-            RATE_LIMIT_ENABLED=False,
-        )
+        settings = local_settings(data)
         with EmbeddedServices(settings, watch_postgres=True) as urls:
             apply_migrations(urls.database_url)
             # Its log off the full disk, so what it says about the disk is kept.

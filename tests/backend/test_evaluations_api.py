@@ -31,7 +31,7 @@ async def test_evaluations_summary_over_a_window(
     scores = [(0.9, False), (0.2, True), (0.5, False)]
     for groundedness, flagged in scores:
         query_id = await history.insert_query(
-            db, project_id=project_id, user_id=owner_id, agent="qa", question="q", answer="a"
+            db, project_id=project_id, user_id=owner_id, run=history.RunRecord("qa", "q", answer="a")
         )
         stored = await evaluations.insert_evaluation(
             db,

@@ -44,8 +44,7 @@ async def uses(db: Any, invitation_id: str) -> int:
 @pytest.fixture
 async def browser(api: Api) -> Any:
     """A client of its own (its own cookie jar) on the module's app."""
-    transport = httpx.ASGITransport(app=api.app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://studyai.test") as http:
+    async with api.browser() as http:
         yield http
 
 

@@ -23,6 +23,18 @@ def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
+async def users(make_user: UserFactory, *names: str) -> list[Caller]:
+    return [await make_user(name) for name in names]
+
+
+async def project_with(client: httpx.AsyncClient, owner: Caller, *members: tuple[Caller, str]) -> str:
+    """The owner's new project, each (member, role) in it."""
+    project_id = await create_project(client, owner)
+    for member, role in members:
+        await add_member(client, owner, project_id, member, role)
+    return project_id
+
+
 async def works(client: httpx.AsyncClient, headers: dict[str, str], project_id: str) -> list[int]:
     """Status codes of a few routes, reads and writes, with these headers."""
     return [
@@ -232,16 +244,12 @@ async def test_the_users_cli_refuses_existing_emails_and_revokes(
 
 
 async def test_members_are_listed_by_role(client: httpx.AsyncClient, make_user: UserFactory) -> None:
-    owner, editor = await make_user("list-owner"), await make_user("list-editor")
-    student, classmate, outsider = (
-        await make_user("list-s1"),
-        await make_user("list-s2"),
-        await make_user("out"),
+    owner, editor, student, classmate, outsider = await users(
+        make_user, "list-owner", "list-editor", "list-s1", "list-s2", "out"
     )
-    project_id = await create_project(client, owner)
-    await add_member(client, owner, project_id, editor, "editor")
-    for viewer in (student, classmate):
-        await add_member(client, owner, project_id, viewer, "viewer")
+    project_id = await project_with(
+        client, owner, (editor, "editor"), (student, "viewer"), (classmate, "viewer")
+    )
     url = f"/projects/{project_id}/members"
 
     for staff in (owner, editor):
@@ -267,98 +275,72 @@ async def test_members_are_listed_by_role(client: httpx.AsyncClient, make_user: 
 async def test_roles_change_and_the_last_owner_stays(
     client: httpx.AsyncClient, make_user: UserFactory
 ) -> None:
-    owner, helper, student = (
-        await make_user("role-owner"),
-        await make_user("role-helper"),
-        await make_user("role-s"),
-    )
-    project_id = await create_project(client, owner)
-    await add_member(client, owner, project_id, helper, "viewer")
-    await add_member(client, owner, project_id, student, "viewer")
-    helper_id, student_id, owner_id = [str(c.id) for c in (helper, student, owner)]
+    owner, helper, student = await users(make_user, "role-owner", "role-helper", "role-s")
+    project_id = await project_with(client, owner, (helper, "viewer"), (student, "viewer"))
     url = f"/projects/{project_id}/members"
 
-    promoted = await client.patch(f"{url}/{helper_id}", json={"role": "editor"}, headers=owner)
+    async def set_role(member: Caller, role: str, caller: Caller) -> int:
+        """The status of the caller's PATCH of the member's role."""
+        return (await client.patch(f"{url}/{member.id}", json={"role": role}, headers=caller)).status_code
+
+    promoted = await client.patch(f"{url}/{helper.id}", json={"role": "editor"}, headers=owner)
     assert promoted.status_code == 200 and promoted.json()["role"] == "editor"
     assert (await client.get(f"/projects/{project_id}", headers=helper)).json()["role"] == "editor"
     # Only owners change roles; nobody can become owner by asking.
     for caller in (helper, student):
-        assert (
-            await client.patch(f"{url}/{student_id}", json={"role": "owner"}, headers=caller)
-        ).status_code == 403
+        assert await set_role(student, "owner", caller) == 403
     assert (
         await client.patch(f"{url}/{uuid.uuid4()}", json={"role": "editor"}, headers=owner)
     ).status_code == 404
-    assert (
-        await client.patch(f"{url}/{student_id}", json={"role": "admin"}, headers=owner)
-    ).status_code == 422
+    assert await set_role(student, "admin", owner) == 422
     # The only owner cannot demote themself by PATCH; inviting their own email as a viewer and
     # accepting it never lowers their role either.
-    assert (
-        await client.patch(f"{url}/{owner_id}", json={"role": "editor"}, headers=owner)
-    ).status_code == 409
+    assert await set_role(owner, "editor", owner) == 409
     response = await client.post(url, json={"email": owner.email, "role": "viewer"}, headers=owner)
     assert response.status_code == 202
     [own] = (await client.get("/me/invitations", headers=owner)).json()
     accepted = await client.post(f"/me/invitations/{own['id']}/accept", headers=owner)
     assert accepted.status_code == 200 and accepted.json()["role"] == "owner"
     # With a second owner, the first may step down.
-    assert (
-        await client.patch(f"{url}/{helper_id}", json={"role": "owner"}, headers=owner)
-    ).status_code == 200
-    assert (
-        await client.patch(f"{url}/{owner_id}", json={"role": "viewer"}, headers=owner)
-    ).status_code == 200
+    assert await set_role(helper, "owner", owner) == 200
+    assert await set_role(owner, "viewer", owner) == 200
     assert (await client.get(f"/projects/{project_id}", headers=owner)).json()["role"] == "viewer"
-    assert (
-        await client.patch(f"{url}/{helper_id}", json={"role": "editor"}, headers=helper)
-    ).status_code == 409
+    assert await set_role(helper, "editor", helper) == 409
 
 
 async def test_removed_and_leaving_members_lose_the_project_at_once(
     client: httpx.AsyncClient, make_user: UserFactory
 ) -> None:
-    owner, editor, student = (
-        await make_user("rm-owner"),
-        await make_user("rm-editor"),
-        await make_user("rm-s"),
-    )
-    project_id = await create_project(client, owner)
-    await add_member(client, owner, project_id, editor, "editor")
-    await add_member(client, owner, project_id, student, "viewer")
-    editor_id, student_id, owner_id = [str(c.id) for c in (editor, student, owner)]
+    owner, editor, student, outsider = await users(make_user, "rm-owner", "rm-editor", "rm-s", "rm-outsider")
+    project_id = await project_with(client, owner, (editor, "editor"), (student, "viewer"))
     url = f"/projects/{project_id}/members"
 
-    assert (await client.delete(f"{url}/{student_id}", headers=editor)).status_code == 403
-    outsider = await make_user("rm-outsider")
-    assert (await client.delete(f"{url}/{student_id}", headers=outsider)).status_code == 404
+    assert (await client.delete(f"{url}/{student.id}", headers=editor)).status_code == 403
+    assert (await client.delete(f"{url}/{student.id}", headers=outsider)).status_code == 404
     assert (
-        await client.patch(f"{url}/{student_id}", json={"role": "owner"}, headers=outsider)
+        await client.patch(f"{url}/{student.id}", json={"role": "owner"}, headers=outsider)
     ).status_code == 404
     assert (await client.get(f"/projects/{project_id}", headers=student)).status_code == 200
-    assert (await client.delete(f"{url}/{student_id}", headers=owner)).status_code == 204
+    assert (await client.delete(f"{url}/{student.id}", headers=owner)).status_code == 204
     for path in ("", "/documents", "/members", "/questions"):
         assert (await client.get(f"/projects/{project_id}{path}", headers=student)).status_code == 404, path
     assert project_id not in (await client.get("/projects", headers=student)).text
-    assert (await client.delete(f"{url}/{student_id}", headers=student)).status_code == 404
-    assert (await client.delete(f"{url}/{student_id}", headers=owner)).status_code == 404
+    assert (await client.delete(f"{url}/{student.id}", headers=student)).status_code == 404
+    assert (await client.delete(f"{url}/{student.id}", headers=owner)).status_code == 404
 
     # Leaving: a member removes themself; the last owner cannot.
-    assert (await client.delete(f"{url}/{editor_id}", headers=editor)).status_code == 204
+    assert (await client.delete(f"{url}/{editor.id}", headers=editor)).status_code == 204
     assert (await client.get(f"/projects/{project_id}", headers=editor)).status_code == 404
-    assert (await client.delete(f"{url}/{owner_id}", headers=owner)).status_code == 409
+    assert (await client.delete(f"{url}/{owner.id}", headers=owner)).status_code == 409
     assert (await client.get(f"/projects/{project_id}", headers=owner)).json()["role"] == "owner"
 
 
 async def test_security_actions_are_logged_for_owners(
     client: httpx.AsyncClient, make_user: UserFactory, db: Conn
 ) -> None:
-    owner, editor, student = (
-        await make_user("log-owner"),
-        await make_user("log-editor"),
-        await make_user("log-s"),
+    owner, editor, student, outsider = await users(
+        make_user, "log-owner", "log-editor", "log-s", "log-outsider"
     )
-    outsider = await make_user("log-outsider")
     project_id = await create_project(client, owner)
     editor_id, student_id, owner_id = [str(c.id) for c in (editor, student, owner)]
     url = f"/projects/{project_id}"

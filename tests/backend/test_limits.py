@@ -80,11 +80,6 @@ async def small(settings: Settings, own_urls: ServiceUrls) -> AsyncIterator[http
 
 
 @pytest.fixture(scope="module")
-async def owner(make_user: UserFactory) -> Caller:
-    return await make_user("limits")
-
-
-@pytest.fixture(scope="module")
 async def project_id(small: httpx.AsyncClient, owner: Caller) -> str:
     return await create_project(small, owner, name="limits")
 

@@ -20,6 +20,7 @@ from joserfc.jwk import RSAKey
 from backend.accounts.lti.router import own_path
 from core.runtime.services import ServiceUrls
 from core.store.accounts import accounts, auth_flows
+from core.store.accounts.auth_flows import AuthFlow
 from tests.backend.conftest import Api
 from tests.conftest import Caller, UserFactory, studyai
 from tests.lti_platform import CLAIM, LEARNER, launch_token, platform_key, platform_server
@@ -292,7 +293,7 @@ async def test_a_replayed_launch_is_refused(
     mismatched = await post_launch(http, token, fresh["state"])
     assert mismatched.status_code == 400 and "nonce is not the one" in mismatched.text
     # Even a flow carrying the same nonce (as if our nonce leaked) cannot use the token twice.
-    await auth_flows.start(db, state="forged-state-1", kind="lti", nonce=params["nonce"], platform_id=lms.id)
+    await auth_flows.start(db, AuthFlow("forged-state-1", "lti", params["nonce"], platform_id=lms.id))
     replayed = await post_launch(http, token, "forged-state-1")
     assert replayed.status_code == 400 and "nonce already used" in replayed.text
 

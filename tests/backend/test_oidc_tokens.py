@@ -16,6 +16,7 @@ from joserfc.jwk import KeySet, OctKey, RSAKey
 
 from backend.accounts.oidc.provider import OidcProviders, ProviderUnreachable
 from backend.accounts.oidc.tokens import OidcRefused, verify_from_provider, verify_id_token
+from tests.http_stubs import send
 
 CLIENT_ID = "studyai"
 NONCE = "the-flow-nonce"
@@ -131,12 +132,7 @@ class _Provider:
                 else:
                     self.send_error(404)
                     return
-                data = json.dumps(body).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send(self, json.dumps(body).encode())
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

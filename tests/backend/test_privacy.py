@@ -27,8 +27,7 @@ from core.settings import Settings
 from core.store.accounts import privacy
 from core.store.accounts.projects import Project
 from core.store.runs import evaluations, history, threads
-from core.store.study import questions
-from tests.bank import draft, unit_vector
+from tests.bank import draft, store, unit_vector
 from tests.chat_fakes import ListChat
 from tests.conftest import Caller, UserFactory, change_runtime, changed_settings, class_project, own_app
 from tests.workers.runtime import job_runtime
@@ -95,15 +94,7 @@ async def add_question(
         explanation="Assignment moves a String.",
         review_state="approved",  # students study approved items only
     )
-    async with course.app.state.runtime.pool.connection() as conn:  # its connections know the vector type
-        row = await questions.insert_question(
-            conn,
-            project_id=course.project_id,
-            user_id=course.ids["owner"],
-            duplicate_similarity=0.92,
-            question=item,
-        )
-    assert row is not None
+    row = await store(course.app, course.project_id, course.ids["owner"], item, duplicate_similarity=0.92)
     return str(row.id)
 
 
@@ -119,10 +110,7 @@ async def judged_query(course: Class, db: Conn, who: str, question: str) -> uuid
         db,
         project_id=course.project_id,
         user_id=course.ids[who],
-        agent="qa",
-        question=question,
-        answer=f"answer to {question}",
-        outcome="answered",
+        run=history.RunRecord("qa", question, answer=f"answer to {question}", outcome="answered"),
     )
     stored = await evaluations.insert_evaluation(
         db,
@@ -463,7 +451,7 @@ async def test_retention_zero_writes_nothing(runtime: Runtime, course: Class, db
         queue = Queue()
         audit = Audit("req", course.app.state.runtime.pool, settings, queue, None, random.Random(0))  # type: ignore[arg-type]
         query_id = await audit.record(
-            access, agent="qa", question="q", answer="a", outcome="answered", judge=True
+            access, history.RunRecord("qa", "q", answer="a", outcome="answered"), judge=True
         )
         assert query_id is not None
         queued[days] = len(queue.calls)

@@ -6,8 +6,8 @@ import subprocess
 import time
 import tomllib
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,7 @@ from tests.conftest import (
     Caller,
     UserFactory,
     add_member,
-    change_runtime,
+    changed_runtime,
     create_project,
     upload,
     wait_for_job,
@@ -59,16 +59,10 @@ async def project(
     return RustProject(owner, viewer, project_id, ids)
 
 
-@contextmanager
-def chat_model(client: httpx.AsyncClient, llm: BaseChatModel | None) -> Iterator[None]:
+def chat_model(client: httpx.AsyncClient, llm: BaseChatModel | None) -> AbstractContextManager[None]:
     """The session app's chat model, swapped for one test and put back."""
     app = client._transport.app  # type: ignore[attr-defined]  # the in-process ASGI app
-    previous = app.state.runtime.llm
-    change_runtime(app, llm=llm)
-    try:
-        yield
-    finally:
-        change_runtime(app, llm=previous)
+    return changed_runtime(app, llm=llm)
 
 
 async def ask(

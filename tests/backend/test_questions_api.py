@@ -13,10 +13,9 @@ import numpy as np
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from core.store.study import questions
 from tests.agents.helpers import OWNERSHIP, STRUCTS, ScriptedChat
 from tests.backend.conftest import Api
-from tests.bank import draft
+from tests.bank import draft, store
 from tests.conftest import (
     SHARED_DATA,
     Caller,
@@ -414,24 +413,17 @@ async def test_real_model_grades_a_real_quiz_answer_above_a_wrong_one(
     chunks = await document_chunks(api, course, document)
     text, answer = item["prompt"]["prompt"], item["answer"]["answer"]
     embeddings = api.app.state.runtime.retriever.embeddings
-    async with api.app.state.runtime.pool.connection() as conn:
-        stored = await questions.insert_question(
-            conn,
-            project_id=course.id,
-            user_id=course.owner.id,
-            duplicate_similarity=0.92,
-            question=draft(
-                text,
-                answer,
-                np.asarray(embeddings.embed_query(text), dtype=np.float32),
-                document_id=document,
-                explanation=item["context"].strip(),
-                confidence=1.0,
-                model_confidence=1.0,
-                source_chunk_ids=[chunks[0]["id"]],
-            ),
-        )
-    assert stored is not None
+    question = draft(
+        text,
+        answer,
+        np.asarray(embeddings.embed_query(text), dtype=np.float32),
+        document_id=document,
+        explanation=item["context"].strip(),
+        confidence=1.0,
+        model_confidence=1.0,
+        source_chunk_ids=[chunks[0]["id"]],
+    )
+    stored = await store(api.app, course.id, course.owner.id, question, duplicate_similarity=0.92)
     grades = await timed_grades(api, course, str(stored.id), local_llm, {"right": "mut", "wrong": "const"})
     assert grades["right"]["score"] > grades["wrong"]["score"]
     assert grades["right"]["verdict"] == "correct" and grades["wrong"]["verdict"] == "incorrect"

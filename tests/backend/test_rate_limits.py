@@ -28,6 +28,7 @@ from core.settings import Settings
 from tests.conftest import UserFactory, add_member, create_project
 
 GENEROUS = "100000/minute"
+TIGHT = "3/minute"  # spent by three requests
 
 
 def limited(settings: Settings, **budgets: Any) -> Settings:
@@ -65,11 +66,12 @@ def fresh_address() -> str:
 
 @asynccontextmanager
 async def attacker_and_neighbour(
-    settings: Settings, services: ServiceUrls
+    settings: Settings, services: ServiceUrls, **budgets: Any
 ) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
-    """Clients of one app from two fresh addresses: the one that spends its budget, and another."""
+    """Clients of one app limited to these budgets (tests.limited) from two fresh addresses: the one that
+    spends its budget, and another."""
     async with (
-        running(settings, services) as app,
+        running(limited(settings, **budgets), services) as app,
         http(app, fresh_address()) as one,
         http(app, fresh_address()) as other,
     ):
@@ -149,10 +151,8 @@ async def test_the_address_budget_refuses_unauthenticated_floods(
     settings: Settings, services: ServiceUrls, make_user: UserFactory
 ) -> None:
     user = await make_user("flooded")
-    config = limited(settings, rate_limit_per_address="3/minute")
-    async with attacker_and_neighbour(config, services) as (attacker, other):
-        for _ in range(3):
-            assert (await attacker.get("/projects")).status_code == 401
+    async with attacker_and_neighbour(settings, services, rate_limit_per_address=TIGHT) as (attacker, other):
+        assert [(await attacker.get("/projects")).status_code for _ in range(3)] == [401] * 3
         # Refused before authentication and before the body is read: even a valid key, even a POST.
         assert_limited(await attacker.get("/projects"), 3)
         assert_limited(await attacker.get("/projects", headers=user), 3)
@@ -166,15 +166,14 @@ async def test_failed_authentications_are_limited_per_address(
     settings: Settings, services: ServiceUrls, make_user: UserFactory
 ) -> None:
     user = await make_user("guessed")
-    config = limited(settings, rate_limit_auth_failures="3/minute")
-    async with attacker_and_neighbour(config, services) as (attacker, other):
+    async with attacker_and_neighbour(settings, services, rate_limit_auth_failures=TIGHT) as (guesser, other):
         for attempt in range(3):
             bad = {"Authorization": f"Bearer sk-studyai-guess-{attempt}"}
-            assert (await attacker.get("/projects", headers=bad)).status_code == 401
+            assert (await guesser.get("/projects", headers=bad)).status_code == 401
         # Now wrong keys from that address answer 429; a valid key from it (a classmate behind the same
         # NAT) is never refused for another's guesses, and neither is another address.
-        assert_limited(await attacker.get("/projects", headers={"Authorization": "Bearer sk-studyai-x"}), 3)
-        assert (await attacker.get("/projects", headers=user)).status_code == 200
+        assert_limited(await guesser.get("/projects", headers={"Authorization": "Bearer sk-studyai-x"}), 3)
+        assert (await guesser.get("/projects", headers=user)).status_code == 200
         assert (await other.get("/projects", headers=user)).status_code == 200
         # Successful requests do not spend the failure budget.
         for _ in range(5):
@@ -185,8 +184,7 @@ async def test_an_owner_cannot_raise_a_budget(
     settings: Settings, services: ServiceUrls, make_user: UserFactory
 ) -> None:
     owner = await make_user("raiser")
-    config = limited(settings, rate_limit_read="3/minute")
-    async with running(config, services) as app, http(app) as api:
+    async with running(limited(settings, rate_limit_read=TIGHT), services) as app, http(app) as api:
         # No route or schema takes a rate limit: they are server settings only.
         assert "rate_limit" not in json.dumps(app.openapi()).lower()
         project_id = await create_project(api, owner)
@@ -261,7 +259,7 @@ async def test_the_web_apps_static_files_spend_no_address_budget(
     """A class behind one NAT loads the app (a dozen files each) without spending the address budget; the
     API calls the app makes are still counted, and a path that merely starts with "/app" is too."""
     user = await make_user("classroom")
-    config = limited(settings, rate_limit_per_address="3/minute")
+    config = limited(settings, rate_limit_per_address=TIGHT)
     async with running(config, services) as app, http(app, fresh_address()) as classroom:
         for _ in range(10):
             assert (await classroom.get("/")).status_code == 307

@@ -61,13 +61,20 @@ class SearchProject:
     document_ids: dict[str, str]
 
 
+async def search_project(
+    client: httpx.AsyncClient, make_user: UserFactory, user: str, name: str
+) -> SearchProject:
+    """A new user's project with DOCUMENTS indexed (by the session's worker)."""
+    headers = await make_user(user)
+    project_id = await create_project(client, headers, name=name)
+    return SearchProject(headers, project_id, await index_documents(client, headers, project_id, DOCUMENTS))
+
+
 @pytest.fixture(scope="module")
 async def project(
     client: httpx.AsyncClient, make_user: UserFactory, worker: subprocess.Popen[bytes]
 ) -> SearchProject:
-    headers = await make_user("searcher")
-    project_id = await create_project(client, headers, name="search")
-    return SearchProject(headers, project_id, await index_documents(client, headers, project_id, DOCUMENTS))
+    return await search_project(client, make_user, "searcher", "search")
 
 
 async def search(client: httpx.AsyncClient, project: SearchProject, **body: Any) -> httpx.Response:

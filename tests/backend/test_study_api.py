@@ -22,11 +22,10 @@ from langchain_core.language_models import FakeMessagesListChatModel
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store.content import chunks
-from core.store.study import questions
 from core.study.exam import exam_plan
 from core.study.scheduler import LEARNING_STEPS
 from tests.backend.classroom import T0, Classroom
-from tests.bank import draft, unit_vector
+from tests.bank import draft, store, unit_vector
 from tests.conftest import Caller, UserFactory, change_runtime, own_app
 from tests.stored import uploaded_document
 
@@ -80,19 +79,10 @@ async def add_item(
         explanation="Assignment moves a String.",
         source_chunk_ids=list(source_chunk_ids),
     )
-    async with course.app.state.runtime.pool.connection() as conn:
-        row = await questions.insert_question(
-            conn,
-            project_id=course.project_id,
-            user_id=course.ids["owner"],
-            duplicate_similarity=0.99,
-            question=item,
-        )
-        assert row is not None
-        # The teacher's curation (the items routes) is not under test here: set its outcome directly.
-        await conn.execute(
-            "UPDATE questions SET review_state = %s, flag = %s WHERE id = %s", (review_state, flag, row.id)
-        )
+    # The teacher's curation (the items routes) is not under test here: its outcome is set directly.
+    row = await store(
+        course.app, course.project_id, course.ids["owner"], item, review_state=review_state, flag=flag
+    )
     return str(row.id)
 
 

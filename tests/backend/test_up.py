@@ -12,7 +12,7 @@ import httpx
 
 from benchmarks.fake_model import free_port
 from tests.conftest import REPO_ROOT, studyai
-from tests.processes import alive
+from tests.processes import alive, wait_for_health
 
 
 def start_up(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
@@ -33,16 +33,9 @@ def start_up(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
 
 
 def wait_healthy(base: str, process: subprocess.Popen[bytes], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "studyai up exited early"
-        try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise AssertionError("studyai up did not become healthy")
+    outcome = wait_for_health(base, process, timeout=timeout, poll_s=0.5)
+    assert outcome != "exited", "studyai up exited early"
+    assert outcome == "healthy", "studyai up did not become healthy"
 
 
 def wait_ready(base: str, timeout: float = 180) -> dict[str, Any]:

@@ -6,7 +6,6 @@ checks what the full run reports: recall figures, timings, and project isolation
 default exact/HNSW split and with every project forced through the HNSW graph."""
 
 from collections.abc import Iterator
-from dataclasses import asdict, replace
 
 import psycopg
 import pytest
@@ -16,8 +15,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from benchmarks.scale import retrieval_scale as bench
 from benchmarks.scale import scale_load, scale_queries, scale_report
 from benchmarks.scale.scale_data import Corpus, CorpusSpec, plan_documents
-from core.retrieval.retriever import RetrievalConfig
 from core.runtime.services import ServiceUrls
+from core.settings.retrieval import RetrievalSettings
 from core.store.sql.migrations import apply_migrations
 
 SMOKE_DB = "retrieval_scale_smoke"
@@ -71,7 +70,7 @@ def test_load_rebuilds_indexes_and_stats(smoke_url: str) -> None:
         assert enabled == ("O",)
 
 
-@pytest.mark.parametrize("exact_below", [RetrievalConfig.exact_below, 0], ids=["default", "hnsw-only"])
+@pytest.mark.parametrize("exact_below", [RetrievalSettings().exact_below, 0], ids=["default", "hnsw-only"])
 async def test_queries_are_isolated_and_recall_is_measured(
     smoke_url: str, corpus: Corpus, exact_below: int
 ) -> None:
@@ -79,7 +78,7 @@ async def test_queries_are_isolated_and_recall_is_measured(
         smoke_url, corpus, per_bucket=6, queries_per_bucket=24, seed=SPEC.seed, with_user=True
     )
     assert phase.user_id is not None and len(phase.queries) >= 24
-    config = replace(RetrievalConfig(), exact_below=exact_below)
+    config = RetrievalSettings(exact_below=exact_below)
     outcomes = await scale_queries.run_queries(
         smoke_url, phase.queries, config, user_id=phase.user_id, warmup=2
     )
@@ -107,7 +106,7 @@ async def test_smallest_projects_get_full_lists_when_crowded(smoke_url: str, cor
     phase = bench.prepare_queries(
         smoke_url, corpus, per_bucket=1, queries_per_bucket=1, seed=SPEC.seed, with_user=False
     )
-    config = RetrievalConfig(**asdict(RetrievalConfig()))
+    config = RetrievalSettings()
     cases = await scale_queries.crowded_small_projects(
         smoke_url, corpus, phase.projects, config, user_id=None, count=5
     )
@@ -123,7 +122,7 @@ async def test_dense_only_sweep_scores_the_dense_stage(smoke_url: str, corpus: C
         buckets=("100-1k",),
     )  # fmt: skip
     assert phase.queries and {q.project.bucket for q in phase.queries} == {"100-1k"}
-    config = replace(RetrievalConfig(), exact_below=0)
+    config = RetrievalSettings(exact_below=0)
     outcomes = await scale_queries.run_dense_queries(
         smoke_url, phase.queries, config, user_id=phase.user_id, warmup=1
     )

@@ -10,12 +10,13 @@ import pytest
 from langchain_core.embeddings import Embeddings
 from psycopg_pool import AsyncConnectionPool
 
-from core.retrieval import RetrievalConfig, Retriever
+from core.retrieval import Retriever
 from core.retrieval.dense import hnsw_candidates
 from core.retrieval.filter_sql import filter_clause
 from core.retrieval.rerankers.none import FusedOrder
 from core.retrieval.types import Filters
 from core.runtime.services import ServiceUrls
+from core.settings.retrieval import RetrievalSettings
 from core.store.accounts import accounts, projects
 from core.store.content import chunks as chunk_store
 from core.store.content import documents
@@ -105,7 +106,7 @@ async def crowded_index(services: ServiceUrls) -> Any:
 
 @pytest.mark.parametrize("exact_below", [0, 10_000], ids=["hnsw", "exact"])
 async def test_small_project_gets_its_full_top_k(crowded_index: dict[str, Any], exact_below: int) -> None:
-    config = RetrievalConfig(exact_below=exact_below, ef_search=40, max_scan_tuples=20_000)
+    config = RetrievalSettings(exact_below=exact_below, hnsw_ef_search=40, hnsw_max_scan_tuples=20_000)
     retriever = Retriever(crowded_index["pool"], FixedQuery(crowded_index["query"]), FusedOrder(), config)
     result = await retriever.search(
         project_id=crowded_index["small"], query="memory", profile="search", top_k=10
@@ -129,7 +130,7 @@ async def test_no_result_ever_comes_from_another_project(
     for project_id in crowded_index["crowd"][:8]:
         vector = unit(crowded_index["query"] + 0.2 * rng.normal(size=DIM))
         retriever = Retriever(
-            pool, FixedQuery(vector), FusedOrder(), RetrievalConfig(exact_below=exact_below)
+            pool, FixedQuery(vector), FusedOrder(), RetrievalSettings(exact_below=exact_below)
         )
         result = await retriever.search(
             project_id=project_id, query="shared memory", profile="search", top_k=50
@@ -154,12 +155,12 @@ async def test_a_short_approximate_scan_is_answered_exactly(crowded_index: dict[
         approximate = await hnsw_candidates(conn, clause, params, ef_search=40, depth=100)
     assert len(approximate) < SMALL_SIZE  # the case under test: the graph walk alone falls short
 
-    def search(config: RetrievalConfig) -> Any:
+    def search(config: RetrievalSettings) -> Any:
         retriever = Retriever(pool, FixedQuery(query), FusedOrder(), config)
         return retriever.search(project_id=project_id, query="memory", profile="search", top_k=10)
 
-    short = await search(RetrievalConfig(exact_below=0, max_scan_tuples=1))
-    exact = await search(RetrievalConfig(exact_below=10_000))
+    short = await search(RetrievalSettings(exact_below=0, hnsw_max_scan_tuples=1))
+    exact = await search(RetrievalSettings(exact_below=10_000))
     assert (short.dense_scan, exact.dense_scan) == ("hnsw+exact", "exact")
     assert len(exact.dense) == SMALL_SIZE
     assert [c.chunk_id for c in short.dense] == [c.chunk_id for c in exact.dense]

@@ -21,6 +21,7 @@ from core.retrieval.rerankers.base import passage_text
 from core.retrieval.rerankers.cross_encoder import CrossEncoderReranker
 from core.retrieval.rerankers.http import HttpReranker, RerankerError
 from core.retrieval.types import Candidate
+from tests.http_stubs import send
 
 
 def candidate(chunk_id: int, text: str, header: str = "") -> Candidate:
@@ -59,11 +60,7 @@ def rerank_server() -> Iterator[RerankServer]:
             state.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
             status, payload = state.reply(body)
             state.answers.append(payload)
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            send(self, payload, status=status)
 
         def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
             pass

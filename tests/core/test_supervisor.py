@@ -225,13 +225,19 @@ async def test_a_second_streaming_request_waits_instead_of_cutting_the_first(
     assert list(together) == alone
 
 
+def signal_model_server(supervisor: Supervisor, signum: signal.Signals) -> int:
+    """Sends the supervised model server the signal; its pid."""
+    pid = supervisor.states()["llm-server"].pid
+    assert pid is not None
+    os.kill(pid, signum)
+    return pid
+
+
 def test_a_killed_model_server_comes_back_on_the_same_port(
     model_server: tuple[Supervisor, LlamaServer, int],
 ) -> None:
     supervisor, server, _ = model_server
-    first = supervisor.states()["llm-server"].pid
-    assert first is not None
-    os.kill(first, signal.SIGKILL)
+    first = signal_model_server(supervisor, signal.SIGKILL)
     wait_until(lambda: supervisor.states()["llm-server"].pid not in (None, first), timeout=180)
     assert supervisor.states()["llm-server"].last_exit == "killed by SIGKILL"
     assert httpx.get(f"{server.base_url}/models", timeout=5).status_code == 200
@@ -266,9 +272,7 @@ def test_a_stopped_model_server_is_killed_and_restarted(
 ) -> None:
     """SIGSTOP: the process is alive, so waiting on its exit would never notice; the probe does."""
     supervisor, server, _ = model_server
-    first = supervisor.states()["llm-server"].pid
-    assert first is not None
-    os.kill(first, signal.SIGSTOP)
+    first = signal_model_server(supervisor, signal.SIGSTOP)
     stopped_at = time.monotonic()
     wait_until(lambda: supervisor.states()["llm-server"].status != "running", timeout=60)
     found_after = time.monotonic() - stopped_at

@@ -20,6 +20,7 @@ from langgraph.graph import END, START, StateGraph
 from agents.groundedness import ClaimVerdict, Judgement
 from core.observability.tracing import Tracing
 from core.settings import Settings
+from tests.http_stubs import send
 
 PROJECT_ID = str(uuid.uuid4())
 # What a current LangSmith answers on /info: multipart ingestion with zstd compression.
@@ -99,12 +100,7 @@ class LangSmithStub(BaseHTTPRequestHandler):
         elif record.method == "GET" and record.path == "/sessions":
             project = {"id": PROJECT_ID, "name": "studyai-test", "tenant_id": str(uuid.uuid4())}
             reply = [{**project, "reference_dataset_id": None}]
-        payload = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+        send(self, json.dumps(reply).encode())
 
     do_GET = do_POST = do_PATCH = do_PUT = _handle  # http.server's naming
 

@@ -25,12 +25,13 @@ from benchmarks.fake_answers import CitingChatServer
 from benchmarks.fake_model import ThreadedServer
 from benchmarks.stack import indexed_project
 from core.accounts.passwords import hash_password
-from core.confidence import Calibration, KindModel, chat_model_key, save_calibration
+from core.confidence import Calibration, chat_model_key, save_calibration
 from core.confidence.store import calibration_path
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store.accounts import accounts
 from tests.conftest import Caller, UserFactory
+from tests.label_models import one_signal
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update"]
@@ -56,15 +57,7 @@ class ApiServer(ThreadedServer):
 # A free answer's confidence from its self-check alone, P(yes) as the fake chat model gives it
 # (benchmarks/fake_answers.py SELF_CHECK_YES): 0.95 -> p 0.99 high, 0.5 -> p 0.5 medium, 0.05 -> p 0.01 low.
 TEST_CALIBRATION = {
-    "answer": KindModel(
-        features=("self_yes",),
-        means=(0.5,),
-        scales=(0.1,),
-        coefficients=(1.0,),
-        intercept=0.0,
-        high_min=0.9,
-        low_below=0.2,
-    )
+    "answer": one_signal("self_yes", mean=0.5, scale=0.1, weight=1.0, high_min=0.9, low_below=0.2)
 }
 
 
@@ -171,6 +164,13 @@ async def new_context(browser: Browser, *, phone: bool = False) -> BrowserContex
     return await browser.new_context(viewport=size, locale="en-GB")
 
 
+async def fresh_page(browser: Browser) -> tuple[BrowserContext, Page, PageProblems]:
+    """A page of a new browser context (signed in as nobody), and the problems it will see."""
+    context = await new_context(browser)
+    page = await context.new_page()
+    return context, page, PageProblems(page)
+
+
 async def sign_in(page: Page, base: str, caller: Caller) -> None:
     """Signs in with the caller's API key (the sign-in screen's secondary option, for developers)."""
     await page.goto(f"{base}/app/")
@@ -181,6 +181,7 @@ async def sign_in(page: Page, base: str, caller: Caller) -> None:
 
 
 PASSWORD = "correct horse battery staple 42"
+NEW_PASSWORD = "a brand new passphrase 77"
 
 
 async def password_account(
@@ -203,6 +204,19 @@ async def sign_in_with_password(page: Page, base: str, email: str, password: str
     await page.get_by_label("Password").fill(password)
     await page.get_by_role("button", name="Sign in", exact=True).click()
     await expect(page.get_by_role("heading", name="Projects")).to_be_visible(timeout=LOAD)
+
+
+async def set_password_by_link(browser: Browser, link: str) -> tuple[BrowserContext, Page]:
+    """A new browser opens a reset (or first-password) link and chooses NEW_PASSWORD there: it is then
+    signed in, on the project list. Its context and page."""
+    context = await new_context(browser)
+    page = await context.new_page()
+    await page.goto(link)
+    await expect(page.get_by_role("heading", name="Choose a new password")).to_be_visible(timeout=LOAD)
+    await page.get_by_label("New password").fill(NEW_PASSWORD)
+    await page.get_by_role("button", name="Set password").click()
+    await expect(page.get_by_role("heading", name="Projects")).to_be_visible(timeout=LOAD)
+    return context, page
 
 
 async def invite_and_accept(

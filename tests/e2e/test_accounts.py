@@ -13,10 +13,10 @@ from tests.conftest import changed_settings
 from tests.e2e.conftest import (
     LOAD,
     PASSWORD,
-    PageProblems,
     WebStack,
     axe_violations,
     check,
+    fresh_page,
     new_context,
     password_account,
     sign_in_with_password,
@@ -27,9 +27,7 @@ async def test_password_sign_in_projects_and_sign_out(
     web_stack: WebStack, browser: Browser, db: Any, shots: Path
 ) -> None:
     email = await password_account(db, "student", display_name="Ada Student")
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
+    context, page, problems = await fresh_page(browser)
     await page.goto(f"{web_stack.base}/app/")
     await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible(timeout=LOAD)
     await expect(page.get_by_label("Invitation code")).to_be_visible()

@@ -18,16 +18,17 @@ from core.store.accounts import accounts
 from tests.conftest import Caller, UserFactory, changed_settings, create_project
 from tests.e2e.conftest import (
     LOAD,
+    NEW_PASSWORD,
     PASSWORD,
     PageProblems,
     WebStack,
     check,
+    fresh_page,
     new_context,
     password_account,
+    set_password_by_link,
     sign_in_with_password,
 )
-
-NEW_PASSWORD = "a brand new passphrase 77"
 
 
 async def signed_in_page(browser: Browser, base: str, email: str) -> tuple[BrowserContext, Page]:
@@ -84,9 +85,7 @@ async def test_owner_invites_and_a_student_joins_with_the_code(
     await check(page, shots, "31-invitations")
 
     # The student: the code typed on the sign-in screen, its preview, a new account made with it.
-    student = await new_context(browser)
-    spage = await student.new_page()
-    student_problems = PageProblems(spage)
+    student, spage, student_problems = await fresh_page(browser)
     await spage.goto(f"{web_stack.base}/app/")
     await spage.get_by_label("Invitation code").fill(code.lower())
     await check(spage, shots, "join-1-code")
@@ -104,6 +103,7 @@ async def test_owner_invites_and_a_student_joins_with_the_code(
     await expect(spage.get_by_role("navigation", name="Your account")).to_contain_text("Bea Student")
     await check(spage, shots, "join-3-joined")
     assert await spage.evaluate("() => localStorage.length + sessionStorage.length") == 0
+    await student.close()  # the student is done
 
     # The owner sees the use counted, and the student among the members.
     await page.reload()
@@ -117,7 +117,6 @@ async def test_owner_invites_and_a_student_joins_with_the_code(
     await expect(page.get_by_text("Password reset link for")).to_have_count(0)
     assert problems.errors == [] and student_problems.errors == []
     await context.close()
-    await student.close()
 
 
 async def test_join_by_link_signed_in_and_by_signing_in_on_the_join_page(
@@ -221,9 +220,7 @@ async def test_first_run_then_administration_and_a_reset_link(
     token = await accounts.issue_token(db, kind="setup", hours=1)
     student = await password_account(db, "student", display_name="Caio Student")
 
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
+    context, page, problems = await fresh_page(browser)
     await page.goto(f"{web_stack.base}/app/")
     await expect(page.get_by_text("no administrator yet")).to_be_visible()
     await page.goto(f"{web_stack.base}/app/#/setup?token={token}")
@@ -255,13 +252,7 @@ async def test_first_run_then_administration_and_a_reset_link(
     assert problems.errors == []
 
     # The student opens the link: a new password, signed in at once; the old password no longer works.
-    other = await new_context(browser)
-    spage = await other.new_page()
-    await spage.goto(link)
-    await expect(spage.get_by_role("heading", name="Choose a new password")).to_be_visible(timeout=LOAD)
-    await spage.get_by_label("New password").fill(NEW_PASSWORD)
-    await spage.get_by_role("button", name="Set password").click()
-    await expect(spage.get_by_role("heading", name="Projects")).to_be_visible(timeout=LOAD)
+    other, spage = await set_password_by_link(browser, link)
     await spage.goto(link)
     await spage.reload()
     await expect(spage.get_by_role("alert")).to_contain_text("expired or was already used")

@@ -26,24 +26,23 @@ from playwright.async_api import Browser, BrowserContext, Page, expect
 from tests.conftest import UserFactory, changed_settings
 from tests.e2e.conftest import (
     LOAD,
+    NEW_PASSWORD,
     PASSWORD,
     OpenPage,
     PageProblems,
     WebStack,
     check,
-    new_context,
+    fresh_page,
     password_account,
+    set_password_by_link,
     sign_in_with_password,
 )
 
-NEW_PASSWORD = "a brand new passphrase 77"
 SENT = "they will see it when they sign in with that address"
 
 
 async def signed_in(browser: Browser, base: str, email: str) -> tuple[BrowserContext, Page, PageProblems]:
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
+    context, page, problems = await fresh_page(browser)
     await sign_in_with_password(page, base, email)
     return context, page, problems
 
@@ -192,13 +191,7 @@ async def test_an_administrator_creates_a_teacher_who_sets_a_password_with_the_l
         assert problems.expected("status of 409") == []  # the taken email's refusal
 
         # The teacher opens the link: a password, signed in, and offered "New project".
-        other = await new_context(browser)
-        tpage = await other.new_page()
-        await tpage.goto(link)
-        await expect(tpage.get_by_role("heading", name="Choose a new password")).to_be_visible(timeout=LOAD)
-        await tpage.get_by_label("New password").fill(NEW_PASSWORD)
-        await tpage.get_by_role("button", name="Set password").click()
-        await expect(tpage.get_by_role("heading", name="Projects")).to_be_visible(timeout=LOAD)
+        other, tpage = await set_password_by_link(browser, link)
         await expect(tpage.get_by_role("navigation", name="Your account")).to_contain_text("Tomás Teacher")
         await expect(tpage.get_by_role("heading", name="New project")).to_be_visible()
         await tpage.get_by_label("Name").fill("Chemistry 9A")
@@ -289,9 +282,7 @@ async def test_forgot_password_only_with_mail_the_same_answer_for_any_email_and_
     web_stack: WebStack, browser: Browser, db: Any, shots: Path
 ) -> None:
     email = await password_account(db, "forgetful")
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
+    context, page, problems = await fresh_page(browser)
     await page.goto(f"{web_stack.base}/app/")
     await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible(timeout=LOAD)
     await expect(page.get_by_role("link", name="Forgot your password?")).to_have_count(0)  # no mail here
@@ -318,13 +309,7 @@ async def test_forgot_password_only_with_mail_the_same_answer_for_any_email_and_
         [link] = re.findall(r"\S+/app/#/reset\?token=\S+", message.get_content())
         assert link.startswith(web_stack.base), link
 
-        other = await new_context(browser)
-        rpage = await other.new_page()
-        await rpage.goto(link)
-        await expect(rpage.get_by_role("heading", name="Choose a new password")).to_be_visible(timeout=LOAD)
-        await rpage.get_by_label("New password").fill(NEW_PASSWORD)
-        await rpage.get_by_role("button", name="Set password").click()
-        await expect(rpage.get_by_role("heading", name="Projects")).to_be_visible(timeout=LOAD)
+        other, _ = await set_password_by_link(browser, link)
         await other.close()
     async with httpx.AsyncClient(base_url=web_stack.base) as http:
         old = await http.post("/auth/login", json={"email": email, "password": PASSWORD})

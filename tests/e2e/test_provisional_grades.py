@@ -15,15 +15,15 @@ import pytest
 from playwright.async_api import Page, expect
 
 from core.confidence import Calibration
-from core.confidence.model import KindModel
 from tests.conftest import Caller, UserFactory, change_runtime
 from tests.e2e.conftest import Course, OpenPage, WebStack, check, invite_and_accept
+from tests.label_models import one_signal
 
 # p = 0.5 for every grade, below low_below: every model grade is labelled low.
 ALWAYS_LOW = Calibration(
     "e2e-chat",
     "e2e-embedding",
-    {"grade": KindModel(("score",), (0.5,), (1.0,), (0.0,), 0.0, high_min=0.9, low_below=0.6)},
+    {"grade": one_signal("score", mean=0.5, scale=1.0, weight=0.0, high_min=0.9, low_below=0.6)},
 )
 ANSWER = "It is dropped when its owner goes out of scope."
 

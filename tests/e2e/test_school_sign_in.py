@@ -26,12 +26,13 @@ from tests.e2e.conftest import (
     PageProblems,
     WebStack,
     axe_violations,
+    fresh_page,
     new_context,
     password_account,
     sign_in_with_password,
 )
 from tests.lti_platform import CLAIM, LIS, launch_token, platform_key, platform_server
-from tests.oidc_provider import running_provider
+from tests.oidc_provider import running_provider, set_claims
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +52,8 @@ def school(web_stack: WebStack) -> Iterator[str]:
 
 async def test_sign_in_with_the_schools_login(web_stack: WebStack, browser: Browser, school: str) -> None:
     sub, email = f"student-{time.time_ns()}", f"ana-{time.time_ns()}@school.example"
-    async with httpx.AsyncClient() as http:
-        claims = {"email": email, "email_verified": True, "name": "Ana"}
-        assert (await http.put(f"{school}/users/{sub}", json=claims)).status_code == 204
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
+    await set_claims(school, sub, email=email, email_verified=True, name="Ana")
+    context, page, problems = await fresh_page(browser)
     await page.goto(f"{web_stack.base}/app/")
     school_link = page.get_by_role("link", name=re.compile("Sign in with Escola Modelo"))
     await expect(school_link).to_be_visible()
@@ -85,12 +82,8 @@ async def test_a_password_account_links_its_school_login_from_the_account_screen
     school login then opens the same account, and the offer is gone."""
     email = await password_account(db, "linker")
     sub = f"linker-{time.time_ns()}"
-    async with httpx.AsyncClient() as http:
-        claims = {"email": email, "email_verified": True, "name": "Lia"}
-        assert (await http.put(f"{school}/users/{sub}", json=claims)).status_code == 204
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
+    await set_claims(school, sub, email=email, email_verified=True, name="Lia")
+    context, page, problems = await fresh_page(browser)
     await sign_in_with_password(page, web_stack.base, email)
     await page.get_by_role("link", name="Account", exact=True).click()
     link = page.get_by_role("button", name="Link your school login")
@@ -276,9 +269,7 @@ async def test_a_launch_outside_a_frame_signs_the_browser_in_only_after_continue
     platform = registered
     person = f"student{time.time_ns()}"
     platform.roles[person] = "Learner"
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
+    context, page, problems = await fresh_page(browser)
     await page.goto(f"{platform.url}/link?person={person}")  # the course's link, at the top level
     asks = page.get_by_text(re.compile("Continue as"))
     opens = page.get_by_role("link", name="Open studyAI")  # a launch page that waits for a click

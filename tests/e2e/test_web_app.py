@@ -18,10 +18,9 @@ from tests.e2e.conftest import (
     QUESTION,
     Course,
     OpenPage,
-    PageProblems,
     WebStack,
     check,
-    new_context,
+    fresh_page,
     sign_in,
 )
 
@@ -30,9 +29,7 @@ async def test_sign_in_create_project_and_upload(
     web_stack: WebStack, browser: Browser, make_user: UserFactory, shots: Path
 ) -> None:
     user = await make_user("student")
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
+    context, page, problems = await fresh_page(browser)
     await page.goto(f"{web_stack.base}/app/")
     await expect(page.get_by_role("heading", name="Sign in to studyAI")).to_be_visible()
     await check(page, shots, "01-sign-in")
@@ -217,9 +214,7 @@ A value has one owner[^1], and it is dropped at the end of its owner's scope[^2]
 async def test_note_footnotes_become_a_references_list(web_stack: WebStack, browser: Browser) -> None:
     """A note's `[^n]` citations (as the note writer makes them): superscript numbers carrying the
     source as their title, and the definitions one numbered list, through the sanitiser."""
-    context = await new_context(browser)
-    page = await context.new_page()
-    problems = PageProblems(page)
+    context, page, problems = await fresh_page(browser)
     await page.goto(f"{web_stack.base}/app/")
     rendered = await page.evaluate(
         """async (text) => {

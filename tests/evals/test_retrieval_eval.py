@@ -14,11 +14,12 @@ import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from core.embeddings.models import make_embeddings
-from core.retrieval import Candidate, RetrievalConfig, Retriever
+from core.retrieval import Candidate, Retriever
 from core.retrieval.rerankers.blend import ScoreBlend
 from core.retrieval.rerankers.none import FusedOrder
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
+from core.settings.retrieval import RetrievalSettings
 from core.store.sql.pool import open_pool
 from evals.retrieval.__main__ import write_chart
 from evals.retrieval.beir import BeirDataset, BeirDocument, load_dataset, load_qrels
@@ -205,7 +206,7 @@ async def test_runner_core_loads_through_the_api_and_scores_every_system(
     embeddings = await asyncio.to_thread(make_embeddings, settings)
     progress: list[tuple[int, int]] = []
     retriever = Retriever(
-        pool, embeddings, FusedOrder(), RetrievalConfig(candidate_depth=100, rerank_depth=100)
+        pool, embeddings, FusedOrder(), RetrievalSettings(candidate_depth=100, rerank_depth=100)
     )
     results = await evaluate_queries(
         retriever,

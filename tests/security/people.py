@@ -144,6 +144,15 @@ def class_with_code(stack: Stack, teacher: Browser, name: str = "Class 7C") -> t
     return project_id, invitation.json()["code"]
 
 
+def teacher_with_class(stack: Stack, name: str = "teacher") -> tuple[Browser, str, str]:
+    """A teacher's account with PASSWORD, signed in, with a new project and an invitation code to it:
+    (the teacher's browser, project id, code)."""
+    email, _ = password_account(stack, name, teacher=True)
+    teacher = Browser(stack)
+    teacher.sign_in(email)
+    return (teacher, *class_with_code(stack, teacher))
+
+
 def join_with_new_account(browser: Browser, code: str, name: str) -> tuple[str, dict[str, Any]]:
     """A student who joins with the class code on a phone, creating a plain account: (email, answer)."""
     email = new_email(name)

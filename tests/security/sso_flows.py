@@ -49,7 +49,8 @@ def register(admin: Browser, issuer: str, jwks_url: str) -> dict[str, Any]:
     return response.json()
 
 
-def launch(stack: Stack, browser: Browser, issuer: str, key: RSAKey, **claims: Any) -> httpx.Response:
+def lti_login(stack: Stack, browser: Browser, issuer: str) -> dict[str, str]:
+    """The platform's login initiation: the query of our redirect to its authorization page (state, nonce)."""
     form = {
         "iss": issuer,
         "login_hint": "h",
@@ -58,7 +59,11 @@ def launch(stack: Stack, browser: Browser, issuer: str, key: RSAKey, **claims: A
     }
     started = browser.http.post("/lti/login", data=form, headers={"Origin": issuer})
     assert started.status_code == 302, started.text
-    params = {k: v[0] for k, v in parse_qs(urlsplit(started.headers["location"]).query).items()}
+    return {k: v[0] for k, v in parse_qs(urlsplit(started.headers["location"]).query).items()}
+
+
+def launch(stack: Stack, browser: Browser, issuer: str, key: RSAKey, **claims: Any) -> httpx.Response:
+    params = lti_login(stack, browser, issuer)
     token = launch_token(
         key,
         issuer=issuer,

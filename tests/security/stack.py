@@ -7,7 +7,6 @@ reads whole."""
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -18,9 +17,11 @@ import httpx
 from benchmarks.fake_model import free_port
 from core.runtime.services import ServiceUrls
 from core.store.sql.migrations import apply_migrations
+from evals.harness.worker import stop_worker
 from tests.conftest import REPO_ROOT
 from tests.mail_server import Inbox, smtp_server
 from tests.oidc_provider import running_provider
+from tests.processes import wait_for_health
 from tests.upgrade.history import scratch_database
 
 OIDC_CLIENT = "studyai-security-tests"
@@ -95,29 +96,16 @@ def running_stack(urls: ServiceUrls, data_dir: Path) -> Iterator[Stack]:
                 stderr=log,
                 cwd=REPO_ROOT,
             )
-        stack.callback(_stop, process)
+        stack.callback(stop_worker, process)  # the same end as a worker process
         base = env["PUBLIC_URL"]
         _wait_until_up(base, process, log_path)
         yield Stack(base, database_url, issuer, inbox, log_path, process)
 
 
 def _wait_until_up(base: str, process: subprocess.Popen[bytes], log_path: Path) -> None:
-    deadline = time.monotonic() + 240  # the lifespan loads the embedding model
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the API process exited:\n{log_path.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("the API process did not start in time")
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    # 240 s: the lifespan loads the embedding model.
+    outcome = wait_for_health(base, process, timeout=240, poll_s=0.2)
+    if outcome == "exited":
+        raise RuntimeError(f"the API process exited:\n{log_path.read_text()[-3000:]}")
+    if outcome != "healthy":
+        raise RuntimeError("the API process did not start in time")

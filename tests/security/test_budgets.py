@@ -8,9 +8,9 @@ from tests.security.people import (
     Browser,
     api_key,
     bearer,
-    class_with_code,
     fresh_address,
     password_account,
+    teacher_with_class,
 )
 from tests.security.stack import Stack
 
@@ -48,10 +48,7 @@ def test_wrong_keys_never_lock_out_a_valid_session_or_key_at_the_same_address(st
 
 
 def test_wrong_codes_spend_the_guessers_own_budget(stack: Stack) -> None:
-    teacher_email, _ = password_account(stack, "teacher", teacher=True)
-    teacher = Browser(stack)
-    teacher.sign_in(teacher_email)
-    project_id, code = class_with_code(stack, teacher)
+    _, project_id, code = teacher_with_class(stack)
     nat = fresh_address()
     guesser_email, _ = password_account(stack, "guesser")
     classmate_email, _ = password_account(stack, "classmate")

@@ -22,7 +22,7 @@ from tests.security.people import (
     password_account,
     unique,
 )
-from tests.security.sso_flows import provider_user, register
+from tests.security.sso_flows import lti_login, provider_user, register, ticket_of
 from tests.security.stack import Stack
 
 
@@ -97,14 +97,7 @@ def test_no_token_code_or_state_reaches_any_log_line(stack: Stack, data_dir: Pat
         issuer = f"https://lms-{time.time_ns()}.example"
         register(admin, issuer, f"{lms}/jwks")
         lti = Browser(stack)
-        form = {
-            "iss": issuer,
-            "login_hint": "h",
-            "target_link_uri": f"{stack.base}/lti/launch",
-            "client_id": "studyai",
-        }
-        started = lti.http.post("/lti/login", data=form, headers={"Origin": issuer})
-        params = {k: v[0] for k, v in parse_qs(urlsplit(started.headers["location"]).query).items()}
+        params = lti_login(stack, lti, issuer)
         id_token = launch_token(
             key, issuer=issuer, client_id="studyai", nonce=params["nonce"], tool=stack.base, deployment="d1"
         )
@@ -112,7 +105,7 @@ def test_no_token_code_or_state_reaches_any_log_line(stack: Stack, data_dir: Pat
         page = lti.http.post(
             "/lti/launch", data={"id_token": id_token, "state": params["state"]}, headers={"Origin": issuer}
         )
-        ticket = re.search(r"/auth/ticket/([A-Za-z0-9_-]+)", page.text).group(1)  # type: ignore[union-attr]
+        ticket = ticket_of(page)
         secrets.add(ticket)
         assert lti.http.get(f"/auth/ticket/{ticket}").status_code == 200
         assert lti.http.post("/auth/ticket", data={"ticket": ticket}).status_code == 303

@@ -10,10 +10,10 @@ from tests.security.people import (
     PASSWORD,
     Browser,
     bearer,
-    class_with_code,
     new_email,
     password_account,
     sql,
+    teacher_with_class,
     unique,
 )
 from tests.security.sso_flows import launch, provider_user, register, school_sign_in, ticket_of
@@ -24,10 +24,7 @@ def test_a_squatters_password_does_not_survive_the_teachers_school_login(stack: 
     """A student with a class code signs up under the teacher's address (never verified) before the
     teacher ever signs in; the teacher's school login then links to that account and removes the
     password the student chose, with every session and key it opened."""
-    teacher_email, _ = password_account(stack, "head", teacher=True)
-    head = Browser(stack)
-    head.sign_in(teacher_email)
-    _, code = class_with_code(stack, head)
+    _, _, code = teacher_with_class(stack, "head")
     victim_address = new_email("teacher")
     squatter = Browser(stack, "127.0.0.3")
     body = {"code": code, "email": victim_address, "password": PASSWORD}
@@ -134,10 +131,7 @@ def test_an_invitation_by_email_reaches_only_a_proven_address(stack: Stack) -> N
     with a class code signs up under that address first. The squatter neither sees nor answers the
     invitation (its address is proven by nothing); the colleague, signing in with the school login that
     vouches for the address, takes the account over and accepts it."""
-    teacher_email, _ = password_account(stack, "head", teacher=True)
-    head = Browser(stack)
-    head.sign_in(teacher_email)
-    project_id, code = class_with_code(stack, head)
+    head, project_id, code = teacher_with_class(stack, "head")
     colleague = new_email("colleague")
     invited = head.post(f"/projects/{project_id}/members", json={"email": colleague, "role": "owner"})
     assert invited.status_code == 202

@@ -18,15 +18,13 @@ from tests.security.people import (
     new_email,
     password_account,
     sql,
+    teacher_with_class,
 )
 from tests.security.stack import Stack
 
 
 def test_the_four_step_takeover_fails(stack: Stack) -> None:
-    teacher_email, _ = password_account(stack, "teacher", teacher=True)
-    teacher = Browser(stack)
-    teacher.sign_in(teacher_email)
-    _, code = class_with_code(stack, teacher)
+    teacher, _, code = teacher_with_class(stack)
     victim, attacker = Browser(stack, "127.0.0.2"), Browser(stack, "127.0.0.3")
     victim_email, _ = join_with_new_account(victim, code, "victim")
     join_with_new_account(attacker, code, "attacker")

@@ -114,32 +114,20 @@ async def searches(database_url: str, *, bm25: bool = True) -> dict[str, list[tu
         # Counted here: project_chunk_stats, which the retriever reads for it, starts at migration 0002.
         cur = await conn.execute("SELECT count(*) AS n FROM chunks WHERE project_id = %s", (BIOLOGY,))
         size = int((await cur.fetchone() or {"n": 0})["n"])
-        results: dict[str, list[tuple[int, float]]] = {
-            "exact": (
-                await dense_candidates(
-                    conn,
-                    project_id=BIOLOGY,
-                    query_vector=query,
-                    filters=Filters(),
-                    depth=5,
-                    exact_below=size,
-                    ef_search=40,
-                    project_size=size,
-                )
-            ).rows,
-            "hnsw": (
-                await dense_candidates(
-                    conn,
-                    project_id=BIOLOGY,
-                    query_vector=query,
-                    filters=Filters(),
-                    depth=5,
-                    exact_below=0,
-                    ef_search=40,
-                    project_size=size,
-                )
-            ).rows,
-        }
+        results: dict[str, list[tuple[int, float]]] = {}
+        # A project smaller than exact_below is searched exactly: "exact" always is, "hnsw" never.
+        for name, exact_below in (("exact", size), ("hnsw", 0)):
+            dense = await dense_candidates(
+                conn,
+                project_id=BIOLOGY,
+                query_vector=query,
+                filters=Filters(),
+                depth=5,
+                exact_below=exact_below,
+                ef_search=40,
+                project_size=size,
+            )
+            results[name] = dense.rows
         if bm25:
             results["bm25"] = await lexical_candidates(
                 conn,

@@ -17,6 +17,8 @@ from psycopg.conninfo import make_conninfo
 from core.store.sql.migrations import apply_migrations, migration_files
 
 FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
+MIGRATIONS = [path.stem for path in migration_files()]  # oldest first
+HEAD = MIGRATIONS[-1]
 
 # Kept by triggers from the chunks, so they change whenever a later era adds chunks: checked against a
 # recount (DATA_MODEL invariant 6) instead of row by row.

@@ -14,15 +14,12 @@ from core.store.sql.migrations import (
     MigrationFailed,
     SchemaNewerThanCode,
     apply_migrations,
-    migration_files,
     plan_migrations,
 )
 from tests.conftest import studyai
-from tests.upgrade.history import scratch_database
+from tests.upgrade.history import HEAD, MIGRATIONS, scratch_database
 from workers.main import run as run_worker
 
-MIGRATIONS = [path.stem for path in migration_files()]
-HEAD = MIGRATIONS[-1]
 NEWER = (
     f"The database is at migration 9999_future, newer than this studyAI (latest {HEAD}): run the newer"
     " release, or restore a backup taken before the upgrade."

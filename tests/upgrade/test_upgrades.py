@@ -8,7 +8,7 @@ import psycopg
 import pytest
 
 from core.runtime.services import ServiceUrls
-from core.store.sql.migrations import apply_migrations, migration_files
+from core.store.sql.migrations import apply_migrations
 from tests.upgrade.checks import (
     ENERGY_DOC,
     broken_rules,
@@ -17,10 +17,17 @@ from tests.upgrade.checks import (
     unfinished_in_fixtures,
     unfinished_jobs,
 )
-from tests.upgrade.history import DERIVED_TABLES, FIXTURES_DIR, History, build_era, scratch_database, snapshot
+from tests.upgrade.history import (
+    DERIVED_TABLES,
+    FIXTURES_DIR,
+    HEAD,
+    MIGRATIONS,
+    History,
+    build_era,
+    scratch_database,
+    snapshot,
+)
 
-MIGRATIONS = [path.stem for path in migration_files()]
-HEAD = MIGRATIONS[-1]
 # Upgrades from older heads straight to this one; HEAD itself is the path taken one migration at a time.
 OLDER_HEADS = ["0001_init", "0010_job_recovery", "0014_study_scheduling", "0017_course_formats"]
 SEARCHABLE_FROM = "0009_lexeme_stats"  # the retriever's BM25 reads the lexeme statistics of 0009

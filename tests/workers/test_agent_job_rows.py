@@ -66,10 +66,7 @@ async def sampled_answer(runtime: Runtime, db: Conn, who: str) -> tuple[uuid.UUI
     audit = Audit("req-agent-jobs", runtime.pool, runtime.settings, runtime.redis, None, random.Random(0))
     query_id = await audit.record(
         JobCaller.of(project.id, user.id, rate=1.0),
-        agent="qa",
-        question="What is a constant?",
-        answer="A value bound to a name.",
-        outcome="answered",
+        history.RunRecord("qa", "What is a constant?", answer="A value bound to a name.", outcome="answered"),
         judge=True,
     )
     assert query_id is not None

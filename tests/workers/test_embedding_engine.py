@@ -3,15 +3,13 @@ and each stored vector is, bit for bit, what the engine gives the chunk's text i
 
 import hashlib
 import subprocess
-from typing import Any
 
 import httpx
 import numpy as np
-import psycopg
 
 from core.embeddings.e5.engine import E5OnnxEmbeddings
 from core.settings import Settings
-from tests.conftest import UserFactory, create_project, upload, wait_for_job
+from tests.conftest import Conn, UserFactory, create_project, index_documents
 
 NOTES = """# Recursion
 
@@ -31,21 +29,18 @@ async def test_worker_stores_the_engines_vectors(
     client: httpx.AsyncClient,
     worker: subprocess.Popen[bytes],
     make_user: UserFactory,
-    db: psycopg.AsyncConnection[dict[str, Any]],
+    db: Conn,
     settings: Settings,
 ) -> None:
     assert settings.embeddings.model == "e5-small-enpt-onnx-int8"
     owner = await make_user("embedder")
     project_id = await create_project(client, owner)
-    response = await upload(client, owner, project_id, "recursion.md", NOTES.encode())
-    assert response.status_code == 202, response.text
-    job = await wait_for_job(client, owner, project_id, response.json()["job_id"])
-    assert job["status"] == "succeeded", job
+    document_id = (await index_documents(client, owner, project_id, {"recursion.md": NOTES}))["recursion.md"]
 
     cur = await db.execute(
         "SELECT context_header, text, content_hash, embedding_model, embedding::text AS embedding"
         " FROM chunks WHERE project_id = %s AND document_id = %s ORDER BY ordinal",
-        (project_id, response.json()["document_id"]),
+        (project_id, document_id),
     )
     chunks = await cur.fetchall()
     assert chunks and {c["embedding_model"] for c in chunks} == {"e5-small-enpt-onnx-int8"}

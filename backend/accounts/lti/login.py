@@ -9,6 +9,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 from core.accounts.secrets import new_token
 from core.store.accounts import auth_flows
 from core.store.accounts import lti as lti_store
+from core.store.accounts.auth_flows import AuthFlow
 from core.store.sql.access import Connection
 
 
@@ -40,9 +41,8 @@ async def start_login(conn: Connection, request: LoginRequest, *, launch_url: st
         raise LoginRefused("unknown deployment")
     state, nonce = new_token(), new_token()
     # target_link_uri is kept for the record only: the launch goes to the course's project, never to it.
-    await auth_flows.start(
-        conn, state=state, kind="lti", nonce=nonce, platform_id=platform.id, next_path=request.target_link_uri
-    )
+    flow = AuthFlow(state, "lti", nonce, platform_id=platform.id, next_path=request.target_link_uri)
+    await auth_flows.start(conn, flow)
     params = {
         "scope": "openid",
         "response_type": "id_token",

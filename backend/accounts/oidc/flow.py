@@ -24,6 +24,7 @@ from core.accounts.secrets import new_token, same, token_hash
 from core.observability.audit import Audit
 from core.settings import Settings
 from core.store.accounts import accounts, auth_flows, identities
+from core.store.accounts.auth_flows import AuthFlow
 from core.store.sql.access import Connection
 from core.store.sql.pool import Database
 
@@ -86,16 +87,10 @@ async def begin(
     state, nonce, verifier, browser = new_token(), new_token(), new_token(48), new_token()
     after, browser_hash = safe_next(next_path), token_hash(browser)
     async with db.connection() as conn, conn.transaction():
-        await auth_flows.start(
-            conn,
-            state=state,
-            kind="oidc",
-            nonce=nonce,
-            code_verifier=verifier,
-            browser_hash=browser_hash,
-            next_path=after,
-            link_user_id=link_user_id,
+        flow = AuthFlow(
+            state, "oidc", nonce, verifier, browser_hash, next_path=after, link_user_id=link_user_id
         )
+        await auth_flows.start(conn, flow)
     async with _client(settings, redirect_uri) as client:
         url, _ = client.create_authorization_url(
             metadata.authorization_endpoint, state=state, code_verifier=verifier, nonce=nonce

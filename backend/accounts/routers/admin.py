@@ -29,7 +29,7 @@ async def list_users(
     admin_user: AdminDep, db: DbDep, page: PageDep, q: str | None = Query(default=None, max_length=254)
 ) -> list[AccountOut]:
     """Every account by email; `q` keeps those whose email contains it."""
-    rows = await admin.list_accounts(db, query=q or None, **page)
+    rows = await admin.list_accounts(db, query=q or None, page=page)
     return [AccountOut.model_validate(row) for row in rows]
 
 
@@ -107,4 +107,4 @@ async def reset_link(
 @router.get("/audit")
 async def audit(admin_user: AdminDep, db: DbDep, page: EventPageDep) -> list[SecurityEventOut]:
     """Every security event of the server, newest first."""
-    return [SecurityEventOut.model_validate(row) for row in await admin.events(db, **page)]
+    return [SecurityEventOut.model_validate(row) for row in await admin.events(db, page=page)]

@@ -72,7 +72,7 @@ async def list_invitations(
     request: Request, access: ProjectOwnerDep, db: DbDep, settings: SettingsDep, page: PageDep
 ) -> list[InvitationOut]:
     """The project's invitations, newest first, revoked and expired ones included (owners only)."""
-    rows = await code_service.list_codes(db, **access.scope, **page)
+    rows = await code_service.list_codes(db, **access.scope, page=page)
     return [_out(row, request, settings) for row in rows]
 
 
@@ -163,7 +163,7 @@ async def list_member_invitations(
     access: ProjectOwnerDep, db: DbDep, page: PageDep
 ) -> list[MemberInvitationOut]:
     """The project's invitations by e-mail that wait for an answer, newest first (owners only)."""
-    rows = await invitations.pending_for_project(db, **access.scope, **page)
+    rows = await invitations.pending_for_project(db, **access.scope, page=page)
     return [MemberInvitationOut.model_validate(row) for row in rows]
 
 

@@ -102,7 +102,7 @@ async def revoke_key(key_id: UUID, db: DbDep, user: UserDep, audit: AuditDep) ->
 @router.get("/audit")
 async def my_events(db: DbDep, user: UserDep, page: EventPageDep) -> list[schemas.SecurityEventOut]:
     """The caller's account events (keys created and revoked, by them or by the operator), newest first."""
-    rows = await credentials.own_events(db, user_id=user.id, **page)
+    rows = await credentials.own_events(db, user_id=user.id, page=page)
     return [schemas.SecurityEventOut.model_validate(row) for row in rows]
 
 

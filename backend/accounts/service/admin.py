@@ -14,6 +14,7 @@ from core.store.accounts import accounts, security_events
 from core.store.accounts.accounts import Account
 from core.store.accounts.security_events import SecurityEvent
 from core.store.sql.access import Connection
+from core.store.sql.listing import Page
 from core.store.sql.pool import Database
 
 
@@ -23,9 +24,9 @@ class Created:
     link: ResetLink
 
 
-async def list_accounts(db: Database, *, query: str | None, limit: int, offset: int) -> list[Account]:
+async def list_accounts(db: Database, *, query: str | None, page: Page) -> list[Account]:
     async with db.connection() as conn:
-        return await accounts.list_accounts(conn, query=query, limit=limit, offset=offset)
+        return await accounts.list_accounts(conn, query=query, page=page)
 
 
 async def create_account(
@@ -66,6 +67,6 @@ async def _teacher_event(
     await audit.event(conn, action, admin_id, user_id, {} if admin_id else {"via": "cli"})
 
 
-async def events(db: Database, *, limit: int, offset: int) -> list[SecurityEvent]:
+async def events(db: Database, *, page: Page) -> list[SecurityEvent]:
     async with db.connection() as conn:
-        return await security_events.all_events(conn, limit=limit, offset=offset)
+        return await security_events.all_events(conn, page=page)

@@ -23,6 +23,7 @@ from core.store.accounts import invitations
 from core.store.accounts.invitation_mail import live_invitation
 from core.store.accounts.invitations import Invitation, Preview, Redeemed
 from core.store.sql.access import Connection
+from core.store.sql.listing import Page
 from core.store.sql.pool import Database
 
 NO_SUCH_INVITATION = "No such invitation, or it has expired."
@@ -68,12 +69,9 @@ async def create_code(
     return created
 
 
-async def list_codes(
-    db: Database, *, project_id: UUID, user_id: UUID, limit: int, offset: int
-) -> list[Invitation]:
+async def list_codes(db: Database, *, project_id: UUID, user_id: UUID, page: Page) -> list[Invitation]:
     async with db.connection() as conn:
-        page = {"limit": limit, "offset": offset}
-        return await invitations.list_for_project(conn, project_id=project_id, user_id=user_id, **page)
+        return await invitations.list_for_project(conn, project_id=project_id, user_id=user_id, page=page)
 
 
 async def mail_code(

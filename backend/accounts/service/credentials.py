@@ -19,6 +19,7 @@ from core.store.accounts.api_keys import ApiKey
 from core.store.accounts.security_events import SecurityEvent
 from core.store.accounts.sessions import BrowserSession
 from core.store.sql.access import Connection
+from core.store.sql.listing import Page
 from core.store.sql.pool import Database
 
 WRONG_PASSWORD = "Wrong current password."
@@ -180,7 +181,7 @@ async def _log_key(
     await audit.event(conn, action, user_id, user_id, shown, about=key.id)
 
 
-async def own_events(db: Database, *, user_id: UUID, limit: int, offset: int) -> list[SecurityEvent]:
+async def own_events(db: Database, *, user_id: UUID, page: Page) -> list[SecurityEvent]:
     """The account's own events (its keys, sessions and password, by it or by an administrator)."""
     async with db.connection() as conn:
-        return await security_events.user_events(conn, user_id=user_id, limit=limit, offset=offset)
+        return await security_events.user_events(conn, user_id=user_id, page=page)

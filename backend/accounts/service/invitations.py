@@ -17,6 +17,7 @@ from core.settings import Settings
 from core.store.accounts import invitations, member_invitations
 from core.store.accounts.member_invitations import Answered, PersonalInvitation
 from core.store.sql.access import Connection
+from core.store.sql.listing import Page
 from core.store.sql.pool import Database
 from core.store.sql.rows import fetch_required
 
@@ -66,12 +67,11 @@ async def invite_person(
 
 
 async def pending_for_project(
-    db: Database, *, project_id: UUID, user_id: UUID, limit: int, offset: int
+    db: Database, *, project_id: UUID, user_id: UUID, page: Page
 ) -> list[PersonalInvitation]:
     async with db.connection() as conn:
-        page = {"limit": limit, "offset": offset}
         return await member_invitations.pending_for_project(
-            conn, project_id=project_id, user_id=user_id, **page
+            conn, project_id=project_id, user_id=user_id, page=page
         )
 
 

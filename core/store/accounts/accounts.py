@@ -10,6 +10,7 @@ from psycopg.rows import class_row, scalar_row
 
 from core.accounts.secrets import new_token, token_hash
 from core.store.sql.access import Connection
+from core.store.sql.listing import Page
 from core.store.sql.rows import columns, fetch_all, fetch_one, fetch_required
 
 
@@ -181,7 +182,7 @@ async def count_admins(conn: Connection) -> int:
     )
 
 
-async def list_accounts(conn: Connection, *, query: str | None, limit: int, offset: int) -> list[Account]:
+async def list_accounts(conn: Connection, *, query: str | None, page: Page) -> list[Account]:
     """Every account, by email, optionally those whose email contains `query` (administrators only)."""
     return await fetch_all(
         conn,
@@ -189,7 +190,7 @@ async def list_accounts(conn: Connection, *, query: str | None, limit: int, offs
         f"SELECT {_ACCOUNT_COLUMNS} FROM users"
         " WHERE %(query)s::text IS NULL OR strpos(email, lower(%(query)s)) > 0"
         " ORDER BY email LIMIT %(limit)s OFFSET %(offset)s",
-        {"query": query, "limit": limit, "offset": offset},
+        {"query": query, **page},
     )
 
 

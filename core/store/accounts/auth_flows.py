@@ -3,7 +3,7 @@
 SameSite=Lax cookie is not sent; `browser_hash` binds a flow to the browser that started it where a
 cookie can be read back (OIDC: a top-level redirect)."""
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from uuid import UUID
 
 from psycopg.rows import class_row
@@ -19,32 +19,24 @@ class AuthFlow:
     state: str
     kind: str
     nonce: str
-    code_verifier: str | None
-    browser_hash: str | None
-    platform_id: UUID | None
-    next_path: str | None
-    link_user_id: UUID | None  # an OIDC sign-in from the account screen: link the login to this account
+    code_verifier: str | None = None
+    browser_hash: str | None = None
+    platform_id: UUID | None = None
+    next_path: str | None = None
+    # An OIDC sign-in from the account screen: link the login to this account.
+    link_user_id: UUID | None = None
 
 
-async def start(
-    conn: Connection,
-    *,
-    state: str,
-    kind: str,
-    nonce: str,
-    code_verifier: str | None = None,
-    browser_hash: str | None = None,
-    platform_id: UUID | None = None,
-    next_path: str | None = None,
-    link_user_id: UUID | None = None,
-) -> None:
+_FIELDS = [field.name for field in fields(AuthFlow)]
+_INSERT = (
+    f"INSERT INTO auth_flows ({', '.join(_FIELDS)}, expires_at) VALUES"
+    f" ({', '.join(f'%({name})s' for name in _FIELDS)}, now() + make_interval(mins => %(minutes)s))"
+)
+
+
+async def start(conn: Connection, flow: AuthFlow) -> None:
     await conn.execute("DELETE FROM auth_flows WHERE expires_at < now()")
-    await conn.execute(
-        "INSERT INTO auth_flows (state, kind, nonce, code_verifier, browser_hash, platform_id, next_path,"
-        " link_user_id, expires_at)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, now() + make_interval(mins => %s))",
-        (state, kind, nonce, code_verifier, browser_hash, platform_id, next_path, link_user_id, FLOW_MINUTES),
-    )
+    await conn.execute(_INSERT, {**asdict(flow), "minutes": FLOW_MINUTES})
 
 
 async def spend(conn: Connection, *, state: str, kind: str) -> AuthFlow | None:

@@ -17,6 +17,7 @@ from core.accounts.codes import new_code
 from core.accounts.roles import RANK
 from core.store.accounts import members
 from core.store.sql.access import Connection, owner_of, scope
+from core.store.sql.listing import Page
 from core.store.sql.rows import columns, fetch_all, fetch_one
 
 _LIVE = "i.revoked_at IS NULL AND i.expires_at > now()"
@@ -106,7 +107,7 @@ async def _is_owner(conn: Connection, project_id: UUID, user_id: UUID) -> bool:
 
 
 async def list_for_project(
-    conn: Connection, *, project_id: UUID, user_id: UUID, limit: int, offset: int
+    conn: Connection, *, project_id: UUID, user_id: UUID, page: Page
 ) -> list[Invitation]:
     """The project's invitations, newest first, revoked and expired ones included; owners only."""
     return await fetch_all(
@@ -115,7 +116,7 @@ async def list_for_project(
         f"SELECT {_COLUMNS} FROM invitations i"
         f" WHERE i.project_id = %(project_id)s AND {owner_of('i.project_id')}"
         " ORDER BY i.created_at DESC, i.id LIMIT %(limit)s OFFSET %(offset)s",
-        scope(project_id, user_id, limit=limit, offset=offset),
+        scope(project_id, user_id, **page),
     )
 
 

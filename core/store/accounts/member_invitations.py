@@ -16,6 +16,7 @@ from psycopg.rows import class_row
 
 from core.store.accounts import members
 from core.store.sql.access import Connection, owner_of, scope
+from core.store.sql.listing import Page
 from core.store.sql.rows import columns, fetch_all, fetch_one
 
 _PENDING = "mi.answered_at IS NULL AND mi.revoked_at IS NULL AND mi.expires_at > now()"
@@ -76,7 +77,7 @@ async def invite(
 
 
 async def pending_for_project(
-    conn: Connection, *, project_id: UUID, user_id: UUID, limit: int, offset: int
+    conn: Connection, *, project_id: UUID, user_id: UUID, page: Page
 ) -> list[PersonalInvitation]:
     """The project's pending personal invitations, newest first (owners only)."""
     owner = owner_of("mi.project_id")
@@ -85,9 +86,7 @@ async def pending_for_project(
         f" WHERE mi.project_id = %(project_id)s AND {_PENDING} AND {owner}"
         " ORDER BY mi.created_at DESC, mi.id LIMIT %(limit)s OFFSET %(offset)s"
     )
-    return await fetch_all(
-        conn, class_row(PersonalInvitation), query, scope(project_id, user_id, limit=limit, offset=offset)
-    )
+    return await fetch_all(conn, class_row(PersonalInvitation), query, scope(project_id, user_id, **page))
 
 
 async def withdraw(

@@ -13,6 +13,7 @@ from psycopg.rows import class_row, scalar_row
 
 from core.accounts.roles import RANK, Role
 from core.store.sql.access import Connection, in_project, scope, writer_of
+from core.store.sql.listing import Page
 from core.store.sql.rows import fetch_all, fetch_one, fetch_required
 
 Outcome = Literal["added", "changed", "unchanged", "removed", "not_found", "last_owner", "forbidden"]
@@ -40,13 +41,13 @@ class _RoleCount:
 
 
 async def list_members(
-    conn: Connection, *, project_id: UUID, user_id: UUID, limit: int, offset: int
+    conn: Connection, *, project_id: UUID, user_id: UUID, page: Page
 ) -> tuple[list[Member], dict[Role, int]]:
     """(members, counts per role). Owners and editors see every member with their email; a viewer (a
     student) sees the owners and editors (the teaching staff) and themself, never other viewers, but
     the counts are the whole project's."""
     # The outer alias is `pm`: access.py's subquery calls its own row `m`, which would shadow ours.
-    params = scope(project_id, user_id, limit=limit, offset=offset)
+    params = scope(project_id, user_id, **page)
     members = await fetch_all(
         conn,
         class_row(Member),

@@ -9,6 +9,7 @@ from uuid import UUID
 from psycopg.rows import class_row, scalar_row
 
 from core.store.sql.access import Connection, member_of, owner_of, scope, writer_of
+from core.store.sql.listing import Page, page_or_all
 from core.store.sql.rows import columns, fetch_all, fetch_one, fetch_required
 
 _UPDATABLE = {"name", "description", "language", "groundedness_sample_rate", "max_attempts_per_question"}
@@ -79,15 +80,14 @@ async def create_project(
     return project
 
 
-async def list_projects(
-    conn: Connection, *, user_id: UUID, limit: int | None = None, offset: int = 0
-) -> list[Project]:
+async def list_projects(conn: Connection, *, user_id: UUID, page: Page | None = None) -> list[Project]:
+    """Oldest first; `page` None: all of them."""
     return await fetch_all(
         conn,
         class_row(Project),
         f"SELECT {_COLUMNS} FROM projects p WHERE {member_of('p.id')} ORDER BY p.created_at, p.id"
         " LIMIT %(limit)s OFFSET %(offset)s",
-        {"user_id": user_id, "limit": limit, "offset": offset},
+        {"user_id": user_id, **page_or_all(page)},
     )
 
 

@@ -11,6 +11,7 @@ from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from core.store.sql.access import Connection, owner_of, scope
+from core.store.sql.listing import Page
 from core.store.sql.rows import columns, fetch_all, fetch_required
 
 ACTIONS = (
@@ -115,7 +116,7 @@ async def insert_event(
 
 
 async def project_events(
-    conn: Connection, *, project_id: UUID, user_id: UUID, limit: int, offset: int
+    conn: Connection, *, project_id: UUID, user_id: UUID, page: Page
 ) -> list[SecurityEvent]:
     """A project's events, newest first, for its owners only (the SQL checks the caller is one)."""
     return await fetch_all(
@@ -123,28 +124,28 @@ async def project_events(
         class_row(SecurityEvent),
         f"SELECT {_COLUMNS} {_FROM} WHERE e.project_id = %(project_id)s AND {owner_of('e.project_id')}"
         " ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
-        scope(project_id, user_id, limit=limit, offset=offset),
+        scope(project_id, user_id, **page),
     )
 
 
-async def user_events(conn: Connection, *, user_id: UUID, limit: int, offset: int) -> list[SecurityEvent]:
+async def user_events(conn: Connection, *, user_id: UUID, page: Page) -> list[SecurityEvent]:
     """A user's own account events (keys created and revoked, by them or by the operator), newest first."""
     return await fetch_all(
         conn,
         class_row(SecurityEvent),
         f"SELECT {_COLUMNS} {_FROM} WHERE e.project_id IS NULL AND e.target_user_id = %(user_id)s"
         " ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
-        {"user_id": user_id, "limit": limit, "offset": offset},
+        {"user_id": user_id, **page},
     )
 
 
-async def all_events(conn: Connection, *, limit: int, offset: int) -> list[SecurityEvent]:
+async def all_events(conn: Connection, *, page: Page) -> list[SecurityEvent]:
     """Every security event of the server, newest first (administrators only: the route checks)."""
     return await fetch_all(
         conn,
         class_row(SecurityEvent),
         f"SELECT {_COLUMNS} {_FROM} ORDER BY e.id DESC LIMIT %(limit)s OFFSET %(offset)s",
-        {"limit": limit, "offset": offset},
+        {**page},
     )
 
 

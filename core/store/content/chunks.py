@@ -9,6 +9,7 @@ import numpy as np
 from psycopg.rows import class_row
 
 from core.store.sql.access import Connection, in_project, scope
+from core.store.sql.listing import Page
 from core.store.sql.rows import columns, fetch_all
 
 
@@ -67,15 +68,14 @@ async def list_chunks(
     project_id: UUID,
     user_id: UUID,
     document_id: UUID,
-    limit: int,
-    offset: int,
+    page: Page,
 ) -> list[Chunk]:
     return await fetch_all(
         conn,
         class_row(Chunk),
         f"SELECT {_COLUMNS} FROM chunks c WHERE {in_project('c')} AND c.document_id = %(document_id)s"
         " ORDER BY c.ordinal LIMIT %(limit)s OFFSET %(offset)s",
-        scope(project_id, user_id, document_id=document_id, limit=limit, offset=offset),
+        scope(project_id, user_id, document_id=document_id, **page),
     )
 
 

@@ -8,6 +8,7 @@ from psycopg.rows import class_row, scalar_row
 
 from core.store.runs.jobs import index_job_id, reset_for_reindex
 from core.store.sql.access import Connection, in_project, scope, writer_of
+from core.store.sql.listing import Page, page_or_all
 from core.store.sql.rows import columns, fetch_all, fetch_one
 
 
@@ -193,17 +194,16 @@ async def list_documents(
     *,
     project_id: UUID,
     user_id: UUID,
-    limit: int | None = None,
-    offset: int = 0,
+    page: Page | None = None,
 ) -> list[Document]:
-    """Oldest first; `limit` None: all of them (the QA agent's document list, not an API page)."""
+    """Oldest first; `page` None: all of them (the QA agent's document list, not an API page)."""
     return await fetch_all(
         conn,
         class_row(Document),
         f"SELECT {_COLUMNS} FROM documents d"
         f" WHERE {in_project('d')} ORDER BY d.created_at, d.id"
         " LIMIT %(limit)s OFFSET %(offset)s",
-        scope(project_id, user_id, limit=limit, offset=offset),
+        scope(project_id, user_id, **page_or_all(page)),
     )
 
 

@@ -12,7 +12,8 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row, tuple_row
 from psycopg.types.json import Jsonb
 
-from core.store.sql.access import in_project, member_of, owner_of, scope
+from core.store.sql.access import Connection, in_project, member_of, owner_of, scope
+from core.store.sql.listing import Page, Period
 from core.store.sql.rows import columns, fetch_all, fetch_one, fetch_required
 
 
@@ -116,15 +117,7 @@ async def insert_evaluation(
 
 
 async def list_evaluations(
-    conn: AsyncConnection[object],
-    *,
-    project_id: UUID,
-    user_id: UUID,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    flagged: bool | None = None,
-    limit: int = 50,
-    offset: int = 0,
+    conn: Connection, *, project_id: UUID, user_id: UUID, period: Period, flagged: bool | None, page: Page
 ) -> list[Evaluation]:
     """Newest first, within [since, until): every item for an owner, only the caller's own for any
     other member (the rule is in the SQL, not left to the route)."""
@@ -135,18 +128,11 @@ async def list_evaluations(
         " AND (%(flagged)s::boolean IS NULL OR e.flagged = %(flagged)s)"
         f" AND {member_of('e.project_id')} AND (e.user_id = %(user_id)s OR {owner_of('e.project_id')})"
         " ORDER BY e.created_at DESC, e.id LIMIT %(limit)s OFFSET %(offset)s",
-        scope(project_id, user_id, since=since, until=until, flagged=flagged, limit=limit, offset=offset),
+        scope(project_id, user_id, since=period.since, until=period.until, flagged=flagged, **page),
     )
 
 
-async def summarize(
-    conn: AsyncConnection[object],
-    *,
-    project_id: UUID,
-    user_id: UUID,
-    since: datetime | None = None,
-    until: datetime | None = None,
-) -> EvaluationStats:
+async def summarize(conn: Connection, *, project_id: UUID, user_id: UUID, period: Period) -> EvaluationStats:
     """Over the whole window (not one page)."""
     return await fetch_required(
         conn,
@@ -154,5 +140,5 @@ async def summarize(
         "SELECT count(*) AS count, avg(e.groundedness)::float8 AS mean_groundedness,"
         " avg(e.flagged::int)::float8 AS flagged_share"
         f" FROM rag_evaluations e WHERE {_WINDOW} AND {member_of('e.project_id')}",
-        scope(project_id, user_id, since=since, until=until),
+        scope(project_id, user_id, since=period.since, until=period.until),
     )

@@ -12,7 +12,8 @@ from psycopg.rows import class_row, kwargs_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from core.store.runs.evaluations import StoredClaim
-from core.store.sql.access import in_project, member_of, owner_of, scope
+from core.store.sql.access import Connection, in_project, member_of, owner_of, scope
+from core.store.sql.listing import Page, Period
 from core.store.sql.rows import columns, fetch_all, fetch_one
 
 AGENTS = ("qa", "planner", "writer", "generator", "evaluator")
@@ -37,6 +38,22 @@ class HistoryEntry:
     run_id: UUID | None
     created_at: datetime
     confidence: dict[str, Any] | None  # a QA answer's {p, label, signals}; None for other rows
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """What one agent request leaves in its history row, as the agent runner hands it over (the project,
+    the asker, the HTTP request and the LangGraph run are the caller's)."""
+
+    agent: str
+    question: str
+    answer: str | None = None
+    outcome: str | None = None
+    retrieved_chunk_ids: Sequence[int] = ()
+    cited_chunk_ids: Sequence[int] = ()
+    timings_ms: dict[str, float] | None = None
+    tokens: dict[str, dict[str, int]] | None = None  # per model: prompt and completion tokens
+    confidence: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,17 +92,9 @@ async def insert_query(
     *,
     project_id: UUID,
     user_id: UUID,
-    agent: str,
-    question: str,
-    answer: str | None = None,
-    outcome: str | None = None,
-    retrieved_chunk_ids: Sequence[int] = (),
-    cited_chunk_ids: Sequence[int] = (),
-    timings_ms: dict[str, float] | None = None,
-    tokens: dict[str, dict[str, int]] | None = None,
+    run: RunRecord,
     request_id: str | None = None,
     run_id: UUID | None = None,
-    confidence: dict[str, Any] | None = None,
 ) -> UUID | None:
     """The new row's id; None when the caller is not a member of the project (any more)."""
     query_id: UUID | None = await fetch_one(
@@ -101,32 +110,24 @@ async def insert_query(
         {
             "project_id": project_id,
             "user_id": user_id,
-            "agent": agent,
-            "question": question,
-            "answer": answer,
-            "outcome": outcome,
-            "retrieved": list(retrieved_chunk_ids),
-            "cited": list(cited_chunk_ids),
-            "timings": Jsonb(timings_ms or {}),
-            "tokens": Jsonb(tokens or {}),
+            "agent": run.agent,
+            "question": run.question,
+            "answer": run.answer,
+            "outcome": run.outcome,
+            "retrieved": list(run.retrieved_chunk_ids),
+            "cited": list(run.cited_chunk_ids),
+            "timings": Jsonb(run.timings_ms or {}),
+            "tokens": Jsonb(run.tokens or {}),
             "request_id": request_id,
             "run_id": run_id,
-            "confidence": Jsonb(confidence) if confidence is not None else None,
+            "confidence": Jsonb(run.confidence) if run.confidence is not None else None,
         },
     )
     return query_id
 
 
 async def list_queries(
-    conn: AsyncConnection[object],
-    *,
-    project_id: UUID,
-    user_id: UUID,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    agent: str | None = None,
-    limit: int = 50,
-    offset: int = 0,
+    conn: Connection, *, project_id: UUID, user_id: UUID, period: Period, agent: str | None, page: Page
 ) -> list[JudgedEntry]:
     """Newest first, each with its evaluation (None when not judged). Owners only."""
     return await fetch_all(
@@ -140,7 +141,7 @@ async def list_queries(
         " AND (%(agent)s::text IS NULL OR h.agent = %(agent)s)"
         f" AND {owner_of('h.project_id')}"
         " ORDER BY h.created_at DESC, h.id LIMIT %(limit)s OFFSET %(offset)s",
-        scope(project_id, user_id, since=since, until=until, agent=agent, limit=limit, offset=offset),
+        scope(project_id, user_id, since=period.since, until=period.until, agent=agent, **page),
     )
 
 

@@ -11,6 +11,7 @@ from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from core.store.sql.access import Connection, in_project, member_of, scope, writer_of
+from core.store.sql.listing import Page
 from core.store.sql.rows import columns, fetch_all, fetch_one
 
 
@@ -59,15 +60,13 @@ async def get_plan(conn: Connection, *, project_id: UUID, user_id: UUID, plan_id
     return await fetch_one(conn, class_row(Plan), query, scope(project_id, user_id, plan_id=plan_id))
 
 
-async def list_plans(
-    conn: Connection, *, project_id: UUID, user_id: UUID, limit: int = 50, offset: int = 0
-) -> list[Plan]:
+async def list_plans(conn: Connection, *, project_id: UUID, user_id: UUID, page: Page) -> list[Plan]:
     return await fetch_all(
         conn,
         class_row(Plan),
         f"SELECT {_COLUMNS} FROM plans pl WHERE {in_project('pl')} ORDER BY pl.created_at DESC, pl.id"
         " LIMIT %(limit)s OFFSET %(offset)s",
-        scope(project_id, user_id, limit=limit, offset=offset),
+        scope(project_id, user_id, **page),
     )
 
 

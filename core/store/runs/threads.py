@@ -14,6 +14,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row, scalar_row
 
 from core.store.sql.access import member_of, scope
+from core.store.sql.listing import Page
 from core.store.sql.rows import columns, fetch_all, fetch_one
 
 
@@ -56,14 +57,14 @@ async def get_thread(
 
 
 async def list_threads(
-    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, limit: int = 50, offset: int = 0
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, page: Page
 ) -> list[Thread]:
     return await fetch_all(
         conn,
         class_row(Thread),
         f"SELECT {_COLUMNS} FROM qa_threads t WHERE {_OWN} ORDER BY t.updated_at DESC, t.id"
         " LIMIT %(limit)s OFFSET %(offset)s",
-        scope(project_id, user_id, limit=limit, offset=offset),
+        scope(project_id, user_id, **page),
     )
 
 

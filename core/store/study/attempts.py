@@ -15,7 +15,8 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
-from core.store.sql.access import member_of, owner_of, scope
+from core.store.sql.access import Connection, member_of, owner_of, scope
+from core.store.sql.listing import Page
 from core.store.sql.rows import columns, fetch_all, fetch_one, fetch_required
 
 # A correct grade that stands: a provisional one does not until an owner confirms it.
@@ -176,14 +177,13 @@ async def attempt_stats(
 
 
 async def list_attempts(
-    conn: AsyncConnection[object],
+    conn: Connection,
     *,
     project_id: UUID,
     user_id: UUID,
-    question_id: UUID | None = None,
-    member_id: UUID | None = None,
-    limit: int,
-    offset: int,
+    question_id: UUID | None,
+    member_id: UUID | None,
+    page: Page,
 ) -> list[ListedAttempt]:
     """Attempts of `member_id` (None: of every member) at `question_id` (None: at any question), newest
     first, each with its question's reference answer and explanation. Whatever is asked, the SQL
@@ -198,12 +198,12 @@ async def list_attempts(
         " AND (%(member_id)s::uuid IS NULL OR a.user_id = %(member_id)s)"
         f" AND {member_of('a.project_id')} AND (a.user_id = %(user_id)s OR {owner_of('a.project_id')})"
         " ORDER BY a.created_at DESC, a.id LIMIT %(limit)s OFFSET %(offset)s",
-        scope(project_id, user_id, question_id=question_id, member_id=member_id, limit=limit, offset=offset),
+        scope(project_id, user_id, question_id=question_id, member_id=member_id, **page),
     )
 
 
 async def list_provisional(
-    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, limit: int, offset: int
+    conn: AsyncConnection[object], *, project_id: UUID, user_id: UUID, page: Page
 ) -> list[ProvisionalAttempt]:
     """Owners only (in the SQL): the project's provisional attempts, oldest first, each with its
     question, reference answer, student and the grader's grade. Anyone else gets an empty list."""
@@ -217,7 +217,7 @@ async def list_provisional(
         " WHERE a.project_id = %(project_id)s AND a.status = 'provisional'"
         f" AND {owner_of('a.project_id')}"
         " ORDER BY a.created_at, a.id LIMIT %(limit)s OFFSET %(offset)s",
-        scope(project_id, user_id, limit=limit, offset=offset),
+        scope(project_id, user_id, **page),
     )
 
 

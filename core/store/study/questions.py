@@ -5,7 +5,7 @@ chunks), shaped like the retriever's hydrated rows so agents handle both the sam
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -16,7 +16,8 @@ from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from core.store.content.chunks import ChunkColumns
-from core.store.sql.access import in_project, member_of, scope, writer_of
+from core.store.sql.access import Connection, in_project, member_of, scope, writer_of
+from core.store.sql.listing import Page
 from core.store.sql.rows import columns, fetch_all, fetch_one
 
 
@@ -250,23 +251,23 @@ async def insert_question(
     return await get_question(conn, project_id=project_id, user_id=user_id, question_id=question_id)
 
 
+@dataclass(frozen=True, slots=True)
+class BankFilter:
+    """Which items of the bank a list shows; None: any."""
+
+    statuses: Sequence[str]
+    studying: bool = False  # only what the caller may study (see studyable), as students see the bank
+    type: str | None = None
+    document_id: UUID | None = None
+    difficulty: str | None = None
+    review_state: str | None = None
+    flagged: bool | None = None
+
+
 async def list_questions(
-    conn: AsyncConnection[object],
-    *,
-    project_id: UUID,
-    user_id: UUID,
-    statuses: Sequence[str],
-    studying: bool = False,
-    type: str | None = None,
-    document_id: UUID | None = None,
-    difficulty: str | None = None,
-    review_state: str | None = None,
-    flagged: bool | None = None,
-    limit: int = 50,
-    offset: int = 0,
+    conn: Connection, *, project_id: UUID, user_id: UUID, which: BankFilter, page: Page
 ) -> list[Question]:
-    """`studying`: only what the caller may study (see studyable), as students see the bank."""
-    visible = f" AND {studyable()}" if studying else ""
+    visible = f" AND {studyable()}" if which.studying else ""
     return await fetch_all(
         conn,
         class_row(Question),
@@ -279,18 +280,7 @@ async def list_questions(
         " AND (%(review_state)s::text IS NULL OR q.review_state = %(review_state)s)"
         " AND (%(flagged)s::boolean IS NULL OR (q.flag IS NOT NULL) = %(flagged)s)"
         " ORDER BY q.created_at, q.id LIMIT %(limit)s OFFSET %(offset)s",
-        {
-            "project_id": project_id,
-            "user_id": user_id,
-            "statuses": list(statuses),
-            "type": type,
-            "document_id": document_id,
-            "difficulty": difficulty,
-            "review_state": review_state,
-            "flagged": flagged,
-            "limit": limit,
-            "offset": offset,
-        },
+        scope(project_id, user_id, **{**asdict(which), "statuses": list(which.statuses)}, **page),
     )
 
 

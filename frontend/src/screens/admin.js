@@ -4,7 +4,7 @@
 // log.
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
-import { Busy, Empty, ErrorNote, formatDate, useAction, useAsync } from '../ui.js';
+import { ErrorNote, ListState, Pager, formatDate, useAction, useAsync } from '../ui.js';
 
 const PAGE = 50;
 const EVENTS = 25; // the audit log's page: the newest first
@@ -39,16 +39,11 @@ function Users() {
       <input id="user-search" type="search" placeholder=${t('searchUsers')} value=${typed} onInput=${(e) => setTyped(e.target.value)} />
       <button type="submit">${t('search')}</button>
     </form>
-    ${users.loading && !users.data && html`<${Busy} />`}
-    <${ErrorNote} error=${users.error} />
-    ${users.data && !users.data.length && html`<${Empty}>${t('noUsers')}<//>`}
+    <${ListState} list=${users} empty=${t('noUsers')} />
     <ul class="list users">
       ${(users.data || []).map((u) => html`<${UserRow} key=${u.id} user=${u} onChanged=${(row) => users.setData(users.data.map((x) => (x.id === row.id ? row : x)))} />`)}
     </ul>
-    <div class="row">
-      ${offset > 0 && html`<button type="button" onClick=${() => setOffset(Math.max(0, offset - PAGE))}>${t('previous')}</button>`}
-      ${users.data?.length === PAGE && html`<button type="button" onClick=${() => setOffset(offset + PAGE)}>${t('next')}</button>`}
-    </div>
+    <${Pager} offset=${offset} page=${PAGE} count=${users.data?.length} onOffset=${setOffset} />
   </section>`;
 }
 
@@ -150,9 +145,7 @@ function Audit() {
   const events = useAsync(() => api.call('adminAudit', {}, { query: { limit: EVENTS, offset } }), [offset]);
   return html`<section aria-labelledby="audit-title">
     <h2 id="audit-title">${t('securityAudit')}</h2>
-    ${events.loading && !events.data && html`<${Busy} />`}
-    <${ErrorNote} error=${events.error} />
-    ${events.data && !events.data.length && html`<${Empty}>${t('noEvents')}<//>`}
+    <${ListState} list=${events} empty=${t('noEvents')} />
     <ul class="list audit">
       ${(events.data || []).map((e) => html`<li key=${e.id}>
         <span><code>${e.action}</code></span>
@@ -160,9 +153,6 @@ function Audit() {
         <span class="meta">${formatDate(e.created_at, lang)}</span>
       </li>`)}
     </ul>
-    <div class="row">
-      ${offset > 0 && html`<button type="button" onClick=${() => setOffset(Math.max(0, offset - EVENTS))}>${t('previous')}</button>`}
-      ${events.data?.length === EVENTS && html`<button type="button" onClick=${() => setOffset(offset + EVENTS)}>${t('next')}</button>`}
-    </div>
+    <${Pager} offset=${offset} page=${EVENTS} count=${events.data?.length} onOffset=${setOffset} />
   </section>`;
 }

@@ -4,7 +4,7 @@
 // Loose files keep their own upload rows (documents.js): one request and one job each.
 import { html, useEffect, useState } from '../lib.js';
 import { useApp } from '../context.js';
-import { ErrorNote } from '../ui.js';
+import { ErrorNote, usePoll } from '../ui.js';
 
 // What the server takes as one document (core/text/filetypes.py ACCEPTED_TYPES); uploads take course
 // ZIPs too, a new version of a document does not.
@@ -140,31 +140,14 @@ export function CourseBatchRow({ upload, onAccepted, onDone, onDismiss }) {
   }, []);
   // Polled while files are still being sent too (the first groups index meanwhile); it stops once the
   // last group is in and nothing of the batch is queued or processing.
-  useEffect(() => {
-    if (!batchId) return undefined;
-    let stopped = false;
-    let timer;
-    const tick = async () => {
-      try {
-        const state = await api.call('getBatch', { project_id: projectId, batch_id: batchId });
-        if (stopped) return;
-        setProgress(state);
-        if (state.done && !sending) {
-          onDone();
-          return;
-        }
-      } catch (e) {
-        if (!stopped) setError(e);
-        return;
-      }
-      timer = setTimeout(tick, POLL_MS);
-    };
-    tick();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [batchId, sending]);
+  const onState = (state) => {
+    setProgress(state);
+    if (!state.done || sending) return false;
+    onDone();
+    return true;
+  };
+  usePoll(Boolean(batchId), () => api.call('getBatch', { project_id: projectId, batch_id: batchId }),
+    { onState, onError: setError, interval: POLL_MS }, [batchId, sending]);
 
   const name = courseName(upload.items);
   const title = name ? t('batchTitle', { name }) : t('batchFiles', { n: upload.items.length });

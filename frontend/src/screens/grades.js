@@ -3,7 +3,7 @@
 // say a grade is provisional or was checked. The API enforces who may review (owners; others 403/404).
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
-import { Busy, Empty, ErrorNote, formatDate, useAction, useAsync } from '../ui.js';
+import { ErrorNote, ListState, formatDate, useAction, useAsync } from '../ui.js';
 
 const VERDICTS = ['correct', 'partially_correct', 'incorrect'];
 
@@ -21,9 +21,7 @@ export function GradeReview() {
   return html`<section class="card" aria-labelledby="grades-title">
     <h3 id="grades-title">${t('reviewGrades')}</h3>
     <p class="meta">${t('reviewGradesHelp')}</p>
-    ${queue.loading && !queue.data && html`<${Busy} />`}
-    <${ErrorNote} error=${queue.error} />
-    ${queue.data && !queue.data.length && html`<${Empty}>${t('noProvisional')}<//>`}
+    <${ListState} list=${queue} empty=${t('noProvisional')} />
     <ul class="list review grades">
       ${(queue.data || []).map((a) => html`<${GradeItem} key=${a.id} attempt=${a} onDone=${done} />`)}
     </ul>

@@ -3,7 +3,7 @@
 // the server has the route (and answers 409 where no mail server is configured).
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
-import { Busy, Empty, ErrorNote, formatDate, useAction, useAsync } from '../ui.js';
+import { ErrorNote, ListState, formatDate, useAction, useAsync } from '../ui.js';
 
 const ROLES = ['viewer', 'editor', 'owner'];
 
@@ -19,9 +19,7 @@ export function Invitations() {
     <section aria-labelledby="invitations-title">
       <h2 id="invitations-title">${t('invitations')}</h2>
       <p class="hint">${t('invitationsHelp')}</p>
-      ${list.loading && !list.data && html`<${Busy} />`}
-      <${ErrorNote} error=${list.error} />
-      ${list.data && !list.data.length && html`<${Empty}>${t('noInvitations')}<//>`}
+      <${ListState} list=${list} empty=${t('noInvitations')} />
       <ul class="list invitations">
         ${(list.data || []).map((inv) => html`<${InvitationRow} key=${inv.id} invitation=${inv} fresh=${inv.id === fresh} onChanged=${list.reload} />`)}
       </ul>
@@ -102,25 +100,25 @@ function EmailInvitation({ invitation: inv }) {
 
 function NewInvitation({ onCreated }) {
   const { api, t, projectId } = useApp();
-  const [role, setRole] = useState('viewer');
-  const [hours, setHours] = useState('');
-  const [maxUses, setMaxUses] = useState('100');
+  const [form, setForm] = useState({ role: 'viewer', hours: '', maxUses: '100' });
+  const set = (name) => (e) => setForm({ ...form, [name]: e.target.value });
   const { submit, busy, error } = useAction(async () => {
+    const { role, hours, maxUses } = form;
     const body = { role, max_uses: Number(maxUses) || 100, ...(hours ? { expires_in_hours: Number(hours) } : {}) };
     onCreated(await api.call('createInvitation', { project_id: projectId }, { json: body }));
   });
   return html`<form class="card" onSubmit=${submit} aria-labelledby="new-invitation">
     <h3 id="new-invitation">${t('newInvitation')}</h3>
     <label for="invitation-role">${t('role')}</label>
-    <select id="invitation-role" value=${role} onChange=${(e) => setRole(e.target.value)}>
+    <select id="invitation-role" value=${form.role} onChange=${set('role')}>
       ${ROLES.map((r) => html`<option key=${r} value=${r}>${t(`role.${r}`)}</option>`)}
     </select>
     <label for="invitation-hours">${t('expiresInHours')}</label>
-    <input id="invitation-hours" type="number" min="1" max="8760" value=${hours} onInput=${(e) => setHours(e.target.value)}
+    <input id="invitation-hours" type="number" min="1" max="8760" value=${form.hours} onInput=${set('hours')}
       aria-describedby="invitation-hours-hint" />
     <p class="hint" id="invitation-hours-hint">${t('expiresInHoursHint')}</p>
     <label for="invitation-uses">${t('maxUses')}</label>
-    <input id="invitation-uses" type="number" min="1" max="10000" required value=${maxUses} onInput=${(e) => setMaxUses(e.target.value)} />
+    <input id="invitation-uses" type="number" min="1" max="10000" required value=${form.maxUses} onInput=${set('maxUses')} />
     <${ErrorNote} error=${error} />
     <button type="submit" class="primary" disabled=${busy}>${t('createInvitation')}</button>
   </form>`;

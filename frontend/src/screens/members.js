@@ -6,7 +6,7 @@
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { go } from '../router.js';
-import { Busy, Empty, ErrorNote, formatDate, useAction, useAsync } from '../ui.js';
+import { Busy, ErrorNote, ListState, formatDate, useAction, useAsync } from '../ui.js';
 
 const ROLES = ['owner', 'editor', 'viewer'];
 
@@ -66,9 +66,7 @@ function PendingInvitations({ pending }) {
   const withdraw = (invitation) => confirm(t('confirmWithdraw', { email: invitation.email })) && run(invitation);
   return html`<section aria-labelledby="pending-title">
     <h3 id="pending-title">${t('pendingInvitations')}</h3>
-    ${pending.loading && !pending.data && html`<${Busy} />`}
-    <${ErrorNote} error=${pending.error || error} />
-    ${pending.data && !pending.data.length && html`<${Empty}>${t('noPendingInvitations')}<//>`}
+    <${ListState} list=${pending} error=${error} empty=${t('noPendingInvitations')} />
     <ul class="list pending-invitations">
       ${(pending.data || []).map((inv) => html`<li key=${inv.id} data-email=${inv.email}>
         <span>${inv.email}</span>

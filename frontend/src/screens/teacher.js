@@ -5,7 +5,7 @@
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { BarChart, LineChart } from '../charts.js';
-import { Busy, ConfidenceBadge, Empty, ErrorNote, formatDate, sectionLabel, useAction, useAsync } from '../ui.js';
+import { Busy, ConfidenceBadge, Empty, ErrorNote, ListState, formatDate, sectionLabel, useAction, useAsync } from '../ui.js';
 import { GradeReview } from './grades.js';
 
 export function Teacher() {
@@ -40,9 +40,7 @@ function ReviewQueue() {
   return html`<section class="card" aria-labelledby="review-title">
     <h3 id="review-title">${t('reviewQueue')}</h3>
     <p class="meta">${curated ? t('reviewHelpPending') : t('reviewHelpLow')}</p>
-    ${queue.loading && !queue.data && html`<${Busy} />`}
-    <${ErrorNote} error=${queue.error || error} />
-    ${queue.data && !queue.data.length && html`<${Empty}>${t('reviewEmpty')}<//>`}
+    <${ListState} list=${queue} error=${error} empty=${t('reviewEmpty')} />
     <ul class="list review">
       ${(queue.data || []).map((q) => html`<${ReviewItem} key=${q.id} question=${q} onDecide=${decide} onSaved=${queue.reload} />`)}
     </ul>
