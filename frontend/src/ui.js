@@ -157,17 +157,17 @@ export function PassagePanel({ citation, onClose }) {
   </aside>`;
 }
 
-// Polls while `active`: `fetch` (async) now and again `interval` ms after each answer, which goes to
+// Polls while `active`: `read` (async) now and again `interval` ms after each answer, which goes to
 // `onState`; a true from it is the end. An error goes to `onError` and ends it too. Starts afresh when
 // `deps` change; stops when the component goes.
-export function usePoll(active, fetch, { onState, onError, interval }, deps) {
+export function usePoll(active, read, { onState, onError, interval }, deps) {
   useEffect(() => {
     if (!active) return undefined;
     let stopped = false;
     let timer;
     const tick = async () => {
       try {
-        const state = await fetch();
+        const state = await read();
         if (stopped || onState(state)) return;
       } catch (e) {
         if (!stopped) onError(e);

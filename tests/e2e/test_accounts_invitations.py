@@ -49,6 +49,8 @@ async def signed_in(browser: Browser, base: str, email: str) -> tuple[BrowserCon
 
 async def new_project(page: Page, name: str) -> None:
     """A project made on the projects screen; its Members tab open."""
+    # The projects screen first: a project's Members tab has a "Name" field of its own (its settings).
+    await expect(page.get_by_role("heading", name="New project")).to_be_visible(timeout=LOAD)
     await page.get_by_label("Name").fill(name)
     await page.get_by_role("button", name="Create").click()
     await expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible(timeout=LOAD)
