@@ -77,9 +77,10 @@ def workdir_settings(workdir: Path) -> Settings:
 
 
 def unlimited(settings: Settings) -> Settings:
-    """No rate limits: an eval is the operator's own run, one user uploading a corpus and asking
-    hundreds of questions, far past a student's budgets."""
-    return settings.with_values({"RATE_LIMIT_ENABLED": False})
+    """No rate limits and no cap on the index jobs waiting: an eval is the operator's own run, one user
+    uploading a corpus (SciFact: 5,183 documents at once) and asking hundreds of questions, far past a
+    student's budgets."""
+    return settings.with_values({"RATE_LIMIT_ENABLED": False, "PROJECT_MAX_PENDING_JOBS": 1_000_000})
 
 
 @asynccontextmanager
