@@ -36,20 +36,6 @@ INSTRUCTIONS = (
 )
 
 
-class SlottedServer(LlamaServer):
-    """The embedded server's command with `slots` parallel slots, each with the default context."""
-
-    def __init__(self, *args: object, slots: int, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.slots = slots
-
-    @property
-    def command(self) -> list[str]:
-        command = super().command
-        command[command.index("--parallel") + 1] = str(self.slots)
-        return command
-
-
 @dataclass(frozen=True)
 class Answer:
     first_token_s: float
@@ -92,8 +78,8 @@ def ask(base_url: str, client: int, chars: int, max_tokens: int) -> Answer:
 
 
 def run(slots: int, model_path: Path, args: argparse.Namespace, log_dir: Path) -> dict[str, float]:
-    server = SlottedServer(
-        model_path, slots=slots, context_tokens=CONTEXT_PER_SLOT * slots, threads=None,
+    server = LlamaServer(
+        model_path, parallel=slots, context_tokens=CONTEXT_PER_SLOT * slots, threads=None,
         log_path=log_dir / f"llm-slots-{slots}.log", flash_attn=True,
     )  # fmt: skip
     answers: list[Answer] = []

@@ -112,6 +112,7 @@ def server_command(
     threads: int | None,
     flash_attn: bool = False,
     alias: str | None = None,
+    parallel: int = 1,
 ) -> list[str]:
     """llama.cpp's OpenAI-compatible server for the weights, as the embedded server and the
     docker-compose model service (core/llm/server.py) both run it."""
@@ -121,10 +122,11 @@ def server_command(
         "--host", host,
         "--port", str(port),
         "--ctx-size", str(context_tokens),
-        # One slot: requests queue in the server instead of sharing two cores, admission in front of the
-        # model keeps that queue fair, and the slot keeps the previous prompt, so a request that shares
-        # its prefix (the system prompt) prefills only the rest.
-        "--parallel", "1",
+        # One slot by default: requests queue in the server instead of sharing two cores, admission in
+        # front of the model keeps that queue fair, and the slot keeps the previous prompt, so a request
+        # that shares its prefix (the system prompt) prefills only the rest (benchmarks/models/llm_slots.py
+        # measures more slots). The context is split among the slots.
+        "--parallel", str(parallel),
         # Saved prompt states of other prefixes (the judge's, the option scorer's): bounded, not 8 GiB.
         "--cache-ram", "1024",
         "--no-webui",
@@ -165,8 +167,10 @@ class LlamaServer:
         flash_attn: bool = False,
         probe_interval_s: float = 10.0,
         probe_failures: int = 3,
+        parallel: int = 1,
     ) -> None:
         self.model_path = model_path
+        self.parallel = parallel
         self.context_tokens = context_tokens
         self.threads = threads
         self.log_path = log_path
@@ -204,6 +208,7 @@ class LlamaServer:
             context_tokens=self.context_tokens,
             threads=self.threads,
             flash_attn=self.flash_attn,
+            parallel=self.parallel,
         )
 
     @staticmethod
