@@ -38,7 +38,10 @@ async def open_api_resources(
     settings: Settings, urls: ServiceUrls, supervisor: Supervisor | None = None
 ) -> AsyncIterator[ApiResources]:
     rate_limiter = RateLimiter.from_settings(settings, urls.redis_url)
-    qa = qa_config(settings.qa.context_chars, settings.qa.choice_context_chars, settings.qa.support_min)
+    qa = qa_config(
+            settings.qa.context_chars, settings.qa.choice_context_chars, settings.qa.support_min,
+            choice_explain=settings.qa.choice_explain,
+        )  # fmt: skip
     oidc_providers = OidcProviders()
     lti = LtiKeys(load_tool_key(settings.services.data_dir), httpx.AsyncClient())
     try:

@@ -1,5 +1,11 @@
 """The graph's node for a question with options: score the options (agents/qa/choice.py), show the
-chosen one at once, then a short explanation from the excerpts with its citations."""
+chosen one at once, then why: by default the passage sentence that states it (no model call), or a
+short explanation the model writes from the excerpts (QAConfig.choice_explain = "model").
+
+Model calls are spent only where they pay: the confidence checks (the self-check, the closed-book
+choice) only where the calibration kept their signals for this model (Calibration.needs). On the
+development quizzes none of them separated right from wrong for the embedded 1.5B model
+(evals/reports/calibration-dev.md), so there a reply is one scoring call."""
 
 from typing import Any
 
@@ -14,6 +20,7 @@ from agents.qa import prompts
 from agents.qa.choice import choice_messages, combined, score_options, verify_messages, verify_options
 from agents.qa.confidence import judged
 from agents.qa.config import DEFAULT_CONFIG, QAConfig
+from agents.qa.evidence import best_sentence
 from agents.qa.nodes import capped, leaks_instructions
 from agents.qa.options import Choice, parse_choice
 from agents.qa.signals import choice_self_check, choice_signals, closed_book, gate_signals, option_words
@@ -21,6 +28,7 @@ from agents.qa.state import QAState
 from agents.qa.stream_json import JsonStream, int_list_field, streams_content, string_field
 from core.llm.structured import StructuredOutputError, ask_structured, model_name
 from core.observability import timing
+from core.retrieval import Candidate
 from core.text.words import term_coverage
 
 EXPLAIN = (
@@ -67,18 +75,28 @@ async def choose(
     head = f"{letter}) {option}"
     ctx.timings_ms["choice"] = timing.elapsed_ms(mark, 1)
     self_yes = None
-    if scored is not None:  # after the scoring prompt, which the server has cached
+    needs = ctx.confidence.needs
+    if scored is not None and needs(
+        "choice", "self_yes"
+    ):  # after the scoring prompt, which the server has cached
         scoring = choice_messages(excerpts, choice, list(range(len(choice.options))))
         self_yes = await choice_self_check(ctx.llm, scoring, letter, ctx.usage)
     if streaming:
         ctx.timings_ms["first_token"] = timing.elapsed_ms(mark, 1)
         write({"token": head})
-    verified = by_verdict is not None and by_letter is None
-    explanation, claimed = await _explain(
-        ctx, excerpts, choice, index, state["language"], qa, streaming, write, verified=verified
-    )
+    if qa.choice_explain == "model":
+        verified = by_verdict is not None and by_letter is None
+        explanation, claimed = await _explain(
+            ctx, excerpts, choice, index, state["language"], qa, streaming, write, verified=verified
+        )
+    else:
+        explanation, claimed = _quoted(chunks, choice, index, state["language"])
+        if streaming:
+            write({"token": f"\n\n{explanation}"})
     ctx.timings_ms["generation"] = timing.elapsed_ms(mark, 1)
-    closed = await closed_book(ctx.llm, choice, ctx.usage) if scored is not None else None
+    closed = None
+    if scored is not None and (needs("choice", "closed_agree") or needs("choice", "closed_p")):
+        closed = await closed_book(ctx.llm, choice, ctx.usage)
     signals = (
         choice_signals(
             scored,
@@ -117,6 +135,23 @@ async def choose(
         ctx, state, update, kind="choice", signals=signals, chunks=chunks, choice=choice,
         write=write if streaming else None,
     )  # fmt: skip
+
+
+QUOTED = {
+    "en": "The passage it rests on: “{sentence}”",
+    "pt": "O trecho em que se apoia: “{sentence}”",
+}
+
+
+def _quoted(chunks: list[Candidate], choice: Choice, index: int, language: str) -> tuple[str, list[int]]:
+    """The sentence of the shown passages that states the chosen option best, quoted, and its chunk:
+    the evidence itself rather than the model's paraphrase of it."""
+    about = f"{choice.options[index]} {choice.stem}"
+    best = max(chunks, key=lambda chunk: best_sentence(chunk.text, about)[1])
+    sentence, _ = best_sentence(best.text, about)
+    if not sentence:
+        return "", []
+    return QUOTED.get(language, QUOTED["en"]).format(sentence=sentence), [best.chunk_id]
 
 
 async def _named_letter(ctx: AgentContext, excerpts: str, choice: Choice, qa: QAConfig) -> int:

@@ -81,7 +81,9 @@ async def with_confidence(
     if update.get("outcome") != "answered":
         return update
     mark = timing.mark()
-    self_yes = await answer_self_check(ctx.llm, prompt, reply_json, ctx.usage)
+    self_yes = None
+    if ctx.confidence.needs("answer", "self_yes"):  # a call only where the calibration kept it
+        self_yes = await answer_self_check(ctx.llm, prompt, reply_json, ctx.usage)
     signals = answer_signals(
         question_in_source=source_fit(update["answer"], state["question"], [c.text for c in chunks]),
         logprobs=logprobs,

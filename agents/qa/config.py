@@ -37,6 +37,10 @@ class QAConfig:
     # 28, option likelihood (cloze) 25, reasoning first 26; none is a measured improvement.
     choice_method: str = "letters"
     choice_orders: int = 2
+    # Why the chosen option: "passage" quotes the shown passage's sentence that states it (no model
+    # call: the reply is the scoring alone), "model" has the model explain it from the excerpts (a
+    # generation of up to explain_max_tokens after the choice; a hosted model may explain well).
+    choice_explain: str = "passage"
     explain_max_tokens: int = 120
     # The relevance gate (agents/qa/gate.py): its cosine thresholds belong to the embedding model
     # (core/embeddings/thresholds.py, ctx.thresholds); this share of the question's content words must
@@ -54,13 +58,18 @@ DEFAULT_CONFIG = QAConfig()
 
 
 def qa_config(
-    context_chars: int | None, choice_context_chars: int | None, support_min: float | None = None
+    context_chars: int | None,
+    choice_context_chars: int | None,
+    support_min: float | None = None,
+    *,
+    choice_explain: str | None = None,
 ) -> QAConfig:
     """The defaults with the deployment's overrides (QA_CONTEXT_CHARS, QA_CHOICE_CONTEXT_CHARS,
-    QA_SUPPORT_MIN)."""
+    QA_SUPPORT_MIN, QA_CHOICE_EXPLAIN)."""
     return replace(
         DEFAULT_CONFIG,
         context_chars=context_chars or DEFAULT_CONFIG.context_chars,
         choice_context_chars=choice_context_chars or DEFAULT_CONFIG.choice_context_chars,
         support_min=DEFAULT_CONFIG.support_min if support_min is None else support_min,
+        choice_explain=choice_explain or DEFAULT_CONFIG.choice_explain,
     )

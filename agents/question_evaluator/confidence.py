@@ -11,7 +11,11 @@ how an answer addresses its reader.
   grader no pattern names cannot raise a grade either.
 - The signals: the final and the model's own score, the verdict check and how far it is from the
   verdict, the answer's agreement with the reference's key terms, what the screens left out, and how
-  much the second grading lowered the grade."""
+  much the second grading lowered the grade.
+- A "correct" grade is labelled high only on evidence that is not the grader agreeing with itself
+  (`matches_reference`): on a grading set nobody here had tuned on, every wrong answer the grader
+  called correct was among its high-labelled grades, with a verdict check that agreed with it. A high
+  grade settles at once (mastery, the schedule); the others are at most medium."""
 
 import re
 from typing import Any
@@ -20,7 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from agents.common.one_token import yes_probability
 from core.llm.structured import TokenUsage
-from core.text.words import sentence_pieces
+from core.text.words import sentence_pieces, term_coverage, words
 
 VERDICT_CHECK = (
     "Is the student answer correct: does it say what the reference answer says? Answer with one word,"
@@ -41,6 +45,38 @@ _ADDRESSED = re.compile(
     re.IGNORECASE | re.UNICODE,
 )
 EXPECTED_YES = {"correct": 1.0, "partially_correct": 0.5, "incorrect": 0.0}
+# Each text holds this share of the other's content words. Chosen on the fit half of the grading dev
+# split (evals/grading/dataset.py dev_part): no answer labelled other than correct reached 0.40 both
+# ways there; 0.6 leaves a margin. On the report half it passes 4 of 10 correct answers and no other.
+MATCH_SHARE = 0.6
+# "n't" splits into "t"; a paraphrase that flips one of these says the opposite in the same words.
+_NEGATIONS = frozenset(
+    {"not", "no", "never", "cannot", "none", "nothing", "nor", "t"}
+    | {"não", "nao", "nunca", "nem", "nenhum", "nenhuma", "nada", "jamais"}
+)
+UNMATCHED = "high needs the answer to say what the reference says in its words"
+
+
+def matches_reference(reference: str, answer: str) -> bool:
+    """Whether the answer says what the reference says in its words (most of each text's content words
+    in the other), with the same numbers and the same negations: evidence for a "correct" grade that
+    does not come from the grader (its own checks agree with it whether it is right or wrong)."""
+    if not reference.strip() or not answer.strip():
+        return False
+    shares = (term_coverage(reference, answer), term_coverage(answer, reference))
+    if any(share is None or share < MATCH_SHARE for share in shares):
+        return False
+    said = [words(text) for text in (reference, answer)]
+    numbers = [{word for word in found if word.isdigit()} for found in said]
+    negations = [sum(word in _NEGATIONS for word in found) for found in said]
+    return numbers[0] == numbers[1] and negations[0] == negations[1]
+
+
+def settled_label(confidence: dict[str, Any], verdict: str, reference: str, answer: str) -> dict[str, Any]:
+    """The calibration's confidence, a high "correct" kept only where the answer matches the reference."""
+    if confidence["label"] != "high" or verdict != "correct" or matches_reference(reference, answer):
+        return confidence
+    return confidence | {"label": "medium", "capped": UNMATCHED}
 
 
 def without_addressed(answer: str) -> tuple[str, tuple[str, ...]]:

@@ -35,7 +35,13 @@ from agents.common.citations import build_citations
 from agents.common.context import AgentContext
 from agents.common.contrast import ContrastCheck
 from agents.common.injection import screen_answer
-from agents.question_evaluator.confidence import grade_signals, read_any, verdict_check, without_addressed
+from agents.question_evaluator.confidence import (
+    grade_signals,
+    read_any,
+    settled_label,
+    verdict_check,
+    without_addressed,
+)
 from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.prompts import Grade, grading_messages
 from agents.question_evaluator.state import InputState, OutputState, State, Verdict
@@ -206,7 +212,9 @@ async def grade(state: State, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         second_drop=second_drop,
         words=len(state.answer.split()),
     )
-    return first | {"confidence": ctx.confidence.assess("grade", signals).as_dict()}
+    assessed = ctx.confidence.assess("grade", signals).as_dict()
+    confidence = settled_label(assessed, first["verdict"], state.question["answer"], checked["graded"])
+    return first | {"confidence": confidence}
 
 
 async def _grade_text(state: State, ctx: AgentContext, text: str) -> dict[str, Any]:
@@ -229,7 +237,9 @@ async def _grade_text(state: State, ctx: AgentContext, text: str) -> dict[str, A
     started = timing.mark()
     reply = await ask_structured(ctx.llm, Grade, messages, mode=ctx.structured_mode, usage=ctx.usage)
     ctx.timings_ms["grade"] = timing.elapsed_ms(started)
-    verdict_yes = await verdict_check(ctx.llm, messages, reply.model_dump_json(), ctx.usage)
+    verdict_yes = None
+    if ctx.confidence.needs("grade", "verdict_yes"):
+        verdict_yes = await verdict_check(ctx.llm, messages, reply.model_dump_json(), ctx.usage)
     score = model_score = _unit(float(reply.score))
     overlap = reference_overlap(state.question["answer"], answer)
     if overlap is not None:

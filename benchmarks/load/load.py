@@ -365,6 +365,7 @@ def summarise(
     search_p95 = figures["routes"].get("search", {}).get("p95", float("nan"))
     projects_p95 = figures["routes"].get("list_projects", {}).get("p95", float("nan"))
     ratio = search_p95 / (course.solo_search_p50 * 1000)
+    per_minute, span = answers_per_minute(out)
     figures.update(
         {
             "requests": len(out.samples),
@@ -373,6 +374,8 @@ def summarise(
             "solo_search_p50_ms": course.solo_search_p50 * 1000,
             "search_p95_over_solo_p50": ratio,
             "list_projects_p95_ms": projects_p95,
+            "answers_per_minute": per_minute,
+            "answers_span_s": span,
             "queue_wait_p50_s": percentile(out.queue_waits, 50),
             "queue_wait_p95_s": percentile(out.queue_waits, 95),
             "evidence_p50_s": percentile(out.evidence_waits, 50),
@@ -395,6 +398,8 @@ def summarise(
         f"- streamed answers equal to their solo answer: **{out.streams_equal}** of"
         f" {out.streams_equal + len(out.streams_differ)};"
         f" still waiting after the drain (cancelled by the client): {out.streams_cancelled}",
+        f"- streamed answers finished: {len(out.queue_waits)} in {span:.0f} s from the start of the run ="
+        f" **{per_minute:.1f} per minute**",
         f"- queue wait until the first answer event: p50 {figures['queue_wait_p50_s']:.1f} s,"
         f" p95 {figures['queue_wait_p95_s']:.1f} s; `queued` events received: {out.queued_events},"
         f" deepest queue position seen: {out.max_position}",
@@ -409,6 +414,15 @@ def summarise(
     for differ in out.streams_differ[:3]:
         lines.append(f"  - differs: solo {differ['solo'][:120]!r} vs load {differ['load'][:120]!r}")
     return "\n".join(lines), figures
+
+
+def answers_per_minute(out: Results) -> tuple[float, float]:
+    """Streamed answers finished without error per minute, from the run's first request to the last
+    answer's end (the drain included: the model's throughput, not the clients' deadline)."""
+    start = min((s.started for s in out.samples), default=0.0)
+    done = [s for s in out.samples if s.route == "qa_stream" and 200 <= s.status < 300]
+    span = max((s.started + s.seconds - start for s in done), default=0.0)
+    return (60 * len(done) / span if span else 0.0), span
 
 
 def _seconds(value: float | None) -> str:

@@ -2,14 +2,15 @@
 a class's load: answers per minute and each answer's time to first token and to its end, on the same
 prompts in one run.
 
-    python -m benchmarks.models.llm_slots [--slots 1,2,4] [--clients 4] [--rounds 2] [--max-tokens 96]
+    python -m benchmarks.models.llm_slots [--slots 1,2,4,1d] [--clients 4] [--rounds 2] [--max-tokens 96]
 
 Each round sends `--clients` streamed completions at once, each a QA-like prompt: the same instructions,
 then a different ~600-token passage of the Rust book and a question. A server with N slots splits its
 context among them, so it gets N times the embedded server's context (each slot as large as the one slot
 studyAI runs today). The server is llama.cpp's own llama-server as `core/llm/local.py` starts it, only
-`--parallel` and `--ctx-size` changed. Run it on an idle machine; the report is
-benchmarks/reports/llm_slots.md. Issue 43 chooses the default slot count from it."""
+`--parallel` and `--ctx-size` changed; a count written with `d` ("1d") also drafts with the 0.5B model
+(speculative decoding, llama.cpp's `--model-draft`). Run it on an idle machine; the report is
+benchmarks/reports/llm_slots.md. Issue 43 chose the default slot count (LLM_SLOTS) from it."""
 
 import argparse
 import json
@@ -77,10 +78,12 @@ def ask(base_url: str, client: int, chars: int, max_tokens: int) -> Answer:
     return Answer(first if first is not None else total, total, tokens)
 
 
-def run(slots: int, model_path: Path, args: argparse.Namespace, log_dir: Path) -> dict[str, float]:
+def run(
+    slots: int, model_path: Path, args: argparse.Namespace, log_dir: Path, draft: Path | None = None
+) -> dict[str, float]:
     server = LlamaServer(
-        model_path, parallel=slots, context_tokens=CONTEXT_PER_SLOT * slots, threads=None,
-        log_path=log_dir / f"llm-slots-{slots}.log", flash_attn=True,
+        model_path, parallel=slots, context_tokens=CONTEXT_PER_SLOT, threads=None,
+        log_path=log_dir / f"llm-slots-{slots}.log", flash_attn=True, draft_path=draft,
     )  # fmt: skip
     answers: list[Answer] = []
     wall = 0.0
@@ -116,13 +119,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--prompt-chars", type=int, default=2400, help="~600 tokens of passage")
     parser.add_argument("--report", type=Path, default=report_path("llm_slots"))
     args = parser.parse_args(argv)
-    model_path = assemble(LOCAL_MODELS["qwen2.5-coder-1.5b-instruct"], REPO_ROOT / ".cache" / "models")
+    models = REPO_ROOT / ".cache" / "models"
+    model_path = assemble(LOCAL_MODELS["qwen2.5-coder-1.5b-instruct"], models)
     log_dir = REPO_ROOT / ".cache" / "benchmarks"
     log_dir.mkdir(parents=True, exist_ok=True)
     rows = []
-    for slots in [int(s) for s in args.slots.split(",")]:
-        figures = run(slots, model_path, args, log_dir)
-        rows.append((slots, figures))
+    for config in args.slots.split(","):
+        slots, drafted = int(config.rstrip("d")), config.endswith("d")
+        draft = assemble(LOCAL_MODELS["qwen2.5-coder-0.5b-instruct"], models) if drafted else None
+        figures = run(slots, model_path, args, log_dir, draft)
+        rows.append((f"{slots} + 0.5B draft" if drafted else str(slots), figures))
         print(slots, {k: round(v, 2) for k, v in figures.items()}, flush=True)
     columns = list(rows[0][1])
     lines = [

@@ -6,13 +6,19 @@ probabilities.
 Thresholds: "high" starts at the lowest probability above which the out-of-fold replies were right at
 least `high_precision` of the time; "low" is below the highest probability under which they were right
 at most `low_accuracy` of the time. `nested_labels` chooses both inside each outer fold on that fold's
-training part only, so the labels it returns for the held-out part are what an unseen reply would get."""
+training part only, so the labels it returns for the held-out part are what an unseen reply would get.
+
+Signals: a fit keeps only those that pay. `select_features` leaves out, one at a time, the signal whose
+absence raises the out-of-fold log loss least, while that rise stays within NIL_GAIN; what remains is
+stored as the kind's features, and a signal no kind keeps is not computed (Calibration.needs): its model
+call costs a class time and buys nothing for this model."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
+from sklearn.metrics import log_loss
 from sklearn.model_selection import StratifiedKFold
 
 from core.confidence.model import Calibration, KindModel, Label, with_extremes
@@ -21,6 +27,9 @@ HIGH_PRECISION = 0.92  # a little above the 0.90 promised, for the step from fit
 LOW_ACCURACY = 0.35  # below this share right, the reply claims no answer
 MIN_HIGH = 3  # "high" needs at least this many replies above its threshold to be trusted at all
 CS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)  # inverse regularisation strengths tried
+# Out-of-fold log loss a signal must save to be kept: below it, leaving the signal out is within what
+# refitting on other folds moves anyway (the calibration report's "left out" table, issue 43).
+NIL_GAIN = 0.002
 
 
 @dataclass(frozen=True)
@@ -50,9 +59,28 @@ def _matrix(samples: Sequence[Sample], features: Sequence[str], means: np.ndarra
     )
 
 
+def oof_log_loss(samples: Sequence[Sample], features: Sequence[str]) -> float:
+    right = [s.right for s in samples]
+    return float(log_loss(right, oof_probabilities(samples, features), labels=[False, True]))
+
+
+def select_features(samples: Sequence[Sample], features: Sequence[str]) -> tuple[str, ...]:
+    """Backward elimination on out-of-fold log loss: the signals whose contribution is more than nil."""
+    kept = list(features)
+    current = oof_log_loss(samples, kept)
+    while kept:
+        loss, name = min((oof_log_loss(samples, [f for f in kept if f != n]), n) for n in kept)
+        if loss - current > NIL_GAIN:
+            break
+        kept.remove(name)
+        current = loss
+    return tuple(kept)
+
+
 def fit_kind(samples: Sequence[Sample], features: Sequence[str] | None = None) -> KindModel:
-    """The logistic model on all `samples`, with thresholds from their out-of-fold probabilities."""
-    features = tuple(features or feature_names(samples))
+    """The logistic model on all `samples` over the signals that pay (or `features`), with thresholds
+    from their out-of-fold probabilities."""
+    features = tuple(features if features is not None else select_features(samples, feature_names(samples)))
     oof = oof_probabilities(samples, features)
     high_min, low_below = choose_thresholds(oof, [s.right for s in samples])
     return replace(fit_kind_model_only(samples, features), high_min=high_min, low_below=low_below)
@@ -73,7 +101,11 @@ def _probabilities(train: Sequence[Sample], test: Sequence[Sample], features: Se
 
 
 def fit_kind_model_only(samples: Sequence[Sample], features: Sequence[str]) -> KindModel:
-    """The logistic model without thresholds (inside cross-validation)."""
+    """The logistic model without thresholds (inside cross-validation); with no signals, the share
+    right as a constant."""
+    if not features:
+        share = min(max(float(np.mean([s.right for s in samples])), 1e-3), 1 - 1e-3)
+        return KindModel((), (), (), (), float(np.log(share / (1 - share))), high_min=1.01, low_below=0.0)
     raw = np.array([[s.signals.get(name, np.nan) for name in features] for s in samples], dtype=float)
     means = np.nan_to_num(np.nanmean(raw, axis=0)) if features else np.zeros(0)
     x = _matrix(samples, features, means)

@@ -15,6 +15,8 @@ Label = Literal["high", "medium", "low"]
 # or a verdict check at P(yes) 0.5 is the grader hesitating (on the grading set's dev split the
 # extremity of the verdict check told right grades from wrong at AUROC 0.65, its value at 0.45).
 EXTREMES = ("score", "model_score", "verdict_yes", "self_yes", "p_top", "closed_p")
+# Signals computed from another one (besides `<name>_extremity`): the one they come from is needed too.
+DERIVED_FROM = {"check_gap": "verdict_yes"}
 
 
 def with_extremes(signals: dict[str, float]) -> dict[str, float]:
@@ -52,6 +54,13 @@ class KindModel:
             total += weight * (value - mean) / scale
         return 1.0 / (1.0 + math.exp(-total))
 
+    def uses(self, signal: str) -> bool:
+        """Whether the fit kept `signal` or one derived from it."""
+        return any(
+            name in (signal, f"{signal}_extremity") or DERIVED_FROM.get(name) == signal
+            for name in self.features
+        )
+
     def label(self, p: float) -> Label:
         if p >= self.high_min:
             return "high"
@@ -69,6 +78,9 @@ class Calibration:
     kinds: dict[str, KindModel] = field(default_factory=dict)
     source: str = "uncalibrated"
     fitted_on: str = ""  # what it was fitted on, for the record
+    # Compute every signal, also those the fit dropped: runs whose records feed a refit (QA_ALL_SIGNALS,
+    # `studyai calibrate`). Not part of the stored calibration.
+    all_signals: bool = False
 
     @property
     def calibrated(self) -> bool:
@@ -82,8 +94,18 @@ class Calibration:
         p = model.probability(with_extremes(signals))
         return Confidence(round(p, 4), model.label(p), signals)
 
+    def needs(self, kind: str, signal: str) -> bool:
+        """Whether a signal that costs a model call is worth it: where this kind is fitted, only if
+        its fit kept the signal (the calibration records what separated right from wrong for this
+        model, so a refit on a stronger model brings a dropped check back); everywhere else always,
+        so the replies' records can be fitted."""
+        model = self.kinds.get(kind)
+        return self.all_signals or model is None or model.uses(signal)
+
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        values = asdict(self)
+        values.pop("all_signals")
+        return values
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "Calibration":

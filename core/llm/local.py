@@ -113,19 +113,19 @@ def server_command(
     flash_attn: bool = False,
     alias: str | None = None,
     parallel: int = 1,
+    draft_path: Path | None = None,
 ) -> list[str]:
     """llama.cpp's OpenAI-compatible server for the weights, as the embedded server and the
-    docker-compose model service (core/llm/server.py) both run it."""
+    docker-compose model service (core/llm/server.py) both run it. `context_tokens` is each slot's:
+    the server's context is split among its `parallel` slots."""
     command = [
         str(server_binary()),
         "--model", str(model_path),
         "--host", host,
         "--port", str(port),
-        "--ctx-size", str(context_tokens),
-        # One slot by default: requests queue in the server instead of sharing two cores, admission in
-        # front of the model keeps that queue fair, and the slot keeps the previous prompt, so a request
-        # that shares its prefix (the system prompt) prefills only the rest (benchmarks/models/llm_slots.py
-        # measures more slots). The context is split among the slots.
+        "--ctx-size", str(context_tokens * parallel),
+        # Slots decode together (continuous batching); each keeps its last prompt, and a request goes to
+        # the slot whose prompt it shares most of. How many: LLM_SLOTS (benchmarks/reports/llm_slots.md).
         "--parallel", str(parallel),
         # Saved prompt states of other prefixes (the judge's, the option scorer's): bounded, not 8 GiB.
         "--cache-ram", "1024",
@@ -133,6 +133,8 @@ def server_command(
     ]  # fmt: skip
     if alias:
         command += ["--alias", alias]
+    if draft_path is not None:  # speculative decoding: the small model drafts, the large one checks
+        command += ["--model-draft", str(draft_path)]
     # Prompt processing and generation alike on every core unless told
     # (`python -m benchmarks.models.llm_server --configs 1,2`, an earlier run on 2 cores: 2 threads
     # generated at 29.5 tok/s against 19.3 with 1).
@@ -168,9 +170,11 @@ class LlamaServer:
         probe_interval_s: float = 10.0,
         probe_failures: int = 3,
         parallel: int = 1,
+        draft_path: Path | None = None,
     ) -> None:
         self.model_path = model_path
         self.parallel = parallel
+        self.draft_path = draft_path
         self.context_tokens = context_tokens
         self.threads = threads
         self.log_path = log_path
@@ -193,6 +197,7 @@ class LlamaServer:
             flash_attn=settings.llm.flash_attn,
             probe_interval_s=settings.llm.probe_interval_s,
             probe_failures=settings.llm.probe_failures,
+            parallel=settings.llm.slots,
         )
 
     @property
@@ -209,6 +214,7 @@ class LlamaServer:
             threads=self.threads,
             flash_attn=self.flash_attn,
             parallel=self.parallel,
+            draft_path=self.draft_path,
         )
 
     @staticmethod

@@ -39,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         threads=settings.llm.threads,
         flash_attn=settings.llm.flash_attn,
         alias=model.name,
+        parallel=settings.llm.slots,
     )
     print(f"serving {path.name} on http://{args.host}:{args.port}/v1", file=sys.stderr, flush=True)
     # The same allowlisted environment as the embedded server's: no variable of the container's reaches

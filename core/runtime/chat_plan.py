@@ -6,8 +6,7 @@ from core.llm.chat import StructuredMode
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 
-# The embedded llama.cpp server runs one completion at a time well; a remote endpoint more.
-EMBEDDED_CONCURRENCY = 1
+# A remote endpoint takes this many calls at once unless told; the embedded server one per slot.
 REMOTE_CONCURRENCY = 4
 
 
@@ -27,7 +26,7 @@ class ChatModelPlan:
         """For a process with a chat model and nothing else of the runtime (an eval's judge): `base_url`
         is LLM_BASE_URL's, or that of the embedded server it started."""
         embedded = settings.llm.base_url is None
-        concurrency = settings.llm.concurrency or (EMBEDDED_CONCURRENCY if embedded else REMOTE_CONCURRENCY)
+        concurrency = settings.llm.concurrency or (settings.llm.slots if embedded else REMOTE_CONCURRENCY)
         return cls(
             base_url=base_url,
             embedded=embedded,

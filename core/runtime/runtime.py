@@ -4,7 +4,7 @@ place. The API, the workers, the CLI, the evals and the benchmarks all start fro
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from langchain_core.embeddings import Embeddings
@@ -79,8 +79,11 @@ async def open_runtime(
             embeddings=embeddings,
             retriever=make_retriever(settings, pool, embeddings),
             thresholds=thresholds_for(settings.embeddings.model, settings.services.data_dir),
-            confidence=calibration_for(
-                chat_model_key(settings), settings.embeddings.model, settings.services.data_dir
+            confidence=replace(
+                calibration_for(
+                    chat_model_key(settings), settings.embeddings.model, settings.services.data_dir
+                ),
+                all_signals=settings.qa.all_signals,
             ),
             llm=make_chat_model(settings, base_url=chat.base_url) if chat.base_url else None,
             tracing=tracing,

@@ -1,5 +1,7 @@
 """What the agents show the model, how answers are judged, and where agent runs are traced."""
 
+from typing import Literal
+
 from pydantic import Field
 
 from core.settings.group import SettingsGroup
@@ -14,6 +16,14 @@ class QaSettings(SettingsGroup):
     # The answer-support check (agents/qa/support.py) was calibrated on the embedded 1.5B model; a
     # hosted model that paraphrases more may need a lower share; 0 turns the check off.
     support_min: float | None = Field(default=None, ge=0, le=1, validation_alias="QA_SUPPORT_MIN")
+    # Why a chosen option is right: "passage" (the shown passage's sentence, no model call) or "model"
+    # (an explanation the model writes; a generation more per reply). Unset: agents/qa/config.py.
+    choice_explain: Literal["passage", "model"] | None = Field(
+        default=None, validation_alias="QA_CHOICE_EXPLAIN"
+    )
+    # Every confidence signal, also those the calibration found worthless for this model (their checks
+    # cost model calls): for runs whose records feed a refit (evals, `studyai calibrate` sets it itself).
+    all_signals: bool = Field(default=False, validation_alias="QA_ALL_SIGNALS")
 
 
 class GroundednessSettings(SettingsGroup):

@@ -33,6 +33,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--grading-records", type=Path, nargs="*", default=sorted(RECORDS.glob("grading-*.jsonl")),
         help="evals.grading --records of the dev split",
     )  # fmt: skip
+    parser.add_argument(
+        "--grading-part", choices=["fit", "report", "all"], default="fit",
+        help="the half of the grading dev split the grade's calibration is fitted on (evals.grading --part)",
+    )  # fmt: skip
     parser.add_argument("--write", action="store_true", help="store the fitted calibration as the default")
     parser.add_argument("--chat-model", default=CHAT_MODEL)
     parser.add_argument("--embedding-model", default=EMBEDDING_MODEL)
@@ -44,7 +48,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     command = shlex.join(["python", "-m", "evals.calibration", *(argv if argv is not None else sys.argv[1:])])
     samples, asked = qa_samples(args.records)
-    graded, grades_asked = grade_samples(args.grading_records)
+    part = None if args.grading_part == "all" else args.grading_part
+    graded, grades_asked = grade_samples(args.grading_records, part)
     samples, asked = samples + graded, asked | grades_asked
     outcome = evaluate(samples, asked)
     names = ", ".join(path.name for path in [*args.records, *args.grading_records])

@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from core.confidence.fit import Sample, feature_names, nested_labels
+from core.confidence.fit import NIL_GAIN, Sample, feature_names, nested_labels, select_features
 from core.confidence.model import Calibration
 from evals.calibration.metrics import (
     BINS,
@@ -34,6 +34,7 @@ class KindOutcome:
     auroc: float | None
     all_signals: Contribution
     without: list[Contribution]
+    kept: tuple[str, ...]  # the signals the fit keeps (core/confidence/fit.py select_features)
 
 
 @dataclass(frozen=True)
@@ -64,13 +65,15 @@ def evaluate(samples: list[Sample], asked: dict[str, int]) -> Outcome:
     for kind in sorted({s.kind for s in samples}):
         mine = [s for s in samples if s.kind == kind]
         features = feature_names(mine)
-        p, labels = nested_labels(mine, features)
+        # The labels as the stored fit gives them: over the signals it keeps (chosen on all records).
+        kept = select_features(mine, features)
+        p, labels = nested_labels(mine, kept)
         right = [s.right for s in mine]
         every, without = contributions(mine, features)
         kinds.append(
             KindOutcome(
                 kind, mine, p, list(labels), label_figures(mine, labels, answerable(asked, kind)),
-                ece(p, right), auroc(p, right), every, without,
+                ece(p, right), auroc(p, right), every, without, kept,
             )
         )  # fmt: skip
     answers = [k for k in kinds if k.kind != "grade"]  # "all" is over the QA replies; grades apart
@@ -111,7 +114,9 @@ def write_report(
         f"- **questions asked**: {', '.join(f'{g} {n}' for g, n in sorted(outcome.asked.items()))}",
         "",
         "Every figure is out of fold: 5-fold cross-validation, the label thresholds chosen on each",
-        "training part alone (nested), so each reply is labelled as an unseen one would be.",
+        "training part alone (nested), so each reply is labelled as an unseen one would be, over the",
+        "signals the fit keeps (those whose leaving out raises the out-of-fold log loss by more than",
+        f"{NIL_GAIN}, chosen on all records; the rest are not computed, and their model calls not made).",
         "",
         "| kind | replies | answerable asked | ECE | AUROC | high | high right | high covers answerable"
         " | confidently wrong (of answerable) | absent high | low |",
@@ -132,7 +137,7 @@ def write_report(
         for item in kind.without:
             delta = item.log_loss - kind.all_signals.log_loss
             lines.append(f"| {item.signal} | {item.log_loss:.3f} | {delta:+.3f} | {_share(item.auroc)} |")
-        lines.append("")
+        lines += ["", f"Kept: {', '.join(kind.kept) or 'none (the share right as a constant)'}.", ""]
     lines += ["## The fitted calibration (all records)", ""]
     for name, model in calibration.kinds.items():
         weights = ", ".join(f"{f} {w:+.2f}" for f, w in zip(model.features, model.coefficients, strict=True))

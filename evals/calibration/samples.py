@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from core.confidence.fit import Sample
-from evals.grading.dataset import GRADE
+from evals.grading.dataset import GRADE, Part, dev_part
 
 Record = dict[str, Any]
 
@@ -16,6 +16,7 @@ def _read_samples(
     paths: list[Path],
     group_of: Callable[[Record], str],
     sample_of: Callable[[str, str, Record], Sample | None],
+    keep: Callable[[Record], bool] = lambda record: True,
 ) -> tuple[list[Sample], dict[str, int]]:
     """Every record of the JSON-lines files counted as asked in its group; `sample_of(file stem, group,
     record)` makes its sample, or None where it is not one."""
@@ -24,6 +25,8 @@ def _read_samples(
     for path in paths:
         for line in path.read_text().splitlines():
             record = json.loads(line)
+            if not keep(record):
+                continue
             group = group_of(record)
             asked[group] = asked.get(group, 0) + 1
             sample = sample_of(path.stem, group, record)
@@ -47,9 +50,10 @@ def qa_samples(paths: list[Path]) -> tuple[list[Sample], dict[str, int]]:
     return _read_samples(paths, lambda record: f"{record['dataset']} / {record['kind']}", sample)
 
 
-def grade_samples(paths: list[Path]) -> tuple[list[Sample], dict[str, int]]:
+def grade_samples(paths: list[Path], part: Part | None = None) -> tuple[list[Sample], dict[str, int]]:
     """evals.grading records (its --records): each model grade's signals, and whether its verdict
-    matched the answer's label (off_topic counts as incorrect). Rule-decided grades are only counted."""
+    matched the answer's label (off_topic counts as incorrect). Rule-decided grades are only counted.
+    With `part`, only the dev split's questions of that half (evals/grading/dataset.py dev_part)."""
 
     def sample(stem: str, group: str, record: Record) -> Sample | None:
         confidence = record.get("confidence")
@@ -59,4 +63,7 @@ def grade_samples(paths: list[Path]) -> tuple[list[Sample], dict[str, int]]:
         case_id = f"{stem}:{record['question_id']}:{record['kind']}"
         return Sample(case_id, group, "grade", confidence["signals"], right)
 
-    return _read_samples(paths, lambda record: f"grading / {record['kind']}", sample)
+    def wanted(record: Record) -> bool:
+        return part is None or dev_part(record["question_id"]) == part
+
+    return _read_samples(paths, lambda record: f"grading / {record['kind']}", sample, wanted)

@@ -20,7 +20,7 @@ from agents.question_evaluator.config import EvaluatorConfig
 from core.confidence import calibration_for, chat_model_key
 from core.observability import timing
 from core.settings import Settings
-from evals.grading.dataset import in_split, load_questions
+from evals.grading.dataset import dev_part, in_split, load_questions
 from evals.grading.report import render
 from evals.grading.run import grade_all
 from evals.groundedness_judge import chat_model
@@ -34,6 +34,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--limit", type=int, default=0, help="the first N questions of each language in the split (0 = all)"
     )
     parser.add_argument("--language", choices=["en", "pt"], help="only this language's questions")
+    parser.add_argument(
+        "--part", choices=["fit", "report"],
+        help="half of the dev split; the grade's calibration is fitted on 'fit' only (dataset.py)",
+    )  # fmt: skip
     parser.add_argument("--out", type=Path, help="default evals/reports/grading-<split>.md")
     parser.add_argument("--kinds", default="", help="only these kinds of answer, e.g. injected")
     parser.add_argument("--records", type=Path, help="also write one JSON line per graded answer here")
@@ -50,6 +54,10 @@ def main(argv: list[str] | None = None) -> None:
     # SIGTERM unwinds like Ctrl-C, so the embedded model server is stopped with the run.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     questions = in_split(load_questions(), args.split)
+    if args.part:
+        if args.split != "dev":
+            sys.exit("--part divides the dev split only")
+        questions = [q for q in questions if dev_part(q.id) == args.part]
     if args.language:
         questions = [q for q in questions if q.language == args.language]
     if args.limit:  # a short run still sees both languages

@@ -114,6 +114,19 @@ def load_extra_injections(split: Split, data_dir: Path = DATA_DIR) -> dict[str, 
     return extra
 
 
+Part = Literal["fit", "report"]
+
+
+def dev_part(question_id: str, data_dir: Path = DATA_DIR) -> Part:
+    """The dev split in two halves, alternating in file order within each language: the grade's
+    calibration is fitted on "fit" only (python -m evals.calibration), so `python -m evals.grading
+    --part report` measures it on questions it never saw."""
+    mine = [q for q in load_split(data_dir)["dev"] if q.split("-")[0] == question_id.split("-")[0]]
+    if question_id not in mine:
+        raise ValueError(f"{question_id} is not in the dev split")
+    return "fit" if mine.index(question_id) % 2 == 0 else "report"
+
+
 def in_split(questions: list[Question], split: Split, data_dir: Path = DATA_DIR) -> list[Question]:
     """The split's questions, in file order, with the split's extra injected answers."""
     wanted = set(load_split(data_dir)[split])

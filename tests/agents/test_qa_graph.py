@@ -25,6 +25,7 @@ from agents.qa.options import question_stem
 from agents.qa.planning import named_document
 from agents.qa.prompts import NOT_FOUND
 from agents.qa.signals import field_logprobs, source_fit
+from core.confidence import Calibration, KindModel
 from core.embeddings.thresholds import UNCALIBRATED, Thresholds
 from core.retrieval import Candidate
 from core.retrieval.types import RetrievalResult, StageTimings
@@ -134,8 +135,9 @@ def model_calls(ctx: AgentContext) -> int:
     return sum(entry["calls"] for entry in ctx.usage.by_model.values())
 
 
-async def ask(ctx: AgentContext, question: str, **inputs: Any) -> dict[str, Any]:
-    return await build_graph().ainvoke({"question": question, "documents": DOCUMENTS, **inputs}, context=ctx)
+async def ask(ctx: AgentContext, question: str, qa: QAConfig | None = None, **inputs: Any) -> dict[str, Any]:
+    graph = build_graph(qa or QAConfig())
+    return await graph.ainvoke({"question": question, "documents": DOCUMENTS, **inputs}, context=ctx)
 
 
 async def test_answer_cites_only_the_retrieved_chunks_it_claims() -> None:
@@ -383,10 +385,12 @@ async def test_named_document_narrows_retrieval_but_a_model_guess_does_not() -> 
     assert named_document("a question", DOCUMENTS) is None
 
 
-async def stream(ctx: AgentContext, question: str) -> tuple[list[str], dict[str, Any]]:
+async def stream(
+    ctx: AgentContext, question: str, qa: QAConfig | None = None
+) -> tuple[list[str], dict[str, Any]]:
     tokens: list[str] = []
     final: dict[str, Any] = {}
-    async for mode, payload in build_graph().astream(
+    async for mode, payload in build_graph(qa or QAConfig()).astream(
         {"question": question, "stream": True}, context=ctx, stream_mode=["custom", "values"]
     ):
         if mode == "custom" and payload.get("reset"):
@@ -571,7 +575,7 @@ async def test_a_question_with_options_is_answered_by_scoring_them() -> None:
     )
     retriever = FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)])
     ctx = context(llm, retriever)
-    out = await ask(ctx, QUIZ)
+    out = await ask(ctx, QUIZ, QAConfig(choice_explain="model"))
     assert out["gate"]["passed"] and out["outcome"] == "answered" and out["has_answer"] is True
     assert out["answer"].startswith("A) When its owner goes out of scope\n\nThe excerpt says")
     assert out["choice"]["letter"] == "A" and out["choice"]["orders"] == 2
@@ -591,7 +595,8 @@ async def test_a_question_with_options_is_answered_by_scoring_them() -> None:
 async def test_options_judged_alone_have_no_position_bias() -> None:
     llm = OptionReader(right="When its owner goes out of scope", responses=[reply(explanation="")])
     ctx = context(llm, FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)]))
-    out = await build_graph(QAConfig(choice_method="both")).ainvoke({"question": QUIZ}, context=ctx)
+    qa = QAConfig(choice_method="both", choice_explain="model")
+    out = await build_graph(qa).ainvoke({"question": QUIZ}, context=ctx)
     assert out["choice"]["method"] == "both" and out["choice"]["letter"] == "A"
     assert out["choice"]["verify"][0] > max(out["choice"]["verify"][1:])
     # two orders of letters, three options judged, the self-check, one explanation, two closed-book orders
@@ -617,7 +622,7 @@ async def test_options_are_never_an_ambiguity_and_without_log_probs_the_model_na
     )
     history = [{"role": "user", "text": "What is dropping?"}, {"role": "assistant", "text": "Freeing."}]
     ctx = context(llm, FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)]))
-    out = await ask(ctx, QUIZ, history=history)
+    out = await ask(ctx, QUIZ, QAConfig(choice_explain="model"), history=history)
     assert out["outcome"] == "answered" and out["choice"]["letter"] == "B" and out["choice"]["orders"] == 0
     assert out["answer"].startswith("B) When the garbage collector sweeps the arena")
 
@@ -628,9 +633,53 @@ async def test_a_streamed_choice_shows_the_option_first() -> None:
         responses=[reply(explanation="It is dropped.", used_chunk_ids=[11])],
     )
     ctx = context(llm, FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)]))
-    tokens, out = await stream(ctx, QUIZ)
+    tokens, out = await stream(ctx, QUIZ, QAConfig(choice_explain="model"))
     assert tokens[0] == "A) When its owner goes out of scope"
     assert "".join(tokens) == out["answer"] == "A) When its owner goes out of scope\n\nIt is dropped."
+
+
+NOTHING_PAYS = Calibration(
+    "c",
+    "e",
+    {
+        "choice": KindModel((), (), (), (), 0.2, 1.01, 0.0),
+        "answer": KindModel((), (), (), (), 1.0, 1.01, 0.0),
+    },
+)
+
+
+async def test_where_no_check_pays_a_choice_is_its_scoring_and_the_passage_that_states_it() -> None:
+    llm = OptionReader(right="When its owner goes out of scope", responses=[])  # a scripted reply fails the test
+    ctx = replace(
+        context(llm, FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)])),
+        confidence=NOTHING_PAYS,
+    )
+    tokens, out = await stream(ctx, QUIZ)
+    # The scoring orders only: no self-check, no closed-book choice, no explanation written by the model.
+    assert model_calls(ctx) == QAConfig().choice_orders and llm.self_checks == 0
+    assert out["choice"]["closed"] is None and "self_yes" not in out["confidence"]["signals"]
+    quoted = best_sentence(
+        OWNERSHIP_CHUNKS[0].text, "When its owner goes out of scope " + question_stem(QUIZ)
+    )[0]
+    assert out["answer"] == f"A) When its owner goes out of scope\n\nThe passage it rests on: “{quoted}”"
+    assert "".join(tokens) == out["answer"] and [c.chunk_id for c in out["citations"]] == [11]
+    assert out["confidence"]["label"] == "medium" and out["passages"][0]["chunk_id"] == 11
+
+
+async def test_where_the_self_check_pays_nothing_a_free_answer_is_one_generation() -> None:
+    llm = ListChat(responses=[reply(answer="The value is dropped.", has_answer=True, used_chunk_ids=[11])])
+    ctx = replace(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), confidence=NOTHING_PAYS)
+    out = await ask(ctx, "What happens to a value when its owner goes out of scope?")
+    assert out["outcome"] == "answered" and model_calls(ctx) == 1
+    assert "self_yes" not in out["confidence"]["signals"]
+    uncalibrated = context(
+        ListChat(responses=[reply(answer="The value is dropped.", has_answer=True, used_chunk_ids=[11])]),
+        FakeRetriever(OWNERSHIP_CHUNKS),
+    )
+    await ask(uncalibrated, "What happens to a value when its owner goes out of scope?")
+    assert (
+        model_calls(uncalibrated) == 2
+    )  # no fit for this model yet: the check is asked, so it can be fitted
 
 
 class CutAtTheCap(GenericFakeChatModel):

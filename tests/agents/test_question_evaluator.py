@@ -4,7 +4,7 @@ indexed by the real worker, real retrieval): every branch."""
 import json
 import re
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ from agents.common.injection import screen_answer
 from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.graph import graph
 from agents.question_evaluator.prompts import Grade
+from core.confidence import Calibration, KindModel
 from core.llm.structured import StructuredOutputError
 from core.retrieval import Retriever
 from core.store.study import questions
@@ -405,3 +406,43 @@ async def test_a_model_grade_carries_its_confidence_from_the_verdict_check() -> 
     assert llm.self_checks == 1 and signals["verdict_yes"] == pytest.approx(0.2)
     assert signals["check_gap"] == pytest.approx(0.8) and signals["model_score"] == 0.9
     assert out["confidence"]["label"] == "medium"  # no calibration for this model pair: never settled
+
+
+SURE = KindModel(("score",), (0.5,), (0.3,), (0.0,), 5.0, high_min=0.9, low_below=0.1)  # p 0.993: high
+
+
+def sure_context(llm: BaseChatModel, model: KindModel = SURE) -> AgentContext:
+    return replace(bare_context(llm), confidence=Calibration("c", "e", {"grade": model}))
+
+
+@pytest.mark.parametrize(
+    ("answer", "label"),
+    [
+        # The reference's own words: evidence that does not come from the grader.
+        ("The value is moved, so the first variable can no longer be used.", "high"),
+        ("The value gets moved, so the first variable can no longer be used at all.", "high"),
+        # The grader calls these correct too; nothing but the grader says so.
+        ("The value is moved to the new variable; the old one is invalid.", "medium"),
+        ("The value is moved, so the first variable can still be used.", "medium"),  # a negation dropped
+    ],
+)
+async def test_a_correct_grade_is_high_only_when_the_answer_says_what_the_reference_says(
+    answer: str, label: str
+) -> None:
+    llm = ScriptedChat(script=[grade(1.0)])  # no verdict check: this calibration does not use it
+    out = await graph.ainvoke(
+        {"question": documentless(MOVE_ANSWER), "answer": answer}, context=sure_context(llm)
+    )
+    assert out["verdict"] == "correct" and len(llm.prompts) == 1
+    assert out["confidence"]["label"] == label and ("capped" in out["confidence"]) == (label == "medium")
+
+
+async def test_an_incorrect_grade_keeps_its_calibrated_label_and_a_used_check_is_asked() -> None:
+    with_check = replace(SURE, features=("verdict_yes",))
+    llm = ScriptedChat(script=[grade(0.0, "incorrect")], self_check_yes=0.1)
+    out = await graph.ainvoke(
+        {"question": documentless(MOVE_ANSWER), "answer": "The value is copied, so the first variable can still be used."},
+        context=sure_context(llm, with_check),
+    )
+    assert out["verdict"] == "incorrect" and out["confidence"]["label"] == "high"
+    assert llm.self_checks == 1 and "capped" not in out["confidence"]

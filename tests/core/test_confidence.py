@@ -2,6 +2,7 @@
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -79,8 +80,38 @@ def test_fitting_out_of_fold_separates_right_from_wrong_and_labels_unseen_replie
     figures = label_figures(samples, labels, answerable=len(samples))
     assert figures.high > 10 and figures.high_precision is not None and figures.high_precision >= 0.85
     fitted = fit_calibration(samples, chat_model="c", embedding_model="e", fitted_on="synthetic")
-    weights = dict(zip(fitted.kinds["choice"].features, fitted.kinds["choice"].coefficients, strict=True))
-    assert weights["margin"] > 3 * abs(weights["noise"])
+    # The noise pays nothing out of fold: the fit leaves it out, and a reply need not compute it.
+    assert fitted.kinds["choice"].features == ("margin",) and fitted.kinds["choice"].coefficients[0] > 0.5
+    assert fitted.needs("choice", "margin") and not fitted.needs("choice", "noise")
+
+
+def test_a_kind_whose_signals_pay_nothing_is_fitted_as_its_share_right_and_computes_none() -> None:
+    rng = random.Random(3)
+    samples = [
+        Sample(
+            str(i), "g / multiple_choice", "choice", {"self_yes": rng.random(), "closed_p": rng.random()}, ok
+        )
+        for i, ok in enumerate(rng.random() < 0.55 for _ in range(80))
+    ]
+    fitted = fit_calibration(samples, chat_model="c", embedding_model="e", fitted_on="synthetic")
+    model = fitted.kinds["choice"]
+    assert model.features == ()
+    share = sum(s.right for s in samples) / len(samples)
+    assert fitted.assess("choice", {"self_yes": 0.99}).p == pytest.approx(share, abs=1e-3)
+    assert {fitted.assess("choice", {"self_yes": v}).label for v in (0.0, 0.5, 1.0)} == {"medium"}
+    assert not fitted.needs("choice", "self_yes") and not fitted.needs("choice", "closed_p")
+    # Another kind this calibration has not fitted, or a run that records every signal for a refit:
+    assert fitted.needs("answer", "self_yes")
+    assert replace(fitted, all_signals=True).needs("choice", "self_yes")
+    stored = Calibration.from_dict(json.loads(json.dumps(fitted.as_dict())))
+    assert stored.kinds["choice"].features == () and not stored.needs("choice", "self_yes")
+
+
+def test_a_derived_signal_keeps_what_it_is_derived_from() -> None:
+    model = KindModel(("check_gap", "score_extremity"), (0.0, 0.0), (1.0, 1.0), (1.0, 1.0), 0.0, 0.9, 0.1)
+    calibration = Calibration("c", "e", {"grade": model})
+    assert calibration.needs("grade", "verdict_yes") and calibration.needs("grade", "score")
+    assert not calibration.needs("grade", "self_yes")
 
 
 def test_a_calibration_file_in_the_data_dir_wins_and_an_external_model_is_keyed_by_its_host(

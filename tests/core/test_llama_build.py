@@ -33,9 +33,14 @@ def test_the_embedded_server_is_the_one_make_install_built() -> None:
     assert command[command.index("--threads-batch") + 1] == "2"
 
 
-def test_a_server_with_more_slots_splits_the_context_it_is_given() -> None:
+def test_a_server_with_more_slots_gives_each_slot_the_context_asked_for() -> None:
     command = server_command(
-        Path("m.gguf"), host="127.0.0.1", port=1, context_tokens=8192, threads=2, parallel=4
+        Path("m.gguf"), host="127.0.0.1", port=1, context_tokens=2048, threads=2, parallel=4
     )
     assert command[command.index("--parallel") + 1] == "4"
     assert command[command.index("--ctx-size") + 1] == "8192"
+    assert "--model-draft" not in command
+    drafted = server_command(
+        Path("m.gguf"), host="127.0.0.1", port=1, context_tokens=2048, threads=2, draft_path=Path("d.gguf")
+    )
+    assert drafted[drafted.index("--model-draft") + 1] == "d.gguf"
