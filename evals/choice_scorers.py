@@ -37,6 +37,12 @@ async def production(llm: BaseChatModel, excerpts: str, choice: Choice) -> list[
     return list(scored.probabilities) if scored else None
 
 
+async def given_order(llm: BaseChatModel, excerpts: str, choice: Choice) -> list[float] | None:
+    """The letters in the user's order only: one scoring call."""
+    scored = await score_options(llm, excerpts, choice, order_count=1)
+    return list(scored.probabilities) if scored else None
+
+
 async def rotations(llm: BaseChatModel, excerpts: str, choice: Choice) -> list[float] | None:
     # orders() gives the user's order, the reversed one, then rotations, skipping repeats: with one
     # more order than options asked for, every rotation is among them.
@@ -95,6 +101,7 @@ async def reasoned(llm: BaseChatModel, excerpts: str, choice: Choice) -> list[fl
 
 SCORERS: dict[str, Scorer] = {
     "production": production,
+    "given_order": given_order,
     "rotations": rotations,
     "closed": closed,
     "cloze": cloze,

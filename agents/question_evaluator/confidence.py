@@ -73,10 +73,16 @@ def matches_reference(reference: str, answer: str) -> bool:
 
 
 def settled_label(confidence: dict[str, Any], verdict: str, reference: str, answer: str) -> dict[str, Any]:
-    """The calibration's confidence, a high "correct" kept only where the answer matches the reference."""
-    if confidence["label"] != "high" or verdict != "correct" or matches_reference(reference, answer):
+    """The calibration's confidence, except for a "correct" verdict: high exactly where the answer says
+    what the reference says (`matches_reference`: two sources agree, not the grader with itself), at
+    most medium elsewhere."""
+    if verdict != "correct":
         return confidence
-    return confidence | {"label": "medium", "capped": UNMATCHED}
+    if matches_reference(reference, answer):
+        return confidence | {"label": "high", "matched": True}
+    if confidence["label"] == "high":
+        return confidence | {"label": "medium", "capped": UNMATCHED}
+    return confidence
 
 
 def without_addressed(answer: str) -> tuple[str, tuple[str, ...]]:

@@ -50,6 +50,14 @@ def prompt_tokens(record: QARecord) -> int:
     return sum(int(usage.get("input_tokens", 0)) for usage in record.tokens.values())
 
 
+def prefilled(record: QARecord) -> int:
+    """Prompt tokens of all the reply's model calls that the server had not cached: what it prefilled."""
+    return sum(
+        int(usage.get("input_tokens", 0)) - int(usage.get("cached_input_tokens", 0))
+        for usage in record.tokens.values()
+    )
+
+
 def first_call_uncached(record: QARecord) -> int | None:
     """Prompt tokens of the reply's first model call that the server had not cached: for a standalone
     question, its prompt after the shared system prompt (None in records from before it was counted)."""
@@ -73,6 +81,7 @@ def summary_rows(records: Sequence[QARecord]) -> list[dict[str, object]]:
         for stage in STAGES:
             row[f"{stage} p50"] = percentile([stages(r)[stage] for r in group], 0.5)
         row["prompt tokens p50"] = percentile([prompt_tokens(r) for r in group], 0.5)
+        row["prefilled tokens p50"] = percentile([prefilled(r) for r in group], 0.5)
         after_prefix = [n for r in group if (n := first_call_uncached(r)) is not None]
         row["first call after cached prefix p50"] = percentile(after_prefix, 0.5)
         row["... p95"] = percentile(after_prefix, 0.95)
@@ -94,7 +103,8 @@ def markdown(rows: list[dict[str, object]], command: str, records: int) -> str:
         f"- **replies**: {records}, asked one at a time, streamed over HTTP",
         "- seconds; prefill = the answer step's time to its first token (options: their scoring),"
         " generation = the rest of it; prompt tokens = of all the reply's model calls, the server's cached"
-        " prefix included; first call after cached prefix = the tokens the reply's first model call had to"
+        " prefix included; prefilled tokens = of those, the ones the server had not cached; first call"
+        " after cached prefix = the tokens the reply's first model call had to"
         " prefill (the server had the rest cached); evidence = time to the stream's `evidence` event",
         "",
         "| " + " | ".join(headers) + " |",

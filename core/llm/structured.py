@@ -39,6 +39,8 @@ class TokenUsage:
         # The server's prompt cache (llama-server and OpenAI report it): what the call did not prefill.
         cached = int((usage.get("input_token_details") or {}).get("cache_read", 0) or 0)
         entry["cached_input_tokens"] += cached
+        # What the server had to process of the prompts: the reply's share of the model's time to answer.
+        entry["prefill_tokens"] = entry.get("prefill_tokens", 0) + int(usage.get("input_tokens", 0)) - cached
         if entry["calls"] == 0:  # the first call's new tokens: the question's own prompt after the prefix
             entry["first_call_uncached_tokens"] = int(usage.get("input_tokens", 0)) - cached
         entry["calls"] += 1

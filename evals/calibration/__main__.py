@@ -34,10 +34,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="evals.grading --records of the dev split",
     )  # fmt: skip
     parser.add_argument(
-        "--grading-part", choices=["fit", "report", "all"], default="fit",
+        "--grading-part", choices=["fit", "report", "all"], default="all",
         help="the half of the grading dev split the grade's calibration is fitted on (evals.grading --part)",
     )  # fmt: skip
     parser.add_argument("--write", action="store_true", help="store the fitted calibration as the default")
+    parser.add_argument(
+        "--out-dir", type=Path, default=FITTED,
+        help="where --write stores it (a held-out check's calibration: evals.grading --calibration)",
+    )  # fmt: skip
     parser.add_argument("--chat-model", default=CHAT_MODEL)
     parser.add_argument("--embedding-model", default=EMBEDDING_MODEL)
     parser.add_argument("--report", type=Path, default=REPO_ROOT / "evals" / "reports" / "calibration-dev")
@@ -58,13 +62,14 @@ def main(argv: list[str] | None = None) -> None:
         chat_model=args.chat_model,
         embedding_model=args.embedding_model,
         fitted_on=f"{len(samples)} development replies ({names}); {FITTED_NOTE}",
+        features={kind.kind: kind.kept for kind in outcome.kinds},
     )
     write_report(
         outcome, calibration, args.report, command=command, records=[*args.records, *args.grading_records]
     )
     print(args.report.with_suffix(".md").read_text())
     if args.write:
-        print(f"written: {save_calibration(FITTED, calibration)}")
+        print(f"written: {save_calibration(args.out_dir, calibration)}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agents.question_evaluator.config import EvaluatorConfig
-from core.confidence import calibration_for, chat_model_key
+from core.confidence import Calibration, calibration_for, chat_model_key
 from core.observability import timing
 from core.settings import Settings
 from evals.grading.dataset import dev_part, in_split, load_questions
@@ -36,7 +36,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--language", choices=["en", "pt"], help="only this language's questions")
     parser.add_argument(
         "--part", choices=["fit", "report"],
-        help="half of the dev split; the grade's calibration is fitted on 'fit' only (dataset.py)",
+        help="half of the dev split (dataset.py); the held-out check fits on 'fit', reports on 'report'",
+    )  # fmt: skip
+    parser.add_argument(
+        "--calibration", type=Path,
+        help="a calibration file (evals.calibration --write --out-dir) instead of the shipped one",
     )  # fmt: skip
     parser.add_argument("--out", type=Path, help="default evals/reports/grading-<split>.md")
     parser.add_argument("--kinds", default="", help="only these kinds of answer, e.g. injected")
@@ -69,7 +73,13 @@ def main(argv: list[str] | None = None) -> None:
         kinds = set(args.kinds.split(",")) if args.kinds else None
         config = EvaluatorConfig(contrast_margin=args.contrast_margin)
         # The embedded model's fitted calibration (core/confidence/fitted/), so the report shows labels.
-        calibration = calibration_for(chat_model_key(settings), settings.embeddings.model)
+        calibration = (
+            Calibration.from_dict(
+                json.loads(args.calibration.read_text()) | {"source": str(args.calibration)}
+            )
+            if args.calibration
+            else calibration_for(chat_model_key(settings), settings.embeddings.model)
+        )
         results = asyncio.run(
             grade_all(questions, llm, mode, kinds=kinds, config=config, confidence=calibration)
         )

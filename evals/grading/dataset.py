@@ -118,9 +118,9 @@ Part = Literal["fit", "report"]
 
 
 def dev_part(question_id: str, data_dir: Path = DATA_DIR) -> Part:
-    """The dev split in two halves, alternating in file order within each language: the grade's
-    calibration is fitted on "fit" only (python -m evals.calibration), so `python -m evals.grading
-    --part report` measures it on questions it never saw."""
+    """The dev split in two halves, alternating in file order within each language: a calibration
+    fitted on "fit" only (`python -m evals.calibration --grading-part fit --out-dir DIR --write`) is
+    measured on questions it never saw by `python -m evals.grading --part report --calibration FILE`."""
     mine = [q for q in load_split(data_dir)["dev"] if q.split("-")[0] == question_id.split("-")[0]]
     if question_id not in mine:
         raise ValueError(f"{question_id} is not in the dev split")

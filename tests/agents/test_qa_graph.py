@@ -649,7 +649,9 @@ NOTHING_PAYS = Calibration(
 
 
 async def test_where_no_check_pays_a_choice_is_its_scoring_and_the_passage_that_states_it() -> None:
-    llm = OptionReader(right="When its owner goes out of scope", responses=[])  # a scripted reply fails the test
+    llm = OptionReader(
+        right="When its owner goes out of scope", responses=[]
+    )  # a scripted reply fails the test
     ctx = replace(
         context(llm, FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)])),
         confidence=NOTHING_PAYS,

@@ -401,7 +401,7 @@ async def test_a_generic_you_explains_the_subject_and_is_graded_once() -> None:
 
 async def test_a_model_grade_carries_its_confidence_from_the_verdict_check() -> None:
     llm = ScriptedChat(script=[grade(0.9)], self_check_yes=0.2)  # the model doubts its own "correct"
-    out = await grade_documentless(llm, MOVE_ANSWER)
+    out = await grade_documentless(llm, "The value is moved to the new variable; the old one is invalid.")
     signals = out["confidence"]["signals"]
     assert llm.self_checks == 1 and signals["verdict_yes"] == pytest.approx(0.2)
     assert signals["check_gap"] == pytest.approx(0.8) and signals["model_score"] == 0.9
@@ -437,11 +437,23 @@ async def test_a_correct_grade_is_high_only_when_the_answer_says_what_the_refere
     assert out["confidence"]["label"] == label and ("capped" in out["confidence"]) == (label == "medium")
 
 
+async def test_an_answer_in_the_references_words_is_high_without_a_calibration() -> None:
+    llm = ScriptedChat(script=[grade(1.0)], self_check_yes=0.9)
+    out = await grade_documentless(llm, MOVE_ANSWER)  # no calibration: every signal asked, label medium
+    assert (
+        out["verdict"] == "correct" and out["confidence"]["label"] == "high" and out["confidence"]["matched"]
+    )
+    assert llm.self_checks == 1
+
+
 async def test_an_incorrect_grade_keeps_its_calibrated_label_and_a_used_check_is_asked() -> None:
     with_check = replace(SURE, features=("verdict_yes",))
     llm = ScriptedChat(script=[grade(0.0, "incorrect")], self_check_yes=0.1)
     out = await graph.ainvoke(
-        {"question": documentless(MOVE_ANSWER), "answer": "The value is copied, so the first variable can still be used."},
+        {
+            "question": documentless(MOVE_ANSWER),
+            "answer": "The value is copied, so the first variable can still be used.",
+        },
         context=sure_context(llm, with_check),
     )
     assert out["verdict"] == "incorrect" and out["confidence"]["label"] == "high"
