@@ -76,9 +76,8 @@ async def choose(
     ctx.timings_ms["choice"] = timing.elapsed_ms(mark, 1)
     self_yes = None
     needs = ctx.confidence.needs
-    if scored is not None and needs(
-        "choice", "self_yes"
-    ):  # after the scoring prompt, which the server has cached
+    # After the scoring prompt, which the server has cached.
+    if scored is not None and needs("choice", "self_yes"):
         scoring = choice_messages(excerpts, choice, list(range(len(choice.options))))
         self_yes = await choice_self_check(ctx.llm, scoring, letter, ctx.usage)
     if streaming:
@@ -91,7 +90,7 @@ async def choose(
         )
     else:
         explanation, claimed = _quoted(chunks, choice, index, state["language"])
-        if streaming:
+        if streaming and explanation:
             write({"token": f"\n\n{explanation}"})
     ctx.timings_ms["generation"] = timing.elapsed_ms(mark, 1)
     closed = None

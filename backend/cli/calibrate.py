@@ -3,6 +3,7 @@
 same retriever and QA graph as the API (no queue: the command has the model to itself)."""
 
 import asyncio
+from dataclasses import replace
 from uuid import UUID
 
 from agents.common.context import AgentContext
@@ -43,7 +44,7 @@ async def _refit(settings: Settings, urls: ServiceUrls, project: UUID, limit: in
                 llm=llm,
                 structured_mode=plan.structured_mode,
                 thresholds=thresholds,
-                confidence=uncalibrated(chat_model, embedding_model),
+                confidence=replace(uncalibrated(chat_model, embedding_model), all_signals=True),
             )
 
         items = await approved_items(pool, project, limit)

@@ -95,12 +95,12 @@ class Calibration:
         return Confidence(round(p, 4), model.label(p), signals)
 
     def needs(self, kind: str, signal: str) -> bool:
-        """Whether a signal that costs a model call is worth it: where this kind is fitted, only if
-        its fit kept the signal (the calibration records what separated right from wrong for this
-        model, so a refit on a stronger model brings a dropped check back); everywhere else always,
-        so the replies' records can be fitted."""
+        """Whether a signal that costs a model call is worth it: only if this kind's fit kept it (the
+        calibration records what separated right from wrong for this model, so a refit on a stronger
+        model brings a dropped check back). Where nothing is fitted the label is "medium" whatever the
+        signals say, so none is worth a call, except in runs that record them for a fit (all_signals)."""
         model = self.kinds.get(kind)
-        return self.all_signals or model is None or model.uses(signal)
+        return self.all_signals or (model is not None and model.uses(signal))
 
     def as_dict(self) -> dict[str, Any]:
         values = asdict(self)

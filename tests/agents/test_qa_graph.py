@@ -25,7 +25,7 @@ from agents.qa.options import question_stem
 from agents.qa.planning import named_document
 from agents.qa.prompts import NOT_FOUND
 from agents.qa.signals import field_logprobs, source_fit
-from core.confidence import Calibration, KindModel
+from core.confidence import Calibration, KindModel, uncalibrated
 from core.embeddings.thresholds import UNCALIBRATED, Thresholds
 from core.retrieval import Candidate
 from core.retrieval.types import RetrievalResult, StageTimings
@@ -120,6 +120,10 @@ class RecordingFake(ListChat):
         return super()._generate(messages, *args, **kwargs)
 
 
+# No fit, every signal computed (as `studyai calibrate` and QA_ALL_SIGNALS runs do): labels "medium".
+RECORDING = replace(uncalibrated("", ""), all_signals=True)
+
+
 def context(llm: Any, retriever: FakeRetriever, language: str = "auto") -> AgentContext:
     return AgentContext(
         project_id=uuid.uuid4(),
@@ -128,6 +132,7 @@ def context(llm: Any, retriever: FakeRetriever, language: str = "auto") -> Agent
         structured_mode="llama-grammar",
         language=language,
         user_id=uuid.uuid4(),
+        confidence=RECORDING,
     )
 
 
@@ -674,14 +679,14 @@ async def test_where_the_self_check_pays_nothing_a_free_answer_is_one_generation
     out = await ask(ctx, "What happens to a value when its owner goes out of scope?")
     assert out["outcome"] == "answered" and model_calls(ctx) == 1
     assert "self_yes" not in out["confidence"]["signals"]
-    uncalibrated = context(
-        ListChat(responses=[reply(answer="The value is dropped.", has_answer=True, used_chunk_ids=[11])]),
-        FakeRetriever(OWNERSHIP_CHUNKS),
-    )
-    await ask(uncalibrated, "What happens to a value when its owner goes out of scope?")
-    assert (
-        model_calls(uncalibrated) == 2
-    )  # no fit for this model yet: the check is asked, so it can be fitted
+    for confidence, calls in ((uncalibrated("", ""), 1), (RECORDING, 2)):
+        # No fit: the label is "medium" whatever the check says, so it is asked only to be recorded.
+        llm = ListChat(
+            responses=[reply(answer="The value is dropped.", has_answer=True, used_chunk_ids=[11])]
+        )
+        ctx = replace(context(llm, FakeRetriever(OWNERSHIP_CHUNKS)), confidence=confidence)
+        await ask(ctx, "What happens to a value when its owner goes out of scope?")
+        assert model_calls(ctx) == calls
 
 
 class CutAtTheCap(GenericFakeChatModel):

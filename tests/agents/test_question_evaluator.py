@@ -16,7 +16,7 @@ from agents.common.injection import screen_answer
 from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.graph import graph
 from agents.question_evaluator.prompts import Grade
-from core.confidence import Calibration, KindModel
+from core.confidence import Calibration, KindModel, uncalibrated
 from core.llm.structured import StructuredOutputError
 from core.retrieval import Retriever
 from core.store.study import questions
@@ -237,9 +237,11 @@ def documentless(answer: str) -> dict[str, Any]:
 
 
 def bare_context(llm: BaseChatModel) -> AgentContext:
+    """No calibration; every signal computed, as the runs that record them for a fit do."""
     return AgentContext(
-        project_id=uuid.uuid4(), retriever=None, llm=llm, structured_mode="llama-grammar", language="en"
-    )  # type: ignore[arg-type]  # not read without a document
+        project_id=uuid.uuid4(), retriever=None, llm=llm, structured_mode="llama-grammar", language="en",
+        confidence=replace(uncalibrated("", ""), all_signals=True),
+    )  # type: ignore[arg-type]  # fmt: skip  # not read without a document
 
 
 async def grade_documentless(llm: BaseChatModel, answer: str, **inputs: Any) -> dict[str, Any]:

@@ -31,6 +31,11 @@ def test_the_embedded_server_gets_one_slot_and_the_llama_grammar_and_tells_its_w
     assert chosen.child_environment()["LLM_STRUCTURED_OUTPUT"] == "json_schema"
 
 
+def test_the_embedded_server_admits_one_call_per_slot() -> None:
+    plan = ChatModelPlan.decide(settings(llm_base_url=None, llm_slots=4), urls(EMBEDDED_URL))
+    assert plan.concurrency == 4 and plan.child_environment()["LLM_CONCURRENCY"] == "4"
+
+
 def test_an_external_model_is_the_workers_own_setting() -> None:
     remote = settings(llm_base_url="http://model:8080/v1")
     plan = ChatModelPlan.decide(remote, urls("http://model:8080/v1"))
