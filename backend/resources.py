@@ -40,7 +40,7 @@ async def open_api_resources(
     rate_limiter = RateLimiter.from_settings(settings, urls.redis_url)
     qa = qa_config(
             settings.qa.context_chars, settings.qa.choice_context_chars, settings.qa.support_min,
-            choice_explain=settings.qa.choice_explain,
+            choice_explain=settings.qa.choice_explain, choice_orders=settings.qa.choice_orders,
         )  # fmt: skip
     oidc_providers = OidcProviders()
     lti = LtiKeys(load_tool_key(settings.services.data_dir), httpx.AsyncClient())

@@ -63,13 +63,15 @@ def qa_config(
     support_min: float | None = None,
     *,
     choice_explain: str | None = None,
+    choice_orders: int | None = None,
 ) -> QAConfig:
     """The defaults with the deployment's overrides (QA_CONTEXT_CHARS, QA_CHOICE_CONTEXT_CHARS,
-    QA_SUPPORT_MIN, QA_CHOICE_EXPLAIN)."""
+    QA_SUPPORT_MIN, QA_CHOICE_EXPLAIN, QA_CHOICE_ORDERS)."""
     return replace(
         DEFAULT_CONFIG,
         context_chars=context_chars or DEFAULT_CONFIG.context_chars,
         choice_context_chars=choice_context_chars or DEFAULT_CONFIG.choice_context_chars,
         support_min=DEFAULT_CONFIG.support_min if support_min is None else support_min,
         choice_explain=choice_explain or DEFAULT_CONFIG.choice_explain,
+        choice_orders=choice_orders or DEFAULT_CONFIG.choice_orders,
     )

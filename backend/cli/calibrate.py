@@ -34,7 +34,7 @@ async def _refit(settings: Settings, urls: ServiceUrls, project: UUID, limit: in
         thresholds = thresholds_for(embedding_model, settings.services.data_dir)
         qa = qa_config(
             settings.qa.context_chars, settings.qa.choice_context_chars, settings.qa.support_min,
-            choice_explain=settings.qa.choice_explain,
+            choice_explain=settings.qa.choice_explain, choice_orders=settings.qa.choice_orders,
         )  # fmt: skip
 
         def context() -> AgentContext:  # the signals do not depend on a calibration: fit from none

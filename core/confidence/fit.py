@@ -8,10 +8,10 @@ least `high_precision` of the time; "low" is below the highest probability under
 at most `low_accuracy` of the time. `nested_labels` chooses both inside each outer fold on that fold's
 training part only, so the labels it returns for the held-out part are what an unseen reply would get.
 
-Signals: a fit keeps only those that pay. `select_features` leaves out, one at a time, the signal whose
-absence raises the out-of-fold log loss least, while that rise stays within NIL_GAIN; what remains is
-stored as the kind's features, and a signal no kind keeps is not computed (Calibration.needs): its model
-call costs a class time and buys nothing for this model."""
+Signals: a fit keeps only those that pay. `select_features` leaves out the signals whose absence raises
+the out-of-fold log loss by at most NIL_GAIN (the report's "left out" table), round after round; what
+remains is stored as the kind's features, and a signal no kind keeps is not computed (Calibration.needs):
+its model call costs a class time and buys nothing for this model."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace

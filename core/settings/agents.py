@@ -21,6 +21,9 @@ class QaSettings(SettingsGroup):
     choice_explain: Literal["passage", "model"] | None = Field(
         default=None, validation_alias="QA_CHOICE_EXPLAIN"
     )
+    # Orders the options' letters are scored in (each a scoring call; agents/qa/choice.py). Unset:
+    # agents/qa/config.py.
+    choice_orders: int | None = Field(default=None, ge=1, le=8, validation_alias="QA_CHOICE_ORDERS")
     # Every confidence signal, also those the calibration found worthless for this model (their checks
     # cost model calls): for runs whose records feed a refit (evals, `studyai calibrate` sets it itself).
     all_signals: bool = Field(default=False, validation_alias="QA_ALL_SIGNALS")

@@ -57,5 +57,6 @@ def test_answer_support_counts_the_answers_own_words_found_in_the_excerpts() -> 
 
 def test_the_deployment_overrides_the_budgets_and_the_support_share() -> None:
     assert qa_config(None, None) == DEFAULT_CONFIG
-    custom = qa_config(4000, 5000, 0.0)
+    custom = qa_config(4000, 5000, 0.0, choice_explain="model", choice_orders=1)
     assert (custom.context_chars, custom.choice_context_chars, custom.support_min) == (4000, 5000, 0.0)
+    assert (custom.choice_explain, custom.choice_orders) == ("model", 1)
