@@ -36,7 +36,11 @@ class QAConfig:
     # (`python -m evals.choice`, evals/reports/choice-dev.md): letters 25, verify 25, every rotation
     # 28, option likelihood (cloze) 25, reasoning first 26; none is a measured improvement.
     choice_method: str = "letters"
-    choice_orders: int = 2
+    # One scoring call: the given and the reversed order were not a measured gain (evals.choice
+    # 29 vs 28 of 55 for one order, evals/reports/choice-orders-dev.md; through the product, 28 with two
+    # orders and 29 with one, benchmarks/reports/qa_latency.md), and the second order's prefill was a
+    # sixth of the wait for the chosen option.
+    choice_orders: int = 1
     # Why the chosen option: "passage" quotes the shown passage's sentence that states it (no model
     # call: the reply is the scoring alone), "model" has the model explain it from the excerpts (a
     # generation of up to explain_max_tokens after the choice; a hosted model may explain well).

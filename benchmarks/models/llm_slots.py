@@ -2,15 +2,17 @@
 a class's load: answers per minute and each answer's time to first token and to its end, on the same
 prompts in one run.
 
-    python -m benchmarks.models.llm_slots [--slots 1,2,4,1d] [--clients 4] [--rounds 2] [--max-tokens 96]
+    python -m benchmarks.models.llm_slots [--slots 1,2,4,1d,1n] [--clients 4] [--rounds 2] [--max-tokens 96]
 
 Each round sends `--clients` streamed completions at once, each a QA-like prompt: the same instructions,
 then a different ~600-token passage of the Rust book and a question. A server with N slots splits its
 context among them, so it gets N times the embedded server's context (each slot as large as the one slot
 studyAI runs today). The server is llama.cpp's own llama-server as `core/llm/local.py` starts it, only
 `--parallel` and `--ctx-size` changed; a count written with `d` ("1d") also drafts with the 0.5B model
-(speculative decoding, llama.cpp's `--model-draft`). Run it on an idle machine; the report is
-benchmarks/reports/llm_slots.md. Issue 43 chose the default slot count (LLM_SLOTS) from it."""
+(speculative decoding, llama.cpp's `--model-draft --spec-type draft-simple`), with `n` ("1n") drafts
+continuations of the prompt's own n-grams (`--spec-type ngram-simple`: a RAG answer quotes its
+passages). Run it on an idle machine; the report is benchmarks/reports/llm_slots.md. Issue 43 chose
+the default slot count (LLM_SLOTS) from it."""
 
 import argparse
 import json
@@ -79,11 +81,18 @@ def ask(base_url: str, client: int, chars: int, max_tokens: int) -> Answer:
 
 
 def run(
-    slots: int, model_path: Path, args: argparse.Namespace, log_dir: Path, draft: Path | None = None
+    slots: int,
+    model_path: Path,
+    args: argparse.Namespace,
+    log_dir: Path,
+    draft: Path | None = None,
+    speculative: str | None = None,
 ) -> dict[str, float]:
+    name = f"{slots}{'d' if draft else 'n' if speculative else ''}"
     server = LlamaServer(
         model_path, parallel=slots, context_tokens=CONTEXT_PER_SLOT, threads=None,
-        log_path=log_dir / f"llm-slots-{slots}.log", flash_attn=True, draft_path=draft,
+        log_path=log_dir / f"llm-slots-{name}.log", flash_attn=True, draft_path=draft,
+        speculative=speculative,
     )  # fmt: skip
     answers: list[Answer] = []
     wall = 0.0
@@ -125,10 +134,12 @@ def main(argv: list[str] | None = None) -> None:
     log_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for config in args.slots.split(","):
-        slots, drafted = int(config.rstrip("d")), config.endswith("d")
-        draft = assemble(LOCAL_MODELS["qwen2.5-coder-0.5b-instruct"], models) if drafted else None
-        figures = run(slots, model_path, args, log_dir, draft)
-        rows.append((f"{slots} + 0.5B draft" if drafted else str(slots), figures))
+        slots, kind = int(config.rstrip("dn")), config[-1]
+        draft = assemble(LOCAL_MODELS["qwen2.5-coder-0.5b-instruct"], models) if kind == "d" else None
+        speculative = "ngram-simple" if kind == "n" else None
+        figures = run(slots, model_path, args, log_dir, draft, speculative)
+        label = {"d": " + 0.5B draft", "n": " + n-gram drafts from the prompt"}.get(kind, "")
+        rows.append((f"{slots}{label}", figures))
         print(slots, {k: round(v, 2) for k, v in figures.items()}, flush=True)
     columns = list(rows[0][1])
     lines = [

@@ -114,6 +114,7 @@ def server_command(
     alias: str | None = None,
     parallel: int = 1,
     draft_path: Path | None = None,
+    speculative: str | None = None,
 ) -> list[str]:
     """llama.cpp's OpenAI-compatible server for the weights, as the embedded server and the
     docker-compose model service (core/llm/server.py) both run it. `context_tokens` is each slot's:
@@ -133,8 +134,12 @@ def server_command(
     ]  # fmt: skip
     if alias:
         command += ["--alias", alias]
-    if draft_path is not None:  # speculative decoding: the small model drafts, the large one checks
-        command += ["--model-draft", str(draft_path)]
+    # Speculative decoding (benchmarks/models/llm_slots.py measures it): a draft model's guesses, or
+    # `speculative` ("ngram-simple": continuations of what the prompt already holds), checked in one batch.
+    if draft_path is not None:
+        command += ["--model-draft", str(draft_path), "--spec-type", "draft-simple"]
+    elif speculative is not None:
+        command += ["--spec-type", speculative]
     # Prompt processing and generation alike on every core unless told
     # (`python -m benchmarks.models.llm_server --configs 1,2`, an earlier run on 2 cores: 2 threads
     # generated at 29.5 tok/s against 19.3 with 1).
@@ -171,10 +176,12 @@ class LlamaServer:
         probe_failures: int = 3,
         parallel: int = 1,
         draft_path: Path | None = None,
+        speculative: str | None = None,
     ) -> None:
         self.model_path = model_path
         self.parallel = parallel
         self.draft_path = draft_path
+        self.speculative = speculative
         self.context_tokens = context_tokens
         self.threads = threads
         self.log_path = log_path
@@ -215,6 +222,7 @@ class LlamaServer:
             flash_attn=self.flash_attn,
             parallel=self.parallel,
             draft_path=self.draft_path,
+            speculative=self.speculative,
         )
 
     @staticmethod

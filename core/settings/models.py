@@ -27,7 +27,7 @@ class LlmSettings(SettingsGroup):
     context_tokens: int = Field(default=4096, validation_alias="LLM_CONTEXT_TOKENS")  # per slot
     # The embedded server's parallel slots (continuous batching), and so the model calls admitted at
     # once when LLM_CONCURRENCY is unset. Chosen from benchmarks/reports/llm_slots.md.
-    slots: int = Field(default=1, ge=1, le=16, validation_alias="LLM_SLOTS")
+    slots: int = Field(default=4, ge=1, le=16, validation_alias="LLM_SLOTS")
     max_tokens: int = Field(default=512, validation_alias="LLM_MAX_TOKENS")
     timeout_s: float = Field(default=180.0, validation_alias="LLM_TIMEOUT_S")
     # llama.cpp threads; None: every core (core/local_llm.server_command).

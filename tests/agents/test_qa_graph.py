@@ -580,7 +580,7 @@ async def test_a_question_with_options_is_answered_by_scoring_them() -> None:
     )
     retriever = FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)])
     ctx = context(llm, retriever)
-    out = await ask(ctx, QUIZ, QAConfig(choice_explain="model"))
+    out = await ask(ctx, QUIZ, QAConfig(choice_explain="model", choice_orders=2))
     assert out["gate"]["passed"] and out["outcome"] == "answered" and out["has_answer"] is True
     assert out["answer"].startswith("A) When its owner goes out of scope\n\nThe excerpt says")
     assert out["choice"]["letter"] == "A" and out["choice"]["orders"] == 2
@@ -600,7 +600,7 @@ async def test_a_question_with_options_is_answered_by_scoring_them() -> None:
 async def test_options_judged_alone_have_no_position_bias() -> None:
     llm = OptionReader(right="When its owner goes out of scope", responses=[reply(explanation="")])
     ctx = context(llm, FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)]))
-    qa = QAConfig(choice_method="both", choice_explain="model")
+    qa = QAConfig(choice_method="both", choice_explain="model", choice_orders=2)
     out = await build_graph(qa).ainvoke({"question": QUIZ}, context=ctx)
     assert out["choice"]["method"] == "both" and out["choice"]["letter"] == "A"
     assert out["choice"]["verify"][0] > max(out["choice"]["verify"][1:])
@@ -615,7 +615,8 @@ async def test_option_scores_from_several_orders_outweigh_a_bias_for_the_first_l
     llm = OptionReader(
         right="When its owner goes out of scope", a_bias=0.45, responses=[reply(explanation="")]
     )
-    out = await ask(context(llm, FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)])), quiz)
+    ctx = context(llm, FakeRetriever([chunk(11, OWNERSHIP_CHUNKS[0].text, dense=0.85)]))
+    out = await ask(ctx, quiz, QAConfig(choice_orders=2))
     assert out["choice"]["letter"] == "C" and out["answer"].startswith("C) When its owner goes out of scope")
     assert [c.chunk_id for c in out["citations"]] == [11]  # no ids given: the passage stating the option
 

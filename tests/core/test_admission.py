@@ -165,16 +165,18 @@ async def test_worker_model_calls_wait_their_turn_as_background(
     """Each model call of a worker job takes a background slot of the shared queue (the settings' own,
     as the worker builds it) and frees it when the call ends."""
     plan = ChatModelPlan.decide(settings, services)
-    admission = LlmAdmission.for_plan(redis, settings, plan)  # the embedded model: one slot
-    assert admission.concurrency == 1
+    admission = LlmAdmission.for_plan(redis, settings, plan)  # the embedded model: one call per slot
+    assert admission.concurrency == settings.llm.slots
     model = FakeMessagesListChatModel(responses=[AIMessage("hi")])
-    holder = await admission.enqueue(user="student")
+    holders = [await admission.enqueue(user=f"student-{n}") for n in range(admission.concurrency)]
     async with admitted_model(model, admission, user="note-author") as llm:
         call = asyncio.ensure_future(llm.ainvoke("hello"))
         await asyncio.sleep(0.6)
-        assert not call.done()  # the interactive request holds the only slot
-        await holder.release()
+        assert not call.done()  # interactive requests hold every slot
+        await holders[0].release()
         reply = await asyncio.wait_for(call, 10)
+        for holder in holders[1:]:
+            await holder.release()
     assert reply.content == "hi"
     # Freed after the call: an interactive request is granted at once.
     async with admission.slot(user="student") as ticket:

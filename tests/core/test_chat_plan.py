@@ -17,12 +17,12 @@ def urls(llm_base_url: str | None) -> ServiceUrls:
     return ServiceUrls("postgresql://db/studyai", "redis://cache:6379/0", llm_base_url)
 
 
-def test_the_embedded_server_gets_one_slot_and_the_llama_grammar_and_tells_its_workers() -> None:
+def test_the_embedded_server_admits_its_slots_and_gets_the_llama_grammar_and_tells_its_workers() -> None:
     plan = ChatModelPlan.decide(settings(llm_base_url=None), urls(EMBEDDED_URL))
-    assert (plan.embedded, plan.concurrency, plan.structured_mode) == (True, 1, "llama-grammar")
+    assert (plan.embedded, plan.concurrency, plan.structured_mode) == (True, 4, "llama-grammar")
     assert plan.child_environment() == {
         "LLM_BASE_URL": EMBEDDED_URL,
-        "LLM_CONCURRENCY": "1",
+        "LLM_CONCURRENCY": "4",
         "LLM_STRUCTURED_OUTPUT": "llama-grammar",
     }
     configured = settings(llm_base_url=None, llm_concurrency=3, llm_structured_output="json_schema")
@@ -32,8 +32,8 @@ def test_the_embedded_server_gets_one_slot_and_the_llama_grammar_and_tells_its_w
 
 
 def test_the_embedded_server_admits_one_call_per_slot() -> None:
-    plan = ChatModelPlan.decide(settings(llm_base_url=None, llm_slots=4), urls(EMBEDDED_URL))
-    assert plan.concurrency == 4 and plan.child_environment()["LLM_CONCURRENCY"] == "4"
+    plan = ChatModelPlan.decide(settings(llm_base_url=None, llm_slots=2), urls(EMBEDDED_URL))
+    assert plan.concurrency == 2 and plan.child_environment()["LLM_CONCURRENCY"] == "2"
 
 
 def test_an_external_model_is_the_workers_own_setting() -> None:

@@ -44,3 +44,4 @@ def test_a_server_with_more_slots_gives_each_slot_the_context_asked_for() -> Non
         Path("m.gguf"), host="127.0.0.1", port=1, context_tokens=2048, threads=2, draft_path=Path("d.gguf")
     )
     assert drafted[drafted.index("--model-draft") + 1] == "d.gguf"
+    assert drafted[drafted.index("--spec-type") + 1] == "draft-simple"  # llama.cpp's default is none

@@ -99,7 +99,7 @@ CASES: dict[str, Case] = {
     "LLM_LOCAL_MODEL": Case("qwen2.5-coder-0.5b-instruct", lambda s: s.llm.local_model),
     "LLM_MODELS_DIR": Case("/srv/models", lambda s: s.llm.models_dir, Path("/srv/models")),
     "LLM_CONTEXT_TOKENS": Case("8192", lambda s: s.llm.context_tokens, 8192),
-    "LLM_SLOTS": Case("4", lambda s: s.llm.slots, 4),
+    "LLM_SLOTS": Case("2", lambda s: s.llm.slots, 2),
     "LLM_MAX_TOKENS": Case("256", lambda s: s.llm.max_tokens, 256),
     "LLM_TIMEOUT_S": Case("60", lambda s: s.llm.timeout_s, 60.0),
     "LLM_THREADS": Case("4", lambda s: s.llm.threads, 4),
