@@ -55,6 +55,7 @@ _NEGATIONS = frozenset(
     | {"não", "nao", "nunca", "nem", "nenhum", "nenhuma", "nada", "jamais"}
 )
 UNMATCHED = "high needs the answer to say what the reference says in its words"
+MATCHED = "the answer says what the reference says in its words"
 
 
 def matches_reference(reference: str, answer: str) -> bool:
@@ -79,9 +80,9 @@ def settled_label(confidence: dict[str, Any], verdict: str, reference: str, answ
     if verdict != "correct":
         return confidence
     if matches_reference(reference, answer):
-        return confidence | {"label": "high", "matched": True}
+        return confidence | {"label": "high", "reason": MATCHED}
     if confidence["label"] == "high":
-        return confidence | {"label": "medium", "capped": UNMATCHED}
+        return confidence | {"label": "medium", "reason": UNMATCHED}
     return confidence
 
 

@@ -52,6 +52,9 @@ class ConfidenceOut(BaseModel):
     p: float | None = Field(description="probability the answer is right; null where not calibrated")
     label: Literal["high", "medium", "low"]
     signals: dict[str, float] = Field(description="what the probability was computed from")
+    reason: str | None = Field(
+        default=None, description="why the label is not the probability's (a grade's evidence), if it is not"
+    )
 
 
 class OptionStated(BaseModel):

@@ -13,6 +13,7 @@ from langchain_core.language_models import BaseChatModel
 
 from agents.common.context import AgentContext
 from agents.common.injection import screen_answer
+from agents.question_evaluator.confidence import MATCHED, UNMATCHED
 from agents.question_evaluator.config import EvaluatorConfig
 from agents.question_evaluator.graph import graph
 from agents.question_evaluator.prompts import Grade
@@ -436,14 +437,17 @@ async def test_a_correct_grade_is_high_only_when_the_answer_says_what_the_refere
         {"question": documentless(MOVE_ANSWER), "answer": answer}, context=sure_context(llm)
     )
     assert out["verdict"] == "correct" and len(llm.prompts) == 1
-    assert out["confidence"]["label"] == label and ("capped" in out["confidence"]) == (label == "medium")
+    assert out["confidence"]["label"] == label
+    assert out["confidence"]["reason"] == (UNMATCHED if label == "medium" else MATCHED)
 
 
 async def test_an_answer_in_the_references_words_is_high_without_a_calibration() -> None:
     llm = ScriptedChat(script=[grade(1.0)], self_check_yes=0.9)
     out = await grade_documentless(llm, MOVE_ANSWER)  # no calibration: every signal asked, label medium
     assert (
-        out["verdict"] == "correct" and out["confidence"]["label"] == "high" and out["confidence"]["matched"]
+        out["verdict"] == "correct"
+        and out["confidence"]["label"] == "high"
+        and out["confidence"]["reason"] == MATCHED
     )
     assert llm.self_checks == 1
 
@@ -459,4 +463,4 @@ async def test_an_incorrect_grade_keeps_its_calibrated_label_and_a_used_check_is
         context=sure_context(llm, with_check),
     )
     assert out["verdict"] == "incorrect" and out["confidence"]["label"] == "high"
-    assert llm.self_checks == 1 and "capped" not in out["confidence"]
+    assert llm.self_checks == 1 and "reason" not in out["confidence"]

@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from benchmarks.fake_model import USAGE, ThreadedServer, completion, free_port, sse_chunk
+from core.confidence import uncalibrated
 from core.llm.admission import LlmAdmission
 from core.llm.chat import make_chat_model
 from core.llm.local import SERVER_CHILD
@@ -118,7 +119,9 @@ async def setup(own_apps: OwnApps, fake_model: FakeChatServer) -> AsyncIterator[
         project_id = await create_project(http, owner, name="strings", language="en")
         text = (SHARED_DATA / "rust-book" / "src" / CHAPTER).read_text()
         await index_documents(http, owner, project_id, {CHAPTER: text})
-        change_runtime(app, llm=make_chat_model(own_apps.settings, base_url=fake_model.url))
+        # A scripted model of its own: the embedded model's calibration would judge its made-up answers.
+        fake = make_chat_model(own_apps.settings, base_url=fake_model.url)
+        change_runtime(app, llm=fake, confidence=uncalibrated("fake", "fake"))
         yield Setup(app, http, owner, project_id, fake_model)
 
 

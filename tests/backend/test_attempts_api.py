@@ -33,6 +33,9 @@ from tests.label_models import one_signal
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 REFERENCE = "The value is dropped and its memory is freed"
+# Right, and not in the reference's words: its label is the calibration's, while an answer saying what
+# the reference says is high whatever the grader's own score (agents/question_evaluator/confidence.py).
+ANSWER = "Once out of scope it gets dropped, so the memory goes back to the allocator."
 NOTE_EN = "Provisional — your teacher will check this grade."
 # The grader's own score decides the label: p = sigmoid(4 * (model_score - 0.5) / 0.25).
 CALIBRATION = Calibration(
@@ -55,11 +58,13 @@ def grade(score: float) -> str:
 class Course(Classroom):
     items: list[str] = field(default_factory=list)
 
-    async def attempt(self, who: Caller, item: str, model_score: float, expect: int = 201) -> Any:
+    async def attempt(
+        self, who: Caller, item: str, model_score: float, expect: int = 201, answer: str = ANSWER
+    ) -> Any:
         self.app.state.runtime = replace(
             self.app.state.runtime, llm=ScriptedChat(script=[grade(model_score)])
         )
-        attempt = await self.post(f"/questions/{item}/attempts", who, {"answer": REFERENCE}, expect)
+        attempt = await self.post(f"/questions/{item}/attempts", who, {"answer": answer}, expect)
         self.clock.now += timedelta(minutes=1)
         return attempt
 
@@ -132,7 +137,7 @@ async def test_a_low_grade_waits_for_the_owner_who_confirms_it(course: Course, d
         waiting["question"].startswith("What happens to a value") and waiting["reference_answer"] == REFERENCE
     )
     assert (waiting["answer"], waiting["model_verdict"], waiting["model_score"]) == (
-        REFERENCE,
+        ANSWER,
         "correct",
         0.75,
     )
@@ -244,7 +249,9 @@ async def test_only_the_projects_owners_list_and_review(
 
 
 async def test_high_and_medium_grades_are_settled(course: Course, db: Conn) -> None:
-    high = await course.attempt(course.alice, course.items[0], HIGH)
+    high = await course.attempt(
+        course.alice, course.items[0], HIGH, answer=REFERENCE
+    )  # the reference's words
     assert (high["status"], high["confidence"]["label"], high["verdict"]) == ("settled", "high", "correct")
     assert high["reference_answer"] == REFERENCE and not high["feedback"].startswith(NOTE_EN)
     medium = await course.attempt(course.bob, course.items[0], MEDIUM)
@@ -254,3 +261,11 @@ async def test_high_and_medium_grades_are_settled(course: Course, db: Conn) -> N
     assert await course.get("/attempts/provisional", course.owner) == []
     await course.review(course.owner, high["id"], expect=409, verdict="incorrect")
     assert (await ownership(course, course.alice))["studied"] == 1
+    # Calibrated high, but in the student's own words: nothing but the grader says it is right.
+    capped = await course.attempt(course.alice, course.items[1], HIGH)
+    assert (capped["status"], capped["confidence"]["label"], capped["verdict"]) == (
+        "settled",
+        "medium",
+        "correct",
+    )
+    assert capped["confidence"]["reason"].startswith("high needs the answer to say what the reference says")

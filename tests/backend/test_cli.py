@@ -57,7 +57,7 @@ def test_every_eval_suite_names_a_module_with_a_main() -> None:
         assert callable(importlib.import_module(module).main), suite
 
 
-def test_workers_of_an_embedded_model_share_its_single_slot_and_grammar(monkeypatch: Any) -> None:
+def test_workers_of_an_embedded_model_share_its_slots_and_grammar(monkeypatch: Any) -> None:
     from backend.cli.app import worker_specs
     from core.settings import Settings
 
@@ -67,7 +67,7 @@ def test_workers_of_an_embedded_model_share_its_single_slot_and_grammar(monkeypa
     assert [spec.command[-1] for spec in embedded] == ["index", "agents"]
     for spec in embedded:
         assert spec.env["LLM_BASE_URL"] == "http://127.0.0.1:41000/v1"
-        assert spec.env["LLM_CONCURRENCY"] == "1" and spec.env["LLM_STRUCTURED_OUTPUT"] == "llama-grammar"
+        assert spec.env["LLM_CONCURRENCY"] == "4" and spec.env["LLM_STRUCTURED_OUTPUT"] == "llama-grammar"
         assert "PORT" not in spec.env
 
     external = Settings(_env_file=None, LLM_BASE_URL="http://model:8080/v1")  # type: ignore[call-arg]
