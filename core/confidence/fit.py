@@ -25,6 +25,7 @@ from core.confidence.model import Calibration, KindModel, Label, with_extremes
 
 HIGH_PRECISION = 0.92  # a little above the 0.90 promised, for the step from fitted to unseen replies
 LOW_ACCURACY = 0.35  # below this share right, the reply claims no answer
+LOW_HELD = 0.45  # ... and a low label is kept only where it held out of fold this well (low_held)
 MIN_HIGH = 3  # "high" needs at least this many replies above its threshold to be trusted at all
 CS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)  # inverse regularisation strengths tried
 # Out-of-fold log loss a signal must save to be kept: below it, leaving the signal out is within what
@@ -98,7 +99,19 @@ def fit_kind(samples: Sequence[Sample], features: Sequence[str] | None = None) -
     features = tuple(features if features is not None else select_features(samples, feature_names(samples)))
     oof = oof_probabilities(samples, features)
     high_min, low_below = choose_thresholds(oof, [s.right for s in samples])
+    if low_below > 0 and not low_held(samples, features):
+        low_below = 0.0
     return replace(fit_kind_model_only(samples, features), high_min=high_min, low_below=low_below)
+
+
+def low_held(samples: Sequence[Sample], features: Sequence[str]) -> bool:
+    """Whether "low" labelled unseen replies as it should: out of fold (thresholds chosen on each training
+    part), the replies labelled low were right at most LOW_HELD of the time. A low answer is withheld, so
+    a threshold that only fits its own folds would hide right answers (the 2026-12-07 refit's free
+    answers: 5 low out of fold, 3 of them right)."""
+    _, labels = nested_labels(samples, features)
+    low = [s.right for s, label in zip(samples, labels, strict=True) if label == "low"]
+    return bool(low) and sum(low) / len(low) <= LOW_HELD
 
 
 def _folds(samples: Sequence[Sample], folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:

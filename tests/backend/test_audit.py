@@ -172,7 +172,7 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     assert line["request_id"] == "audit-qa-1" and line["outcome"] == "answered" and line["judge_sampled"]
     assert {"planning", "retrieval", "generation", "total"} <= set(line["timings_ms"])
     (usage,) = line["tokens"].values()
-    assert usage["calls"] == 2  # a standalone question: the answer and its self-check, no planner call
+    assert usage["calls"] == 1  # a standalone question: the answer alone (no planner call, no self-check)
     assert CONSTANTS[:40] not in caplog.text and "never allowed to change" not in caplog.text
 
     # The history row, for the owner only.
@@ -182,7 +182,9 @@ async def test_qa_request_is_logged_recorded_and_its_judgement_stored(
     assert query["run_id"] == line["run_id"] and query["evaluation"] is None
     assert query["timings_ms"]["total"] > 0 and query["tokens"] == line["tokens"]
     # The answer's confidence, as the asker was shown it, stays with the row (and the log line's label).
-    assert query["confidence"] == response.json()["confidence"] and query["confidence"]["label"]
+    shown = response.json()["confidence"]
+    assert shown.pop("reason") is None  # a QA answer's label is its probability's (only grades give one)
+    assert query["confidence"] == shown and query["confidence"]["label"]
     assert line["confidence_label"] == query["confidence"]["label"]
 
     # Sampled at rate 1: the judge job was queued with the query id, its jobs row stored with the query.

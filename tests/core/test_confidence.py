@@ -100,8 +100,8 @@ def test_a_kind_whose_signals_pay_nothing_is_fitted_as_its_share_right_and_compu
     assert fitted.assess("choice", {"self_yes": 0.99}).p == pytest.approx(share, abs=1e-3)
     assert {fitted.assess("choice", {"self_yes": v}).label for v in (0.0, 0.5, 1.0)} == {"medium"}
     assert not fitted.needs("choice", "self_yes") and not fitted.needs("choice", "closed_p")
-    # Another kind this calibration has not fitted, or a run that records every signal for a refit:
-    assert fitted.needs("answer", "self_yes")
+    # A kind with no fit is "medium" whatever its signals say: none is asked, unless a run records them.
+    assert not fitted.needs("answer", "self_yes")
     assert replace(fitted, all_signals=True).needs("choice", "self_yes")
     stored = Calibration.from_dict(json.loads(json.dumps(fitted.as_dict())))
     assert stored.kinds["choice"].features == () and not stored.needs("choice", "self_yes")

@@ -71,11 +71,11 @@ def verdict(yes: float) -> AIMessage:
 
 async def test_both_multiplies_the_letters_and_the_verdicts_probabilities() -> None:
     assert CHOICE is not None
-    # The letters lean to A in both orders (0.6 : 0.4 each; the orders' geometric mean keeps 0.6 : 0.4);
-    # each option judged alone says B is the answer (0.9 against 0.2): the product picks B.
-    llm = RecordingFake(responses=[letters(A=0.6, B=0.4), letters(A=0.4, B=0.6), verdict(0.2), verdict(0.9)])
+    # The letters, in the production's one order, lean to A (0.6 : 0.4); each option judged alone says B
+    # is the answer (0.9 against 0.2): the product picks B.
+    llm = RecordingFake(responses=[letters(A=0.6, B=0.4), verdict(0.2), verdict(0.9)])
     probabilities = await both(llm, EXCERPTS, CHOICE)
-    assert probabilities is not None and len(llm.prompts) == 4
+    assert probabilities is not None and len(llm.prompts) == 1 + 2
     assert math.isclose(probabilities[0], 0.6 * 0.2 / (0.6 * 0.2 + 0.4 * 0.9))
     assert math.isclose(probabilities[1], 0.4 * 0.9 / (0.6 * 0.2 + 0.4 * 0.9))
 
