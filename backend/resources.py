@@ -38,10 +38,7 @@ async def open_api_resources(
     settings: Settings, urls: ServiceUrls, supervisor: Supervisor | None = None
 ) -> AsyncIterator[ApiResources]:
     rate_limiter = RateLimiter.from_settings(settings, urls.redis_url)
-    qa = qa_config(
-            settings.qa.context_chars, settings.qa.choice_context_chars, settings.qa.support_min,
-            choice_explain=settings.qa.choice_explain, choice_orders=settings.qa.choice_orders,
-        )  # fmt: skip
+    qa = qa_config(settings.qa)
     oidc_providers = OidcProviders()
     lti = LtiKeys(load_tool_key(settings.services.data_dir), httpx.AsyncClient())
     try:

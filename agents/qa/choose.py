@@ -146,8 +146,7 @@ def _quoted(chunks: list[Candidate], choice: Choice, index: int, language: str) 
     """The sentence of the shown passages that states the chosen option best, quoted, and its chunk:
     the evidence itself rather than the model's paraphrase of it."""
     about = f"{choice.options[index]} {choice.stem}"
-    best = max(chunks, key=lambda chunk: best_sentence(chunk.text, about)[1])
-    sentence, _ = best_sentence(best.text, about)
+    (sentence, _), best = max(((best_sentence(c.text, about), c) for c in chunks), key=lambda f: f[0][1])
     if not sentence:
         return "", []
     return QUOTED.get(language, QUOTED["en"]).format(sentence=sentence), [best.chunk_id]

@@ -2,6 +2,8 @@
 
 from dataclasses import dataclass, replace
 
+from core.settings.agents import QaSettings
+
 
 @dataclass(frozen=True)
 class QAConfig:
@@ -61,21 +63,14 @@ class QAConfig:
 DEFAULT_CONFIG = QAConfig()
 
 
-def qa_config(
-    context_chars: int | None,
-    choice_context_chars: int | None,
-    support_min: float | None = None,
-    *,
-    choice_explain: str | None = None,
-    choice_orders: int | None = None,
-) -> QAConfig:
+def qa_config(settings: QaSettings) -> QAConfig:
     """The defaults with the deployment's overrides (QA_CONTEXT_CHARS, QA_CHOICE_CONTEXT_CHARS,
     QA_SUPPORT_MIN, QA_CHOICE_EXPLAIN, QA_CHOICE_ORDERS)."""
     return replace(
         DEFAULT_CONFIG,
-        context_chars=context_chars or DEFAULT_CONFIG.context_chars,
-        choice_context_chars=choice_context_chars or DEFAULT_CONFIG.choice_context_chars,
-        support_min=DEFAULT_CONFIG.support_min if support_min is None else support_min,
-        choice_explain=choice_explain or DEFAULT_CONFIG.choice_explain,
-        choice_orders=choice_orders or DEFAULT_CONFIG.choice_orders,
+        context_chars=settings.context_chars or DEFAULT_CONFIG.context_chars,
+        choice_context_chars=settings.choice_context_chars or DEFAULT_CONFIG.choice_context_chars,
+        support_min=DEFAULT_CONFIG.support_min if settings.support_min is None else settings.support_min,
+        choice_explain=settings.choice_explain or DEFAULT_CONFIG.choice_explain,
+        choice_orders=settings.choice_orders or DEFAULT_CONFIG.choice_orders,
     )

@@ -32,10 +32,7 @@ async def _refit(settings: Settings, urls: ServiceUrls, project: UUID, limit: in
         llm = make_chat_model(settings, base_url=urls.llm_base_url)
         retriever = make_retriever(settings, pool, make_embeddings(settings))
         thresholds = thresholds_for(embedding_model, settings.services.data_dir)
-        qa = qa_config(
-            settings.qa.context_chars, settings.qa.choice_context_chars, settings.qa.support_min,
-            choice_explain=settings.qa.choice_explain, choice_orders=settings.qa.choice_orders,
-        )  # fmt: skip
+        qa = qa_config(settings.qa)
 
         def context() -> AgentContext:  # the signals do not depend on a calibration: fit from none
             return AgentContext(

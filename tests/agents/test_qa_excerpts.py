@@ -3,6 +3,7 @@
 from agents.qa.config import DEFAULT_CONFIG, qa_config
 from agents.qa.excerpts import best_window, select
 from agents.qa.support import answer_support
+from core.settings.agents import QaSettings
 
 FILLER = "Unrelated filler words about nothing in particular here. "
 OWNERSHIP = (
@@ -56,7 +57,12 @@ def test_answer_support_counts_the_answers_own_words_found_in_the_excerpts() -> 
 
 
 def test_the_deployment_overrides_the_budgets_and_the_support_share() -> None:
-    assert qa_config(None, None) == DEFAULT_CONFIG
-    custom = qa_config(4000, 5000, 0.0, choice_explain="model", choice_orders=1)
+    assert qa_config(QaSettings()) == DEFAULT_CONFIG
+    custom = qa_config(
+        QaSettings(
+            QA_CONTEXT_CHARS=4000, QA_CHOICE_CONTEXT_CHARS=5000, QA_SUPPORT_MIN=0.0,
+            QA_CHOICE_EXPLAIN="model", QA_CHOICE_ORDERS=1,
+        )  # type: ignore[call-arg]
+    )  # fmt: skip
     assert (custom.context_chars, custom.choice_context_chars, custom.support_min) == (4000, 5000, 0.0)
     assert (custom.choice_explain, custom.choice_orders) == ("model", 1)
