@@ -12,16 +12,23 @@ install:
 	$(MAKE) ocr-data
 
 # OCR's language data (workers/parsing/ocr.py: PyMuPDF's Tesseract reads Debian's tessdata). Installed with
-# apt where it is missing and apt is there (root or sudo); elsewhere the product says OCR is unavailable.
+# apt where it is missing and apt is there as root or with password-less sudo; otherwise skipped with one
+# line saying how to add it (the product then says OCR is unavailable), so `make install` needs no root.
+OCR_DATA_GLOB := /usr/share/tesseract-ocr/*/tessdata/por.traineddata
+USER_ID := $(shell id -u)
+SUDO := sudo -n
+OCR_PACKAGES := tesseract-ocr-eng tesseract-ocr-por
 ocr-data:
-	@if ls /usr/share/tesseract-ocr/*/tessdata/por.traineddata >/dev/null 2>&1; then \
+	@if ls $(OCR_DATA_GLOB) >/dev/null 2>&1; then \
 	  echo "OCR language data: present"; \
-	elif command -v apt-get >/dev/null 2>&1; then \
-	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends \
-	    tesseract-ocr-eng tesseract-ocr-por; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "OCR language data skipped: install Tesseract's eng and por data to read scans (README, OCR)"; \
+	elif [ "$(USER_ID)" = 0 ]; then \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(OCR_PACKAGES); \
+	elif $(SUDO) true >/dev/null 2>&1; then \
+	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $(OCR_PACKAGES); \
 	else \
-	  echo "OCR language data missing: install Tesseract's eng and por data (see README)"; \
+	  echo "OCR language data skipped (needs root): 'sudo apt-get install $(OCR_PACKAGES)' adds it, to read scans"; \
 	fi
 
 # Moves .venv to the newest versions pyproject.toml allows and pins them in requirements.lock;

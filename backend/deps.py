@@ -263,7 +263,7 @@ async def get_agent_context(
         llm=llm,
         structured_mode=runtime.chat.structured_mode,
         thresholds=runtime.thresholds,
-        confidence=runtime.confidence,
+        confidence=await runtime.calibrations.current(),
     )
 
 

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 from backend.accounts.lti import router as lti
 from backend.accounts.oidc import router as oidc
 from backend.accounts.routers import admin, invitations, me, sign_in
+from backend.api_docs import add_api_docs
 from backend.deps import rate_limiter_of
 from backend.documents import batches, jobs
 from backend.documents import router as documents
@@ -20,6 +21,7 @@ from backend.middleware.model_errors import add_model_error_handlers
 from backend.middleware.rate_limits import RateLimited, RateLimitMiddleware, rate_limited_handler
 from backend.middleware.request_context import RequestContextMiddleware
 from backend.operations import health as health_routes
+from backend.operations import workers as worker_routes
 from backend.plans import router as plans
 from backend.projects import audit_router as project_audit
 from backend.projects import members
@@ -45,7 +47,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with (
             open_runtime(settings, urls) as runtime,
-            open_api_resources(settings, urls, supervisor) as resources,
+            open_api_resources(settings, urls, runtime.pool, supervisor) as resources,
         ):
             # The only state the app keeps: routes reach both through backend/deps.py.
             app.state.runtime = runtime
@@ -57,6 +59,8 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
         version="0.1.0",
         description="Per-project RAG backend for a multi-agent study assistant.",
         lifespan=lifespan,
+        docs_url=None,  # served from vendored assets (backend/api_docs.py)
+        redoc_url=None,
     )
     # The last one added is the outermost: the per-address limit runs inside the request-id middleware (a
     # 429 carries the id and its log line) and before any body is read or key checked.
@@ -87,6 +91,7 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
 
     # GET /health/ready: each component's state (backend/operations/health.py), the chat model's included.
     app.include_router(health_routes.router)
+    app.include_router(worker_routes.router)
 
     app.include_router(sign_in.router)
     app.include_router(admin.router)
@@ -112,4 +117,5 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     app.include_router(oidc.router)
     # The web app at /app: static files on the API's origin, using only the routes above.
     add_frontend(app)
+    add_api_docs(app)
     return app

@@ -6,10 +6,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import httpx
 from langgraph.graph.state import CompiledStateGraph
+from psycopg_pool import AsyncConnectionPool
 
 from agents.qa import build_graph, qa_config
 from backend.accounts.lti.keys import LtiKeys, load_tool_key
@@ -35,12 +37,13 @@ class ApiResources:
 
 @asynccontextmanager
 async def open_api_resources(
-    settings: Settings, urls: ServiceUrls, supervisor: Supervisor | None = None
+    settings: Settings, urls: ServiceUrls, pool: AsyncConnectionPool, supervisor: Supervisor | None = None
 ) -> AsyncIterator[ApiResources]:
     rate_limiter = RateLimiter.from_settings(settings, urls.redis_url)
     qa = qa_config(settings.qa)
     oidc_providers = OidcProviders()
-    lti = LtiKeys(load_tool_key(settings.services.data_dir), httpx.AsyncClient())
+    key_file, data_dir = settings.accounts.lti_tool_key_file, settings.services.data_dir
+    lti = LtiKeys(partial(load_tool_key, pool, key_file=key_file, data_dir=data_dir), httpx.AsyncClient())
     try:
         yield ApiResources(
             rate_limiter,

@@ -20,7 +20,6 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from agents.qa.signals import ANSWER_CHECK, CHOICE_CHECK
@@ -88,8 +87,7 @@ class CitingChatServer(SchemaChatServer):
         self.first_text_at: list[float] = []
         self.generated = 0  # items generated so far: the next takes QUESTIONS[generated % len]
 
-    async def _complete(self, request: Request) -> Response:
-        body = await request.json()
+    async def _reply(self, body: dict[str, Any]) -> Response:
         fmt = body.get("response_format") or {}
         schema = fmt.get("schema") or (fmt.get("json_schema") or {}).get("schema") or {}
         properties = schema.get("properties", {})
@@ -110,7 +108,7 @@ class CitingChatServer(SchemaChatServer):
             return JSONResponse(completion(json.dumps(reply)))
         if "has_answer" not in properties:
             if body.get("stream") or not properties:
-                return await super()._complete(request)
+                return await super()._reply(body)
             return JSONResponse(completion(json.dumps(_plausible(instance(schema, schema, prompt)))))
         self.requests += 1
         answer = self.answer_pt if "in Portuguese" in prompt else self.answer

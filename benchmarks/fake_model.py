@@ -181,8 +181,11 @@ class SchemaChatServer(ThreadedServer):
         )
 
     async def _complete(self, request: Request) -> Response:
+        return await self._reply(await request.json())
+
+    async def _reply(self, body: dict[str, Any]) -> Response:
+        """The response to one chat completion request's body."""
         self.requests += 1
-        body = await request.json()
         content = reply_for(body)
         if body.get("stream"):
             return StreamingResponse(_stream(content), media_type="text/event-stream")

@@ -195,6 +195,19 @@ def command_modules(command: list[str]) -> set[str]:
 # --- the static checks -----------------------------------------------------------------------------------
 
 
+def test_install_needs_no_root_the_ocr_data_step_says_how_to_add_it() -> None:
+    """`make install`'s last step, as a user without root or password-less sudo on a machine missing
+    the OCR data: it succeeds, with one line naming the packages."""
+    done = subprocess.run(
+        ["make", "--no-print-directory", "ocr-data", "USER_ID=1000", "SUDO=false",
+         "OCR_DATA_GLOB=/nowhere/*"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [line] = done.stdout.splitlines()
+    assert "skipped" in line and "tesseract-ocr-por" in line, line
+
+
 def test_every_variable_compose_sets_is_a_setting() -> None:
     known = settings_env_names()
     services = studyai_services()

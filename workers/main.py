@@ -43,6 +43,7 @@ from workers.jobs.judge import judge_answer_job, purge_query_history
 from workers.jobs.leases import LeasedWorker
 from workers.jobs.notes import write_note
 from workers.jobs.study import optimize_study_parameters
+from workers.liveness import liveness_record
 
 log = logging.getLogger(__name__)
 
@@ -159,36 +160,43 @@ async def serve(settings: Settings, urls: ServiceUrls, queues: Sequence[Queue]) 
     async with open_runtime(settings, urls, pool_size=4 * len(queues), pool_timeout_s=30.0) as runtime:
         resources = WorkerResources(runtime)  # one quarantine per process: a suspect job runs alone in it
         workers = [build_worker(settings, urls, queue=queue, resources=resources) for queue in queues]
-        tasks = [asyncio.create_task(worker.main(), name=f"worker:{worker.queue_name}") for worker in workers]
-        for worker, task in zip(workers, tasks, strict=True):
-            worker.main_task = task  # arq's handle_sig cancels it
+        names = [QUEUE_NAMES[queue] for queue in queues]
+        async with liveness_record(runtime.pool, names, beat_s=settings.workers.beat_s):
+            return await _serve(workers)
 
-        stopping: list[signal.Signals] = []
 
-        def stop(signum: signal.Signals) -> None:
-            if stopping:
-                return
-            stopping.append(signum)
-            for worker in workers:
-                worker.handle_sig(signum)  # cancels its running jobs: they go back to the queue
+async def _serve(workers: list[LeasedWorker]) -> int:
+    """Runs the Workers until a signal or until one stops on its own; the exit status."""
+    tasks = [asyncio.create_task(worker.main(), name=f"worker:{worker.queue_name}") for worker in workers]
+    for worker, task in zip(workers, tasks, strict=True):
+        worker.main_task = task  # arq's handle_sig cancels it
 
-        loop = asyncio.get_running_loop()
+    stopping: list[signal.Signals] = []
+
+    def stop(signum: signal.Signals) -> None:
+        if stopping:
+            return
+        stopping.append(signum)
+        for worker in workers:
+            worker.handle_sig(signum)  # cancels its running jobs: they go back to the queue
+
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop, signum)
+    failed = False
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in tasks:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                log.error("worker %s stopped", task.get_name(), exc_info=task.exception())
+                failed = True
+        stop(signal.SIGTERM)
+        await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop, signum)
-        failed = False
-        try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in tasks:
-                if task.done() and not task.cancelled() and task.exception() is not None:
-                    log.error("worker %s stopped", task.get_name(), exc_info=task.exception())
-                    failed = True
-            stop(signal.SIGTERM)
-            await asyncio.gather(*tasks, return_exceptions=True)
-        finally:
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(signum)
-            for worker in workers:
-                await worker.close()
+            loop.remove_signal_handler(signum)
+        for worker in workers:
+            await worker.close()
     return 1 if failed else 0
 
 

@@ -16,6 +16,7 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from pydantic import BaseModel
 
 from core.llm.chat import StructuredMode
+from core.llm.structured import response_format
 
 
 def streams_content(mode: StructuredMode) -> bool:
@@ -23,14 +24,9 @@ def streams_content(mode: StructuredMode) -> bool:
 
 
 def bind_json(llm: BaseChatModel, schema: type[BaseModel], mode: StructuredMode) -> Any:
-    if mode == "llama-grammar":
+    if mode == "llama-grammar":  # the answer streams without the grammar's bounds (the text is capped)
         return llm.bind(response_format={"type": "json_object", "schema": schema.model_json_schema()})
-    return llm.bind(
-        response_format={
-            "type": "json_schema",
-            "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()},
-        }
-    )
+    return llm.bind(response_format=response_format(schema, mode))
 
 
 class JsonStream:

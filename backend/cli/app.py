@@ -14,14 +14,13 @@ from fastapi import FastAPI
 
 from agents.runs.calibration import NotEnoughQuestions
 from backend.cli.backup import backup, restore
-from backend.cli.calibrate import refit_confidence
+from backend.cli.calibrate import refit_confidence, store_confidence
 from backend.cli.lti import lti_app
 from backend.cli.migrate import apply_migrations, migrate, migration_refusals_in_one_line
 from backend.cli.search_format import format_result
 from backend.cli.user_admin import announce_setup, base_url
 from backend.cli.users import users_app
 from backend.main import create_app
-from core.confidence import save_calibration
 from core.embeddings.calibrate import CalibrationError, calibrate_project
 from core.embeddings.models import make_embeddings
 from core.embeddings.thresholds import save_thresholds
@@ -218,7 +217,8 @@ def _refit_confidence(
             f" (signals: {', '.join(model.features)})"
         )
     if save:
-        typer.echo(f"saved to {save_calibration(settings.services.data_dir / 'calibration', calibration)}")
+        store_confidence(urls.database_url, calibration)
+        typer.echo("saved to the database: every API and worker process labels with it within a minute")
 
 
 # Each suite's module, imported when `studyai eval` runs it: the backend does not depend on evals.

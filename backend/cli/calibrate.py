@@ -6,6 +6,8 @@ import asyncio
 from dataclasses import replace
 from uuid import UUID
 
+import psycopg
+
 from agents.common.context import AgentContext
 from agents.qa import build_graph, qa_config
 from agents.runs.calibration import approved_items, labelled_replies
@@ -17,7 +19,19 @@ from core.llm.chat import make_chat_model
 from core.runtime import ChatModelPlan, make_retriever
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
+from core.store.runs.calibrations import store_calibration
 from core.store.sql.pool import open_pool
+
+
+def store_confidence(database_url: str, calibration: Calibration) -> None:
+    """Stores the calibration where every API and worker process reads it (core/confidence/source.py)."""
+
+    async def store() -> None:
+        async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+            value = calibration.as_dict() | {"source": "database"}
+            await store_calibration(conn, calibration.chat_model, calibration.embedding_model, value)
+
+    asyncio.run(store())
 
 
 def refit_confidence(settings: Settings, urls: ServiceUrls, project: UUID, *, limit: int) -> Calibration:

@@ -5,7 +5,8 @@ component this API instance needs to serve requests is ok (database, queue, embe
 otherwise. Workers, the chat model and the processes `studyai up` supervises are reported too, but do
 not fail readiness: taking API instances out of a load balancer does not bring a worker or a shared
 model back, and search and documents still work without them (agent routes answer 503 themselves).
-No authentication, and nothing secret in the answer: no URLs, no error messages that may carry one."""
+No authentication, and nothing secret in the answer: no URLs, no error messages that may carry one (the
+worker processes are listed by host name and pid, which an operator needs to find a dead one)."""
 
 import asyncio
 from typing import Any, Literal
@@ -19,6 +20,7 @@ from backend.deps import ApiResourcesDep, RuntimeDep
 from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE
 from core.runtime import Runtime
 from core.runtime.supervisor import ChildState
+from core.store.runs.workers import worker_processes
 
 router = APIRouter(tags=["health"])
 
@@ -93,6 +95,21 @@ async def check_chat_model(base_url: str | None, api_key: str | None) -> dict[st
     return _component("ok", f"{where} answered GET /models")
 
 
+async def list_workers(pool: Any, beat_s: float) -> list[dict[str, Any]]:
+    """Every worker process of the last day (core/store/runs/workers.py): a killed one shows as "dead"
+    within three beats. Empty when the database cannot say."""
+    try:
+        async with pool.connection(timeout=PROBE_TIMEOUT_S) as conn:
+            found = await asyncio.wait_for(worker_processes(conn, beat_s=beat_s), PROBE_TIMEOUT_S)
+    except Exception:  # the database component reports why
+        return []
+    return [
+        {"host": w.host, "pid": w.pid, "queues": w.queues, "status": w.status,
+         "started_at": w.started_at.isoformat(), "last_beat_at": w.last_beat_at.isoformat()}
+        for w in found
+    ]  # fmt: skip
+
+
 def check_embeddings(runtime: Runtime) -> dict[str, str]:
     if getattr(runtime.retriever, "embeddings", None) is None:
         return _component("down", "the embedding model is not loaded")
@@ -116,12 +133,13 @@ def describe_child(state: ChildState) -> dict[str, str]:
 
 @router.get("/health/ready")
 async def ready(runtime: RuntimeDep, resources: ApiResourcesDep) -> JSONResponse:
-    database, queue, index_worker, agents_worker, chat = await asyncio.gather(
+    database, queue, index_worker, agents_worker, chat, workers = await asyncio.gather(
         check_database(runtime.pool),
         check_queue(runtime.redis),
         check_worker(runtime.redis, WORKER_QUEUES["worker_index"]),
         check_worker(runtime.redis, WORKER_QUEUES["worker_agents"]),
         check_chat_model(runtime.chat.base_url, runtime.settings.llm.api_key),
+        list_workers(runtime.pool, runtime.settings.workers.beat_s),
     )
     watch = resources.postgres_watch
     down_reason, restarts = watch.state() if watch is not None else (None, 0)
@@ -150,5 +168,7 @@ async def ready(runtime: RuntimeDep, resources: ApiResourcesDep) -> JSONResponse
     else:
         overall, code = "ok", 200
     return JSONResponse(
-        {"status": overall, "components": components}, status_code=code, headers={"Cache-Control": "no-store"}
+        {"status": overall, "components": components, "workers": workers},
+        status_code=code,
+        headers={"Cache-Control": "no-store"},
     )

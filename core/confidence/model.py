@@ -2,9 +2,10 @@
 
 One logistic model per kind of reply ("choice": a question with options; "answer": a free answer;
 "grade": the Question Evaluator's verdict), each over its own signals, standardised with the means
-and scales of the questions it was fitted on. A signal missing from a reply (an endpoint without
-log-probabilities) takes its mean, so it moves nothing. Applying it is a dot product: the runtime needs
-no fitting library (core/confidence/fit.py fits)."""
+and scales of the questions it was fitted on. A reply missing a log-probability signal its fit uses (an
+endpoint without log-probabilities) gets no probability: "medium", with the reason; another missing
+signal takes its mean. Applying it is a dot
+product: the runtime needs no fitting library (core/confidence/fit.py fits)."""
 
 import math
 from dataclasses import asdict, dataclass, field
@@ -19,6 +20,24 @@ EXTREMES = ("score", "model_score", "verdict_yes", "self_yes", "p_top", "closed_
 DERIVED_FROM = {"check_gap": "verdict_yes"}
 
 
+UNCALIBRATED = "uncalibrated: no fitted confidence for the chat model"
+MISSING = "uncalibrated: the model's reply lacked what the fit rests on:"
+
+
+# Signals read from the model's log-probabilities: an endpoint that sends none leaves them out, and a fit
+# that rests on one cannot label such a reply. Any other signal a reply lacks by design (the support of
+# an answer too short to judge) takes its fitted mean, so it moves nothing.
+FROM_LOGPROBS = frozenset({
+    "answer_logprob_mean", "answer_logprob_min", "p_top", "margin", "options", "orders_agree",
+    "p_order_min", "closed_agree", "closed_p", "self_yes", "verdict_yes",
+})  # fmt: skip
+
+
+def _from_logprobs(feature: str) -> bool:
+    name = DERIVED_FROM.get(feature, feature.removesuffix("_extremity"))
+    return name in FROM_LOGPROBS
+
+
 def with_extremes(signals: dict[str, float]) -> dict[str, float]:
     """The signals plus each EXTREMES one's distance from 0.5, scaled to 0..1 (`<name>_extremity`)."""
     extremes = {f"{name}_extremity": abs(signals[name] - 0.5) * 2 for name in EXTREMES if name in signals}
@@ -30,6 +49,7 @@ class Confidence:
     p: float | None  # probability of being right; None where the model pair is not calibrated
     label: Label
     signals: dict[str, float]
+    reason: str | None = None  # why there is no probability, where there is none
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -87,11 +107,17 @@ class Calibration:
         return bool(self.kinds)
 
     def assess(self, kind: str, signals: dict[str, float]) -> Confidence:
-        """The reply's confidence; "medium" with no probability where this kind is not fitted."""
+        """The reply's confidence; "medium" with no probability, and the reason, where this kind is not
+        fitted for the model or the reply lacks a signal its fit rests on (an endpoint that sent no
+        log-probabilities): a label from the other signals alone would claim what was never fitted."""
         model = self.kinds.get(kind)
         if model is None:
-            return Confidence(None, "medium", signals)
-        p = model.probability(with_extremes(signals))
+            return Confidence(None, "medium", signals, f"{UNCALIBRATED} {self.chat_model}")
+        present = with_extremes(signals)
+        missing = [name for name in model.features if name not in present and _from_logprobs(name)]
+        if missing:
+            return Confidence(None, "medium", signals, f"{MISSING} {', '.join(missing)}")
+        p = model.probability(present)
         return Confidence(round(p, 4), model.label(p), signals)
 
     def needs(self, kind: str, signal: str) -> bool:

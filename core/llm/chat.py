@@ -5,6 +5,7 @@ from typing import Literal
 import httpx
 from langchain_openai import ChatOpenAI
 
+from core.llm.refusals import TolerantChatOpenAI
 from core.settings import Settings
 
 StructuredMode = Literal["llama-grammar", "json_schema", "function_calling"]
@@ -21,7 +22,8 @@ def make_chat_model(settings: Settings, *, base_url: str | None = None) -> ChatO
         if openai_proper
         else {"extra_body": {"max_tokens": settings.llm.max_tokens}}
     )
-    return ChatOpenAI(
+    # Tolerant: a parameter the endpoint refuses (log-probabilities, temperature) is dropped, not fatal.
+    return TolerantChatOpenAI(
         model=settings.llm.model,
         base_url=url,
         api_key=settings.llm.api_key or "not-needed",  # type: ignore[arg-type]  # local servers ignore it

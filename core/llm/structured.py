@@ -1,8 +1,8 @@
 """Asking a chat model for an object of a pydantic schema, the way each kind of server supports.
 
 llama.cpp's server rejects `json_schema` but constrains decoding with a grammar when a schema is
-given inside `{"type": "json_object"}`; OpenAI enforces `json_schema`; elsewhere function calling is
-the most widely implemented. A reply that does not validate is retried once with the error shown to
+given inside `{"type": "json_object"}`; OpenAI, vLLM and Ollama take `json_schema`; function calling is
+there for endpoints that have neither. A reply that does not validate is retried once with the error shown to
 the model, then fails clearly."""
 
 from collections.abc import Callable
@@ -84,6 +84,16 @@ def grammar_schema(schema: type[BaseModel]) -> dict[str, Any]:
     return json_schema
 
 
+def response_format(schema: type[BaseModel], mode: StructuredMode) -> dict[str, Any]:
+    """The request's response_format: llama.cpp's grammar (json_object with a schema), or json_schema.
+    The reply is parsed from the message's text either way, so an endpoint that refuses json_schema
+    can be asked with the schema in the instructions instead (core/llm/refusals.py)."""
+    if mode == "llama-grammar":
+        return {"type": "json_object", "schema": grammar_schema(schema)}
+    named = {"name": schema.__name__, "schema": schema.model_json_schema()}
+    return {"type": "json_schema", "json_schema": named}
+
+
 def _merge(target: dict[str, Any], keywords: dict[str, Any]) -> None:
     for key, value in keywords.items():
         if isinstance(value, dict) and isinstance(target.get(key), dict):
@@ -104,12 +114,10 @@ async def _ask_once(
 async def _ask_for(
     llm: BaseChatModel, schema: type[T], messages: list[BaseMessage], mode: StructuredMode
 ) -> Any:
-    if mode == "llama-grammar":
-        bound = llm.bind(response_format={"type": "json_object", "schema": grammar_schema(schema)})
-        reply = await bound.ainvoke(messages)
+    if mode in ("llama-grammar", "json_schema"):
+        reply = await llm.bind(response_format=response_format(schema, mode)).ainvoke(messages)
         return reply, lambda: schema.model_validate_json(content_text(reply))
-    method = "json_schema" if mode == "json_schema" else "function_calling"
-    runnable = llm.with_structured_output(schema, method=method, include_raw=True)
+    runnable = llm.with_structured_output(schema, method="function_calling", include_raw=True)
     outcome = await runnable.ainvoke(messages)
 
     def parsed() -> T:

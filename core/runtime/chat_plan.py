@@ -52,8 +52,6 @@ class ChatModelPlan:
 def _structured_mode(settings: Settings, embedded: bool) -> StructuredMode:
     if settings.llm.structured_output != "auto":
         return settings.llm.structured_output
-    if embedded:
-        return "llama-grammar"
-    if settings.llm.base_url is not None and "api.openai.com" in settings.llm.base_url:
-        return "json_schema"
-    return "function_calling"
+    # An endpoint without json_schema is asked again with the schema in the instructions
+    # (core/llm/refusals.py), so the answer still streams with its log-probabilities where it has them.
+    return "llama-grammar" if embedded else "json_schema"

@@ -4,14 +4,15 @@ place. The API, the workers, the CLI, the evals and the benchmarks all start fro
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from langchain_core.embeddings import Embeddings
 from langchain_openai import ChatOpenAI
 from psycopg_pool import AsyncConnectionPool
 
-from core.confidence import Calibration, calibration_for, chat_model_key
+from core.confidence import chat_model_key
+from core.confidence.source import Calibrations, CalibrationSource
 from core.embeddings.models import make_embeddings
 from core.embeddings.thresholds import Thresholds, thresholds_for
 from core.llm.admission import LlmAdmission
@@ -36,7 +37,7 @@ class Runtime:
     embeddings: Embeddings
     retriever: Retriever
     thresholds: Thresholds  # the embedding model's cosine thresholds (or a warning that it has none)
-    confidence: Calibration  # the chat + embedding models' confidence calibration (or none, "medium")
+    calibrations: Calibrations  # the chat + embedding models' confidence calibration, re-read as it changes
     llm: ChatOpenAI | None  # None without a chat model
     tracing: Tracing | None  # None unless LangSmith is configured
 
@@ -79,11 +80,13 @@ async def open_runtime(
             embeddings=embeddings,
             retriever=make_retriever(settings, pool, embeddings),
             thresholds=thresholds_for(settings.embeddings.model, settings.services.data_dir),
-            confidence=replace(
-                calibration_for(
-                    chat_model_key(settings), settings.embeddings.model, settings.services.data_dir
-                ),
+            calibrations=CalibrationSource(
+                pool,
+                chat_model_key(settings),
+                settings.embeddings.model,
+                data_dir=settings.services.data_dir,
                 all_signals=settings.qa.all_signals,
+                refresh_s=settings.qa.calibration_refresh_s,
             ),
             llm=make_chat_model(settings, base_url=chat.base_url) if chat.base_url else None,
             tracing=tracing,

@@ -1,6 +1,7 @@
 """How people sign in: passwords, browser sessions, invitations, the school's OpenID Connect provider,
 and optional mail (SMTP) for invitations and reset links."""
 
+from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -36,6 +37,9 @@ class AccountSettings(SettingsGroup):
     # redirect and the LTI tool URLs are built from it, and an Origin header must match it. Unset: the
     # address of the request itself.
     public_url: str | None = Field(default=None, validation_alias="PUBLIC_URL")
+    # The LTI tool's private key (PEM) from a file, e.g. a mounted Kubernetes Secret. Unset: the deployment's
+    # key in Postgres, generated once and shared by every replica (backend/accounts/lti/keys.py).
+    lti_tool_key_file: Path | None = Field(default=None, validation_alias="LTI_TOOL_KEY_FILE")
     invitation_default_hours: int = Field(
         default=168, ge=1, le=8760, validation_alias="INVITATION_DEFAULT_HOURS"
     )

@@ -27,6 +27,9 @@ class QaSettings(SettingsGroup):
     # Every confidence signal, also those the calibration found worthless for this model (their checks
     # cost model calls): for runs whose records feed a refit (evals, `studyai calibrate` sets it itself).
     all_signals: bool = Field(default=False, validation_alias="QA_ALL_SIGNALS")
+    # How often a process re-reads the stored confidence calibration: a refit on any machine labels
+    # answers everywhere within this time (core/confidence/source.py).
+    calibration_refresh_s: float = Field(default=30.0, gt=0, validation_alias="CALIBRATION_REFRESH_S")
 
 
 class GroundednessSettings(SettingsGroup):

@@ -43,8 +43,9 @@ class LlmSettings(SettingsGroup):
     probe_interval_s: float = Field(default=10.0, gt=0, validation_alias="LLM_PROBE_INTERVAL_S")
     probe_failures: int = Field(default=3, ge=1, validation_alias="LLM_PROBE_FAILURES")
     # How to get JSON that fits a schema: "llama-grammar" (json_object + schema, grammar-constrained on
-    # llama.cpp), "json_schema" (OpenAI strict), "function_calling", or "auto" (grammar for the
-    # embedded server, json_schema for api.openai.com, function calling elsewhere).
+    # llama.cpp), "json_schema" (OpenAI, vLLM, Ollama...), "function_calling", or "auto" (grammar for the
+    # embedded server, json_schema elsewhere: an endpoint that refuses it gets the schema in the
+    # instructions and a json_object or plain reply instead, core/llm/refusals.py).
     structured_output: Literal["auto", "llama-grammar", "json_schema", "function_calling"] = Field(
         default="auto", validation_alias="LLM_STRUCTURED_OUTPUT"
     )

@@ -16,6 +16,9 @@ class WorkerSettings(SettingsGroup):
     lease_s: float = Field(default=30.0, validation_alias="WORKER_LEASE_S")
     # How often each queue's `{queue}:health-check` key is written.
     health_check_s: float = Field(default=10.0, validation_alias="WORKER_HEALTH_CHECK_S")
+    # Each worker process renews its row in worker_processes this often; one silent for 3 beats is dead
+    # (GET /health/ready lists every process, a dead one within a minute).
+    beat_s: float = Field(default=15.0, gt=0, le=20, validation_alias="WORKER_BEAT_S")
     # A job whose worker died this many times under it fails (a poison pill).
     job_max_deaths: int = Field(default=3, validation_alias="JOB_MAX_DEATHS")
     # An index job running longer ends `failed` with the reason.

@@ -68,6 +68,7 @@ export const ROUTES = {
   enableUser: ['POST', '/admin/users/{user_id}/enable'],
   userResetLink: ['POST', '/admin/users/{user_id}/reset-link'],
   adminAudit: ['GET', '/admin/audit', { query: ['limit', 'offset'] }],
+  adminWorkers: ['GET', '/admin/workers'],
   // documents and jobs
   listDocuments: ['GET', `${P}/documents`, { query: ['limit', 'offset'] }],
   uploadDocument: ['POST', `${P}/documents`],

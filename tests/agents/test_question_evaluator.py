@@ -463,4 +463,4 @@ async def test_an_incorrect_grade_keeps_its_calibrated_label_and_a_used_check_is
         context=sure_context(llm, with_check),
     )
     assert out["verdict"] == "incorrect" and out["confidence"]["label"] == "high"
-    assert llm.self_checks == 1 and "reason" not in out["confidence"]
+    assert llm.self_checks == 1 and out["confidence"]["reason"] is None

@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from benchmarks.fake_model import USAGE, ThreadedServer, completion, free_port, sse_chunk
 from core.confidence import uncalibrated
+from core.confidence.source import PinnedCalibration
 from core.llm.admission import LlmAdmission
 from core.llm.chat import make_chat_model
 from core.llm.local import SERVER_CHILD
@@ -121,7 +122,7 @@ async def setup(own_apps: OwnApps, fake_model: FakeChatServer) -> AsyncIterator[
         await index_documents(http, owner, project_id, {CHAPTER: text})
         # A scripted model of its own: the embedded model's calibration would judge its made-up answers.
         fake = make_chat_model(own_apps.settings, base_url=fake_model.url)
-        change_runtime(app, llm=fake, confidence=uncalibrated("fake", "fake"))
+        change_runtime(app, llm=fake, calibrations=PinnedCalibration(uncalibrated("fake", "fake")))
         yield Setup(app, http, owner, project_id, fake_model)
 
 

@@ -21,6 +21,7 @@ import pytest
 from fastapi import FastAPI
 
 from core.confidence import Calibration
+from core.confidence.source import PinnedCalibration
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store.sql.listing import Page
@@ -77,7 +78,7 @@ async def app_http(
     settings: Settings, services: ServiceUrls
 ) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
     async with own_app(settings, services) as (app, http):
-        change_runtime(app, confidence=CALIBRATION)
+        change_runtime(app, calibrations=PinnedCalibration(CALIBRATION))
         yield app, http
 
 

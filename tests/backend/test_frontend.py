@@ -170,3 +170,18 @@ def test_readme_shows_the_screenshots() -> None:
     for name in re.findall(r"\(docs/screenshots/([\w-]+\.png)\)", readme):
         assert (shots / name).is_file(), name
     assert len(re.findall(r"docs/screenshots/", readme)) >= 6
+
+
+async def test_api_docs_load_offline_from_vendored_assets(app: FastAPI) -> None:
+    """/docs names no outside address: Swagger UI's script and style come from the app's own files."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://studyai.test") as http:
+        page = await http.get("/docs")
+        assert page.status_code == 200 and "SwaggerUIBundle" in page.text
+        assert not re.search(r"""(src|href)=["']?(https?:)?//""", page.text), page.text
+        assets = re.findall(r"""(?:src|href)=["']?(/[^"' >]+)""", page.text)
+        assert {Path(a).name for a in assets} >= {"swagger-ui-bundle.js", "swagger-ui.css"}
+        for asset in assets:
+            served = await http.get(asset)
+            assert served.status_code == 200 and len(served.content) > 500, asset
+        assert (await http.get("/redoc")).status_code == 404  # ReDoc would need a CDN

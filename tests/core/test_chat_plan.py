@@ -39,7 +39,9 @@ def test_the_embedded_server_admits_one_call_per_slot() -> None:
 def test_an_external_model_is_the_workers_own_setting() -> None:
     remote = settings(llm_base_url="http://model:8080/v1")
     plan = ChatModelPlan.decide(remote, urls("http://model:8080/v1"))
-    assert (plan.embedded, plan.concurrency, plan.structured_mode) == (False, 4, "function_calling")
+    # json_schema for any external endpoint: one without it gets the schema in the instructions instead
+    # (core/llm/refusals.py, tests/backend/test_model_conformance.py).
+    assert (plan.embedded, plan.concurrency, plan.structured_mode) == (False, 4, "json_schema")
     assert plan.child_environment() == {"LLM_BASE_URL": "http://model:8080/v1"}
     openai = settings(llm_base_url="https://api.openai.com/v1")
     assert ChatModelPlan.for_url(openai, openai.llm.base_url).structured_mode == "json_schema"

@@ -9,6 +9,7 @@ import pytest
 
 from core.confidence import Calibration, KindModel, calibration_for, chat_model_key, save_calibration
 from core.confidence.fit import Sample, choose_thresholds, fit_calibration, nested_labels, oof_probabilities
+from core.confidence.model import MISSING, UNCALIBRATED
 from core.settings import Settings
 from evals.calibration.metrics import ece, label_figures
 from evals.calibration.samples import qa_samples
@@ -24,10 +25,17 @@ MODEL = KindModel(
 )
 
 
-def test_a_missing_signal_takes_its_mean_and_labels_follow_the_thresholds() -> None:
+def test_a_missing_signal_leaves_no_probability_and_labels_follow_the_thresholds() -> None:
     calibration = Calibration("chat", "embed", {"choice": MODEL})
     assert calibration.assess("choice", {"margin": 0.5, "self_yes": 0.5}).p == pytest.approx(0.5)
-    assert calibration.assess("choice", {"margin": 0.5}).p == pytest.approx(0.5)  # self_yes unread
+    # An endpoint that sent no log-probabilities: the fit rests on self_yes, so no label from it.
+    unread = calibration.assess("choice", {"margin": 0.5})
+    assert unread.p is None and unread.label == "medium"
+    assert unread.reason is not None and unread.reason.startswith(MISSING) and "self_yes" in unread.reason
+    # A signal a reply lacks by design (a short answer's support) takes its mean, as fitted.
+    answer = KindModel(("support", "question_in_source"), (0.5, 0.5), (0.2, 0.2), (1.0, 1.0), 0.0, 0.9, 0.1)
+    short = Calibration("chat", "embed", {"answer": answer}).assess("answer", {"question_in_source": 0.5})
+    assert short.p == pytest.approx(0.5) and short.reason is None
     sure = calibration.assess("choice", {"margin": 0.95, "self_yes": 0.9})
     assert sure.label == "high" and sure.p is not None and sure.p >= 0.9
     unsure = calibration.assess("choice", {"margin": 0.1, "self_yes": 0.2})
@@ -39,7 +47,8 @@ def test_an_unfitted_kind_or_model_pair_is_medium_without_a_probability() -> Non
     assert (
         Calibration("chat", "embed", {"choice": MODEL}).assess("answer", {"support": 1.0}).label == "medium"
     )
-    assert Calibration("chat", "embed").assess("choice", {}).p is None
+    unfitted = Calibration("chat", "embed").assess("choice", {})
+    assert unfitted.p is None and unfitted.reason == f"{UNCALIBRATED} chat"
 
 
 def test_thresholds_keep_high_precise_and_low_mostly_wrong() -> None:

@@ -15,6 +15,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from core.confidence import Calibration
+from core.confidence.source import PinnedCalibration
 from tests.conftest import Caller, UserFactory, change_runtime
 from tests.e2e.conftest import Course, OpenPage, WebStack, check, invite_and_accept
 from tests.label_models import one_signal
@@ -43,10 +44,10 @@ class Class:
 @pytest.fixture(scope="module")
 def low_grades(web_stack: WebStack) -> Iterator[None]:
     """The served app grades with ALWAYS_LOW for this module, then with its own calibration again."""
-    before = web_stack.app.state.runtime.confidence
-    change_runtime(web_stack.app, confidence=ALWAYS_LOW)
+    before = web_stack.app.state.runtime.calibrations
+    change_runtime(web_stack.app, calibrations=PinnedCalibration(ALWAYS_LOW))
     yield
-    change_runtime(web_stack.app, confidence=before)
+    change_runtime(web_stack.app, calibrations=before)
 
 
 @pytest.fixture(scope="module")

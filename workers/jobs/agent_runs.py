@@ -10,7 +10,7 @@ from agents.runs.service import AgentRunner
 from core.runtime import Runtime
 
 
-def background_runner(
+async def background_runner(
     runtime: Runtime, llm: BaseChatModel, *, project_id: UUID, user_id: UUID, language: str = "auto"
 ) -> AgentRunner:
     """A background run: each model call waits its turn, behind the API's interactive requests. No
@@ -23,7 +23,7 @@ def background_runner(
         structured_mode=runtime.chat.structured_mode,
         language=language,
         thresholds=runtime.thresholds,
-        confidence=runtime.confidence,
+        confidence=await runtime.calibrations.current(),
     )
     return AgentRunner(
         caller=JobCaller.of(project_id, user_id),

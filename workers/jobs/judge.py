@@ -64,7 +64,7 @@ async def _judge(runtime: Runtime, args: JudgeAnswer) -> Result:
         chunks = chunks_to_judge(row.cited_chunk_ids, row.retrieved_chunk_ids, texts)
     if not chunks:
         return _skipped(query_id, "its chunks no longer exist")
-    runner = background_runner(runtime, llm, project_id=args.project_id, user_id=args.user_id)
+    runner = await background_runner(runtime, llm, project_id=args.project_id, user_id=args.user_id)
 
     async def judge(admitted: AgentContext) -> Judgement:
         return await judge_answer(

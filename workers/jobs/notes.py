@@ -71,7 +71,7 @@ class WriteNoteJob(TrackedJob[WriteNote]):
                 " (which starts the local one)."
             )
         project, plan = await _load(runtime.pool, args)
-        runner = background_runner(
+        runner = await background_runner(
             runtime, runtime.llm, project_id=args.project_id, user_id=args.user_id, language=project.language
         )
         return await runner.call(

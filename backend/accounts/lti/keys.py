@@ -1,9 +1,10 @@
 """Keys of LTI launches: the tool's own RSA key (published at GET /lti/jwks, which LMSs ask for at
-registration) and the platforms' key sets, fetched from their jwks_url and cached per app."""
+registration; one per deployment: core/store/accounts/tool_key.py) and the platforms' key sets, fetched
+from their jwks_url and cached per app."""
 
 import json
-import os
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,9 @@ from urllib.parse import urlsplit
 
 import httpx
 from joserfc.jwk import KeySet, RSAKey
+from psycopg_pool import AsyncConnectionPool
 
+from core.store.accounts import tool_key
 from core.store.accounts.lti import Platform
 
 MAX_JWKS_BYTES = 64 * 1024  # a platform's key set is a few KiB; more is not a key set
@@ -25,22 +28,25 @@ class KeysUnavailable(Exception):
     """The platform's key set could not be fetched or read."""
 
 
-def load_tool_key(data_dir: Path) -> RSAKey:
-    """The tool's key from <data_dir>/lti/tool_key.pem, generated there (mode 0600) on first use."""
-    path = data_dir / "lti" / "tool_key.pem"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        draft = path.with_name(f"tool_key.{os.getpid()}.tmp")
-        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(RSAKey.generate_key(2048).as_pem(private=True))
-        try:  # a hard link appears whole or not at all: of two processes starting at once, one key wins
-            os.link(draft, path)
-        except FileExistsError:
-            pass
-        finally:
-            draft.unlink()
-    key = RSAKey.import_key(path.read_bytes())
+async def load_tool_key(pool: AsyncConnectionPool, *, key_file: Path | None, data_dir: Path) -> RSAKey:
+    """The tool's key: a mounted one (LTI_TOOL_KEY_FILE, e.g. a Kubernetes Secret), else the deployment's
+    stored in Postgres, which every replica shares. The first process to need it stores the key an older
+    version kept in <data_dir>/lti/tool_key.pem (the LMSs already trust it) or a new one."""
+    if key_file is not None:
+        return _signing_key(key_file.read_bytes())
+    async with pool.connection() as conn:
+        pem = await tool_key.stored_tool_key(conn)
+        if pem is None:
+            legacy = data_dir / "lti" / "tool_key.pem"
+            candidate = (
+                legacy.read_bytes() if legacy.exists() else RSAKey.generate_key(2048).as_pem(private=True)
+            )
+            pem = await tool_key.keep_tool_key(conn, candidate.decode())
+    return _signing_key(pem.encode())
+
+
+def _signing_key(pem: bytes) -> RSAKey:
+    key = RSAKey.import_key(pem)
     return RSAKey.import_key(
         key.as_dict(private=True) | {"kid": key.thumbprint(), "alg": "RS256", "use": "sig"}
     )
@@ -54,14 +60,21 @@ class _Fetched:
 
 @dataclass
 class LtiKeys:
-    """The tool's key and the platforms' key sets by URL; one per app (backend/resources.py)."""
+    """The tool's key (loaded on first use: the API may start before the migrations that hold it) and the
+    platforms' key sets by URL; one per app (backend/resources.py)."""
 
-    tool_key: RSAKey
+    load_key: Callable[[], Awaitable[RSAKey]]
     http: httpx.AsyncClient
     _cache: dict[str, _Fetched] = field(default_factory=dict)
+    _tool_key: RSAKey | None = None
 
-    def public_jwks(self) -> dict[str, Any]:
-        return {"keys": [self.tool_key.as_dict(private=False)]}
+    async def tool_key(self) -> RSAKey:
+        if self._tool_key is None:
+            self._tool_key = await self.load_key()
+        return self._tool_key
+
+    async def public_jwks(self) -> dict[str, Any]:
+        return {"keys": [(await self.tool_key()).as_dict(private=False)]}
 
     async def platform_keys(self, platform: Platform, *, kid: str | None) -> KeySet:
         """The platform's keys: its stored set, else its jwks_url's (cached for JWKS_TTL_S, refetched

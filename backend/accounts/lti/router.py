@@ -134,4 +134,4 @@ async def lti_config(request: Request, settings: SettingsDep) -> ToolConfig:
 @router.get("/lti/jwks")
 async def lti_jwks(resources: ApiResourcesDep) -> dict[str, list[dict[str, object]]]:
     """The tool's public key set (RS256): LMSs ask for it at registration."""
-    return resources.lti.public_jwks()
+    return await resources.lti.public_jwks()

@@ -1,7 +1,7 @@
 // The server's administration (administrators only; the API refuses everyone else): a new account (a
 // teacher's, by default) with a one-time link that sets its password; accounts, searched by email, made
 // teachers or not, disabled and enabled again, a password reset link to hand over; and the security audit
-// log.
+// log; and the worker processes, one by one (a dead one shows within a minute).
 import { html, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { ErrorNote, ListState, Pager, formatDate, useAction, useAsync } from '../ui.js';
@@ -16,6 +16,7 @@ export function Admin() {
     <div class="grid two">
       ${api.has('adminUsers') ? html`<${Users} />` : html`<p class="empty">${t('adminMissing')}</p>`}
       ${api.has('adminAudit') && html`<${Audit} />`}
+      ${api.has('adminWorkers') && html`<${Workers} />`}
     </div>
   </section>`;
 }
@@ -154,5 +155,23 @@ function Audit() {
       </li>`)}
     </ul>
     <${Pager} offset=${offset} page=${EVENTS} count=${events.data?.length} onOffset=${setOffset} />
+  </section>`;
+}
+
+// Every worker process of the last day (GET /admin/workers): host, pid, queues, and whether it is running,
+// stopped, or dead (silent for three beats: killed, or its machine gone).
+function Workers() {
+  const { api, t, lang } = useApp();
+  const workers = useAsync(() => api.call('adminWorkers'), []);
+  return html`<section aria-labelledby="workers-title">
+    <h2 id="workers-title">${t('workers')}</h2>
+    <${ListState} list=${workers} empty=${t('noWorkers')} />
+    <ul class="list workers">
+      ${(workers.data || []).map((w) => html`<li key=${`${w.host}:${w.pid}:${w.started_at}`}>
+        <span><strong class=${`worker-${w.status}`}>${t(`worker_${w.status}`)}</strong> ${w.host} · pid ${w.pid}</span>
+        <span>${w.queues.join(', ')}</span>
+        <span class="meta">${t('lastBeat')} ${formatDate(w.last_beat_at, lang)}</span>
+      </li>`)}
+    </ul>
   </section>`;
 }
