@@ -10,6 +10,7 @@ install:
 	.venv/bin/pip install -c requirements.lock -e ".[$(EXTRAS)]"
 	CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" .venv/bin/python -m core.llm.build
 	$(MAKE) ocr-data
+	$(MAKE) k8s-tools
 
 # OCR's language data (workers/parsing/ocr.py: PyMuPDF's Tesseract reads Debian's tessdata). Installed with
 # apt where it is missing and apt is there as root or with password-less sudo; otherwise skipped with one
@@ -30,6 +31,12 @@ ocr-data:
 	else \
 	  echo "OCR language data skipped (needs root): 'sudo apt-get install $(OCR_PACKAGES)' adds it, to read scans"; \
 	fi
+
+# checkov, the security baseline of the Kubernetes manifests (tests/test_kubernetes.py), in a venv of its
+# own: it pins versions of packages the project also uses.
+k8s-tools:
+	python3 -m venv .venv-checkov
+	.venv-checkov/bin/pip install -q -c deploy/kubernetes/checkov.lock checkov
 
 # Moves .venv to the newest versions pyproject.toml allows and pins them in requirements.lock;
 # run `make test` before committing the new lock.
@@ -55,4 +62,4 @@ lint:
 	  backend/accounts backend/web backend/projects backend/documents backend/qa backend/plans backend/questions \
 	  backend/study backend/operations
 
-.PHONY: install ocr-data lock test up lint
+.PHONY: install ocr-data k8s-tools lock test up lint
