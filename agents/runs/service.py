@@ -18,6 +18,7 @@ from agents.runs.admission import admitted_model
 from agents.runs.audit import Audit, Caller
 from agents.runs.errors import ModelUnreachable, UnusableReply
 from core.llm.admission import LlmAdmission, Priority, Ticket
+from core.llm.pool import ModelPool, Route
 from core.llm.structured import StructuredOutputError
 from core.observability.jsonlog import log_failure
 from core.store.runs.history import RunRecord
@@ -110,6 +111,11 @@ class AgentRunner:
     admission: LlmAdmission
     audit: Audit | None = None
     priority: Priority = "interactive"
+    # Several model servers (LLM_BASE_URLS): each run is routed to one, and moved to another when its
+    # server cannot be reached (core/llm/pool.py); None: the one server behind `admission`.
+    pool: ModelPool | None = None
+    _failed: list[Route] = dataclasses.field(default_factory=list)  # servers this runner found down
+    _route: Route | None = None  # the server of the run in progress
 
     @property
     def user(self) -> str:
@@ -123,8 +129,30 @@ class AgentRunner:
         return self.audit.run_config() if self.audit else None
 
     async def reserve(self) -> Ticket:
-        """A place in the model's queue, taken before anything is written: AdmissionRejected when full."""
-        return await self.admission.enqueue(user=self.user, priority=self.priority)
+        """A place in the model's queue, taken before anything is written: AdmissionRejected when full.
+        With a pool, in the queue of the server its project is routed to."""
+        if self.pool is None:
+            return await self.admission.enqueue(user=self.user, priority=self.priority)
+        route = await self.pool.choose(str(self.caller.id), avoid=self._failed)
+        ticket = await route.admission.enqueue(user=self.user, priority=self.priority)
+        ticket.route = route
+        return ticket
+
+    def context_for(self, ticket: Ticket) -> AgentContext:
+        """The run's context with the chat model of the server its ticket is for."""
+        route = ticket.route
+        return self.context if route is None else dataclasses.replace(self.context, llm=route.llm)
+
+    async def failed_over(self, error: BaseException, route: Route | None) -> bool:
+        """Whether the run goes on another server: its own refused the connection (not a slow answer),
+        and another is left. The server is left out of every process's routing for a while."""
+        if self.pool is None or route is None or isinstance(error, openai.APITimeoutError):
+            return False
+        if not isinstance(error, openai.APIConnectionError):
+            return False
+        await self.pool.mark_down(route)
+        self._failed.append(route)
+        return len(self._failed) < len(self.pool.routes)
 
     @asynccontextmanager
     async def admitted(
@@ -132,15 +160,20 @@ class AgentRunner:
     ) -> AsyncIterator[AgentContext]:
         """The context to run with, while the run may use the model (freed however the block ends)."""
         if self.priority == "background":
-            async with admitted_model(self.context.llm, self.admission, user=self.user) as llm:
-                yield dataclasses.replace(self.context, llm=llm)  # same usage and timings objects
+            llm, admission = self.context.llm, self.admission
+            if self.pool is not None:
+                route = await self.pool.choose(str(self.caller.id), avoid=self._failed)
+                llm, admission, self._route = route.llm, route.admission, route
+            async with admitted_model(llm, admission, user=self.user) as admitted_llm:
+                yield dataclasses.replace(self.context, llm=admitted_llm)  # same usage and timings objects
             return
         if ticket is None and not needs_model:
             yield self.context
             return
         async with ticket or await self.reserve() as held:
+            self._route = held.route
             await held.acquired()
-            yield self.context
+            yield self.context_for(held)
 
     async def invoke(
         self,
@@ -173,8 +206,15 @@ class AgentRunner:
     ) -> T:
         """`work` (a graph run, or any model work: a judge) admitted, its failures mapped as invoke's."""
         try:
-            async with self.admitted(ticket=ticket, needs_model=needs_model) as context:
-                return await work(context)
+            while True:
+                self._route = None
+                try:
+                    async with self.admitted(ticket=ticket, needs_model=needs_model) as context:
+                        return await work(context)
+                except openai.APIConnectionError as error:
+                    if not await self.failed_over(error, self._route):
+                        raise
+                    ticket = None  # the next try queues for another server
         except StructuredOutputError as error:
             await self.record_failure(spec, error, question=question)
             raise UnusableReply(spec.unusable.format(error=error)) from error
@@ -192,32 +232,50 @@ class AgentRunner:
         The slot is freed when the run ends or fails, and when the consumer goes away (the generator
         is closed, and with it the model call)."""
         result: dict[str, Any] = {}
-        async with ticket:
+        while True:
+            moved = False  # to another server, its own having refused the connection
+            async with ticket:
+                try:
+                    # The graph starts at once: it waits for the slot at its first model call (QueuedTurn),
+                    # so retrieval, the gate and the evidence come first, and a gate's "not found" never
+                    # queues.
+                    context = dataclasses.replace(self.context_for(ticket), model_turn=QueuedTurn(ticket))
+                    steps = graph.astream(
+                        inputs, config=self.run_config(), context=context, stream_mode=["custom", "values"]
+                    )
+                    sent: int | None = None
+                    spoke = False  # tokens were sent: a run moved elsewhere withdraws them first
+                    async for step in with_keepalive(steps):
+                        if step is None:  # waiting for the slot, or the model is slow to start
+                            yield KeepAlive()
+                            continue
+                        mode, payload = step
+                        if mode != "custom":
+                            result = payload
+                        elif "queued" in payload:
+                            yield Queued(payload["queued"]) if payload["queued"] != sent else KeepAlive()
+                            sent = payload["queued"]
+                        elif "evidence" in payload:
+                            yield Evidence(payload["evidence"])
+                        elif payload.get("reset"):
+                            yield Reset()
+                        else:
+                            spoke = True
+                            yield Token(payload["token"])
+                except Exception as error:
+                    moved = await self.failed_over(error, ticket.route)
+                    if not moved:
+                        self.log_failure(error, route=f"{spec.name}_stream")
+                        yield Failed(error)
+                        await self._record_failure_quietly(spec, error, question=question)
+                        return
+            if not moved:
+                break
+            if spoke:
+                yield Reset()
             try:
-                # The graph starts at once: it waits for the slot at its first model call (QueuedTurn),
-                # so retrieval, the gate and the evidence come first, and a gate's "not found" never queues.
-                context = dataclasses.replace(self.context, model_turn=QueuedTurn(ticket))
-                steps = graph.astream(
-                    inputs, config=self.run_config(), context=context, stream_mode=["custom", "values"]
-                )
-                sent: int | None = None
-                async for step in with_keepalive(steps):
-                    if step is None:  # waiting for the slot, or the model is slow to start
-                        yield KeepAlive()
-                        continue
-                    mode, payload = step
-                    if mode != "custom":
-                        result = payload
-                    elif "queued" in payload:
-                        yield Queued(payload["queued"]) if payload["queued"] != sent else KeepAlive()
-                        sent = payload["queued"]
-                    elif "evidence" in payload:
-                        yield Evidence(payload["evidence"])
-                    elif payload.get("reset"):
-                        yield Reset()
-                    else:
-                        yield Token(payload["token"])
-            except Exception as error:
+                ticket = await self.reserve()
+            except Exception as error:  # the other servers' queues are full, or Redis is gone
                 self.log_failure(error, route=f"{spec.name}_stream")
                 yield Failed(error)
                 await self._record_failure_quietly(spec, error, question=question)

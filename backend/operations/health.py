@@ -155,6 +155,25 @@ async def ready(runtime: RuntimeDep, resources: ApiResourcesDep) -> JSONResponse
         "worker_agents": agents_worker,
         "chat_model": chat,
     }
+    if runtime.models is not None:  # a pool: each server on its own, as its callers are routed
+        servers = await asyncio.gather(
+            *(
+                check_chat_model(route.endpoint.url, runtime.settings.llm.api_key)
+                for route in runtime.models.routes
+            )
+        )
+        for (endpoint, up, (holders, waiting, slots)), server in zip(
+            await runtime.models.states(), servers, strict=True
+        ):
+            where = endpoint.url.split("://", 1)[-1].split("/", 1)[0]
+            state = "" if up else "; left out of routing after a failed connection"
+            server["detail"] += f"; {holders}/{slots} slots busy, {waiting} waiting{state}"
+            components[f"chat_model:{where}"] = server
+        statuses = {server["status"] for server in servers}
+        components["chat_model"] = _component(
+            "ok" if statuses == {"ok"} else "down" if "ok" not in statuses else "degraded",
+            f"{sum(s['status'] == 'ok' for s in servers)} of {len(servers)} model servers answer",
+        )
     supervisor = resources.supervisor  # `studyai up`'s (backend/cli/app.py)
     if supervisor is not None:
         for name, child in supervisor.states().items():

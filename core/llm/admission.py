@@ -23,6 +23,7 @@ from core.llm import admission_script
 from core.settings import Settings
 
 if TYPE_CHECKING:
+    from core.llm.pool import Route
     from core.runtime.chat_plan import ChatModelPlan
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,18 @@ class LlmAdmission:
             ticket._start_renewing()
         return ticket
 
+    async def publish_slots(self, slots: int) -> None:
+        """Makes `slots` the count every caller of this queue admits (the scripts read it first)."""
+        await self._redis.hset(self._keys[8], "slots", slots)
+
+    async def load(self) -> tuple[int, int, int]:
+        """(holders, waiting, slots) now: how busy the endpoint behind this queue is. Lapsed leases are
+        cleared by the next script, so this may count a dead holder for up to a lease."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.zcard(self._keys[3]).zcard(self._keys[0]).zcard(self._keys[1]).hget(self._keys[8], "slots")
+            holders, interactive, background, shared = await pipe.execute()
+        return int(holders), int(interactive) + int(background), int(shared or self.concurrency)
+
     def retry_after(self, waiting: int, hold_ms: int) -> int:
         """Seconds until the queue should have room: the waiting requests ahead, `concurrency` at a
         time, each taking the recent average hold time."""
@@ -138,6 +151,7 @@ class Ticket:
         self.user = user
         self.priority = priority
         self.position = position  # 0 once granted
+        self.route: Route | None = None  # the pool's server this ticket queues for (core/llm/pool.py)
         self._admission = admission
         self._renewer: asyncio.Task[None] | None = None
         self._released = False

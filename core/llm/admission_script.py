@@ -4,7 +4,8 @@ one atomic script on Redis, so API processes and workers share it without races.
 Keys (KEYS[1..9]): waiting tickets per priority (zsets scored by start-time fair queueing, ties broken
 by the ticket id, a zero-padded arrival number), the waiting tickets' deadlines, the holders and their
 lease deadlines, when each holder was granted, the virtual time per priority, each user's last score per
-priority, and counters (ticket numbers, a moving average of how long a slot is held). Time is Redis's
+priority, and counters (ticket numbers, a moving average of how long a slot is held, and the published
+slot count that overrides each caller's own). Time is Redis's
 own clock (TIME), so processes on different hosts agree on lease deadlines."""
 
 _PRELUDE = """
@@ -13,6 +14,14 @@ local WAIT = {interactive = KEYS[1], background = KEYS[2]}
 local WAIT_DL, HOLDERS, GRANTED_AT, VTIME = KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local LAST = {interactive = KEYS[7], background = KEYS[8]}
 local STATS = KEYS[9]
+
+-- The slot count every caller uses: the endpoint's published one (its server's own, or the pool's
+-- definition: core/llm/pool.py), else the caller's; so callers with different settings agree.
+local function slots(given)
+  local shared = tonumber(redis.call('HGET', STATS, 'slots') or '0')
+  if shared > 0 then return shared end
+  return given
+end
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -74,7 +83,7 @@ ENQUEUE = (
     _PRELUDE
     + """
 local prio, user = ARGV[1], ARGV[2]
-local concurrency, queue_max = tonumber(ARGV[3]), tonumber(ARGV[4])
+local concurrency, queue_max = slots(tonumber(ARGV[3])), tonumber(ARGV[4])
 local lease_ms, wait_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
 local now = now_ms()
 expire(now)
@@ -100,7 +109,7 @@ return {t, position(t)}
 POLL = (
     _PRELUDE
     + """
-local t, concurrency = ARGV[1], tonumber(ARGV[2])
+local t, concurrency = ARGV[1], slots(tonumber(ARGV[2]))
 local lease_ms, wait_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
 redis.call('ZADD', HOLDERS, 'XX', now + lease_ms, t)
@@ -116,7 +125,7 @@ return position(t)
 RELEASE = (
     _PRELUDE
     + """
-local t, concurrency, lease_ms = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local t, concurrency, lease_ms = ARGV[1], slots(tonumber(ARGV[2])), tonumber(ARGV[3])
 local now = now_ms()
 local since = redis.call('HGET', GRANTED_AT, t)
 if since and redis.call('ZSCORE', HOLDERS, t) then

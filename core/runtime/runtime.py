@@ -17,10 +17,11 @@ from core.embeddings.models import make_embeddings
 from core.embeddings.thresholds import Thresholds, thresholds_for
 from core.llm.admission import LlmAdmission
 from core.llm.chat import make_chat_model
+from core.llm.pool import ModelPool
 from core.observability.tracing import Tracing
 from core.retrieval import Retriever
 from core.retrieval.rerankers.factory import make_reranker
-from core.runtime.chat_plan import ChatModelPlan
+from core.runtime.chat_plan import REMOTE_CONCURRENCY, ChatModelPlan
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store.sql.pool import open_pool
@@ -39,6 +40,7 @@ class Runtime:
     thresholds: Thresholds  # the embedding model's cosine thresholds (or a warning that it has none)
     calibrations: Calibrations  # the chat + embedding models' confidence calibration, re-read as it changes
     llm: ChatOpenAI | None  # None without a chat model
+    models: ModelPool | None  # several model servers (LLM_BASE_URLS), each run routed to one; else None
     tracing: Tracing | None  # None unless LangSmith is configured
 
 
@@ -70,6 +72,14 @@ async def open_runtime(
         redis = await create_pool(RedisSettings.from_dsn(urls.redis_url))
         chat = ChatModelPlan.decide(settings, urls)
         embeddings = await asyncio.to_thread(make_embeddings, settings)
+        model_pool = ModelPool.from_settings(
+            redis,
+            settings,
+            default_slots=settings.llm.concurrency or REMOTE_CONCURRENCY,
+            make_model=lambda url: make_chat_model(settings, base_url=url),
+        )
+        if model_pool is not None:
+            await model_pool.publish()
         yield Runtime(
             settings=settings,
             urls=urls,
@@ -89,6 +99,7 @@ async def open_runtime(
                 refresh_s=settings.qa.calibration_refresh_s,
             ),
             llm=make_chat_model(settings, base_url=chat.base_url) if chat.base_url else None,
+            models=model_pool,
             tracing=tracing,
         )
     finally:

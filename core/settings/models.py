@@ -17,6 +17,11 @@ class LlmSettings(SettingsGroup):
     """Any OpenAI-compatible endpoint; unset LLM_BASE_URL starts the embedded llama.cpp server."""
 
     base_url: str | None = Field(default=None, validation_alias="LLM_BASE_URL")
+    # A pool of model servers instead of one: "URL[=SLOTS],URL[=SLOTS]" (slots: calls each takes at once;
+    # a llama.cpp server's own count is asked where it answers GET /props). Each has its own admission
+    # queue; a run goes to the server that holds its project's prompts (core/llm/pool.py). Set: no
+    # process starts a model of its own, and LLM_BASE_URL, if unset, is the first server's.
+    base_urls: str | None = Field(default=None, validation_alias="LLM_BASE_URLS")
     model: str = Field(default="qwen2.5-coder-1.5b-instruct", validation_alias="LLM_MODEL")
     api_key: str | None = Field(default=None, validation_alias="LLM_API_KEY")
     local_model: Literal["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"] = Field(
@@ -57,6 +62,16 @@ class LlmSettings(SettingsGroup):
     lease_s: float = Field(default=10.0, gt=0, validation_alias="LLM_LEASE_S")
     # An unreachable model server fails in seconds (503), while a slow answer keeps timeout_s.
     connect_timeout_s: float = Field(default=5.0, gt=0, validation_alias="LLM_CONNECT_TIMEOUT_S")
+
+
+    # A pool's server that fails to connect is left out for this long, then tried again.
+    endpoint_down_s: float = Field(default=30.0, gt=0, validation_alias="LLM_ENDPOINT_DOWN_S")
+
+    @model_validator(mode="after")
+    def _first_server_is_the_base_url(self) -> Self:
+        if self.base_urls and self.base_url is None:
+            self.base_url = self.base_urls.split(",")[0].split("=")[0].strip()
+        return self
 
 
 class EmbeddingSettings(SettingsGroup):

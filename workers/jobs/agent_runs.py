@@ -30,4 +30,5 @@ async def background_runner(
         context=context,
         admission=runtime.admission,
         priority="background",
+        pool=runtime.models,
     )
