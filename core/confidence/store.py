@@ -12,13 +12,18 @@ from core.settings import Settings
 
 log = logging.getLogger(__name__)
 FITTED = Path(__file__).parent / "fitted"
+EMBEDDED_PREFIX = "embedded/"
 
 
 def chat_model_key(settings: Settings) -> str:
     """The embedded server's weights by name; an external model by its host and name (the same name
-    behind another server may be another quantisation, so it is not taken for the embedded one)."""
+    behind another server may be another quantisation, so it is not taken for the embedded one), unless
+    LLM_MODEL says it is the embedded weights served by studyAI's own model server elsewhere
+    (`python -m core.llm.server`: docker-compose's and Kubernetes' model service): `embedded/NAME`."""
     if settings.llm.base_url is None:
         return f"embedded/{settings.llm.local_model}"
+    if settings.llm.model.startswith(EMBEDDED_PREFIX):
+        return settings.llm.model
     return f"{urlsplit(settings.llm.base_url).netloc}/{settings.llm.model}"
 
 

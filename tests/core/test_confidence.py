@@ -137,6 +137,11 @@ def test_a_calibration_file_in_the_data_dir_wins_and_an_external_model_is_keyed_
     )
     assert chat_model_key(embedded) == "embedded/qwen2.5-coder-1.5b-instruct"
     assert chat_model_key(hosted) == "gpu.school:8000/qwen2.5-coder-1.5b-instruct"
+    # studyAI's own model server elsewhere (compose's and Kubernetes' model service), said so by name.
+    model_service = Settings(
+        _env_file=None, LLM_BASE_URL="http://model:8080/v1", LLM_MODEL="embedded/qwen2.5-coder-1.5b-instruct"
+    )
+    assert chat_model_key(model_service) == "embedded/qwen2.5-coder-1.5b-instruct"
 
 
 def test_scored_records_become_samples_and_unanswered_ones_only_count_as_asked(tmp_path: Path) -> None:
