@@ -63,7 +63,6 @@ class LlmSettings(SettingsGroup):
     # An unreachable model server fails in seconds (503), while a slow answer keeps timeout_s.
     connect_timeout_s: float = Field(default=5.0, gt=0, validation_alias="LLM_CONNECT_TIMEOUT_S")
 
-
     # A pool's server that fails to connect is left out for this long, then tried again.
     endpoint_down_s: float = Field(default=30.0, gt=0, validation_alias="LLM_ENDPOINT_DOWN_S")
 
