@@ -101,15 +101,19 @@ class LlmAdmission:
 
     async def publish_slots(self, slots: int) -> None:
         """Makes `slots` the count every caller of this queue admits (the scripts read it first)."""
-        await self._redis.hset(self._keys[8], "slots", slots)
+        await self._redis.hset(self._keys[8], "slots", str(slots))  # type: ignore[misc]  # redis-py's union
 
     async def load(self) -> tuple[int, int, int]:
-        """(holders, waiting, slots) now: how busy the endpoint behind this queue is. Lapsed leases are
-        cleared by the next script, so this may count a dead holder for up to a lease."""
-        async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.zcard(self._keys[3]).zcard(self._keys[0]).zcard(self._keys[1]).hget(self._keys[8], "slots")
-            holders, interactive, background, shared = await pipe.execute()
-        return int(holders), int(interactive) + int(background), int(shared or self.concurrency)
+        """(holders, waiting, slots) now: how busy the endpoint behind this queue is. Only live leases and
+        places count (Redis's clock, as the scripts'): a killed holder stops counting when its lease ends."""
+        seconds, micros = await self._redis.time()
+        now_ms = int(seconds) * 1000 + int(micros) // 1000
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.zcount(self._keys[3], now_ms, "+inf")
+        pipe.zcount(self._keys[2], now_ms, "+inf")
+        pipe.hget(self._keys[8], "slots")
+        holders, waiting, shared = await pipe.execute()
+        return int(holders), int(waiting), int(shared or self.concurrency)
 
     def retry_after(self, waiting: int, hold_ms: int) -> int:
         """Seconds until the queue should have room: the waiting requests ahead, `concurrency` at a

@@ -33,12 +33,20 @@ class CountingServer(CitingChatServer):
     """CitingChatServer that holds each call `hold_s` and counts overlapping calls; `/props` reports
     `total_slots` when set, as llama.cpp's server does."""
 
-    def __init__(self, hold_s: float = 0.3, total_slots: int | None = None) -> None:
+    def __init__(
+        self, hold_s: float = 0.3, total_slots: int | None = None, *, slow_cue: str = "", slow_s: float = 30
+    ) -> None:
         super().__init__(delay_s=0.0)
         self.hold_s, self.total_slots = hold_s, total_slots
+        self.slow_cue, self.slow_s = slow_cue, slow_s  # a call whose prompt holds the cue is held slow_s
         self.in_flight = self.peak = self.calls = 0
         self._lock = threading.Lock()
         self._server.config.app.router.routes.append(Route("/props", self._props, methods=["GET"]))
+
+    def kill(self) -> None:
+        """Gone at once, like a killed process: open calls are cut, new ones refused."""
+        self._server.force_exit = self._server.should_exit = True
+        self._thread.join(30)
 
     async def _props(self, request: Request) -> Response:
         if self.total_slots is None:
@@ -50,8 +58,9 @@ class CountingServer(CitingChatServer):
             self.in_flight += 1
             self.calls += 1
             self.peak = max(self.peak, self.in_flight)
+        slow = bool(self.slow_cue) and self.slow_cue in json.dumps(body.get("messages", []))
         try:
-            await asyncio.sleep(self.hold_s)
+            await asyncio.sleep(self.slow_s if slow else self.hold_s)
             return await super()._reply(body)
         finally:
             with self._lock:

@@ -146,12 +146,21 @@ class FunctionJob(Job[A]):
         return await self._body(runtime, args)
 
 
+# A unique cron's one job id: the workers that start together (each runs it at start-up) or tick
+# together enqueue the same id, and arq takes it once while its result is kept. arq's own unique id
+# holds the run's time, which differs per worker for a start-up run, so each ran it.
+CRON_ONCE_S = 600
+
+
 def arq_cron(job: Job[A], args: A, **schedule: Any) -> CronJob:
-    """A job run on a schedule (arq's cron hands it the ctx alone)."""
+    """A job run on a schedule (arq's cron hands it the ctx alone); `unique=True`: once across the
+    workers for runs less than CRON_ONCE_S apart (the hourly ones are further apart)."""
 
     async def coroutine(ctx: ArqContext) -> Result:
         return await job(unwrap(ctx).resources.runtime, args)
 
+    if schedule.get("unique"):
+        schedule = {"job_id": f"cron:{job.spec.name}", "keep_result": CRON_ONCE_S} | schedule
     return cron(coroutine, name=job.spec.name, **schedule)
 
 
