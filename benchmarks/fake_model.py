@@ -14,7 +14,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Self
 
 import uvicorn
@@ -173,7 +173,12 @@ class SchemaChatServer(ThreadedServer):
             ]
         )
         super().__init__(app)
+        self.app = app
         self.url = f"http://127.0.0.1:{self.port}/v1"
+
+    def add_route(self, path: str, endpoint: Callable[[Request], Awaitable[Response]]) -> None:
+        """Another GET route (before the server starts), e.g. llama.cpp's /props."""
+        self.app.router.routes.append(Route(path, endpoint, methods=["GET"]))
 
     async def _models(self, request: Request) -> Response:
         return JSONResponse(

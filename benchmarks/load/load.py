@@ -450,25 +450,34 @@ def plot(out: Results, path: Path) -> None:
 
 
 async def run(
-    stack: Stack, clients: int, seconds: float, drain: float
+    stack: Stack, clients: int, seconds: float, drain: float, *, bases: list[str] | None = None
 ) -> tuple[str, dict[str, Any], Results]:
+    """The class against `stack`; with `bases` (several API replicas), student i talks to replica i mod n,
+    as a load balancer would spread them (set-up and solo answers go through the first)."""
     limits = httpx.Limits(max_connections=clients + 10, max_keepalive_connections=clients + 10)
-    async with httpx.AsyncClient(base_url=stack.base, timeout=600, limits=limits) as http:
+    replicas = [
+        httpx.AsyncClient(base_url=base, timeout=600, limits=limits) for base in (bases or [stack.base])
+    ]
+    http = replicas[0]
+    try:
         course = await set_up(stack, http, clients)
         print(
             f"solo search p50 {course.solo_search_p50 * 1000:.0f} ms;"
-            f" running {clients} clients {seconds:.0f} s"
+            f" running {clients} clients {seconds:.0f} s over {len(replicas)} API process(es)"
         )
         out = Results()
         deadline = time.monotonic() + seconds
         tasks = [
-            student(http, course, headers, deadline, deadline + drain, i, out)
+            student(replicas[i % len(replicas)], course, headers, deadline, deadline + drain, i, out)
             for i, headers in enumerate(course.students)
         ]
         await asyncio.gather(*tasks, outsider(http, course, deadline, out))
         jobs = await wait_jobs(http, course.teacher, course.scratch, out.upload_jobs, timeout=600)
         text, figures = summarise(out, course, seconds, jobs)
         return text, figures, out
+    finally:
+        for client in replicas:
+            await client.aclose()
 
 
 def stack_arguments(description: str | None, *, clients: int) -> argparse.ArgumentParser:

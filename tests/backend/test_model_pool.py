@@ -16,7 +16,6 @@ import pytest
 from fastapi import FastAPI
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from benchmarks.fake_answers import CitingChatServer
 from core.confidence import uncalibrated
@@ -41,7 +40,7 @@ class CountingServer(CitingChatServer):
         self.slow_cue, self.slow_s = slow_cue, slow_s  # a call whose prompt holds the cue is held slow_s
         self.in_flight = self.peak = self.calls = 0
         self._lock = threading.Lock()
-        self._server.config.app.router.routes.append(Route("/props", self._props, methods=["GET"]))
+        self.add_route("/props", self._props)
 
     def kill(self) -> None:
         """Gone at once, like a killed process: open calls are cut, new ones refused."""

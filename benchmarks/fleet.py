@@ -1,8 +1,8 @@
-"""A deployment scaled out on this machine, as the scale-out test (tests/test_scale_out.py) runs it: API
-processes (`studyai up --no-worker`) and worker processes (`python -m workers --queue ...`), each with a
-data folder of its own, on one Postgres and one Redis, calling a pool of fake model servers
-(LLM_BASE_URLS) that count how many calls overlap. No containers: the processes a Kubernetes deployment
-would run, started as plain processes."""
+"""A deployment scaled out on this machine, as the scale-out test (tests/test_scale_out.py) and the
+scale-out load benchmark (benchmarks/load/scale_out.py) run it: API processes (`studyai up --no-worker`)
+and worker processes (`python -m workers --queue ...`), each with a data folder of its own, on one
+Postgres and one Redis, calling a pool of model servers (LLM_BASE_URLS). No containers: the processes a
+Kubernetes deployment would run, started as plain processes."""
 
 import asyncio
 import os
@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from benchmarks.fake_model import free_port
-from tests.conftest import REPO_ROOT
+from benchmarks.stack import REPO_ROOT
 
 
 def fleet_environment(
