@@ -21,8 +21,9 @@ from agents.qa.study_next import study_next_reply
 from agents.qa.threads import history_from_messages, turn_messages
 from agents.runs.audit import Audit
 from agents.runs.errors import NotFound, Unprocessable
-from agents.runs.service import AgentRunner, Failed, Finished, Graph, Step, Token
+from agents.runs.service import AgentRunner, Graph
 from agents.runs.specs import QA
+from agents.runs.steps import Failed, Finished, Step, Token
 from core.llm.admission import Ticket
 from core.retrieval import Candidate
 from core.store.content import documents

@@ -2,8 +2,6 @@
 failure tells the caller, and the history row it leaves. The API's routes and the worker jobs run
 every agent through here; it knows no HTTP (failures are agents/runs/errors.py's domain errors)."""
 
-import asyncio
-import contextlib
 import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -17,6 +15,18 @@ from agents.common.context import AgentContext
 from agents.runs.admission import admitted_model
 from agents.runs.audit import Audit, Caller
 from agents.runs.errors import ModelUnreachable, UnusableReply
+from agents.runs.steps import (
+    Evidence,
+    Failed,
+    Finished,
+    KeepAlive,
+    Queued,
+    QueuedTurn,
+    Reset,
+    Step,
+    Token,
+    with_keepalive,
+)
 from core.llm.admission import LlmAdmission, Priority, Ticket
 from core.llm.pool import ModelPool, Route
 from core.llm.structured import StructuredOutputError
@@ -25,9 +35,6 @@ from core.store.runs.history import RunRecord
 
 T = TypeVar("T")
 
-# Seconds between keep-alive steps of a stream that waits (for a slot, or for the first token):
-# below the 15 s at which some proxies give up on a silent connection, with room to spare.
-KEEPALIVE_S = 10.0
 # A model server that is down is usually back (restarted by `studyai up`) within seconds.
 MODEL_DOWN_RETRY_AFTER_S = 10
 
@@ -57,47 +64,6 @@ class AgentSpec:
     unusable: str  # the reply could not be read; "{error}" stands for the parse error's text
     unreachable: str | None = None  # a model that cannot be reached, told as the run's own failure
     # (a row and this text); None leaves it to the caller's generic answer, without a row
-
-
-@dataclass(frozen=True)
-class Queued:
-    position: int  # 1-based place in the model's queue
-
-
-@dataclass(frozen=True)
-class KeepAlive:
-    """Nothing new yet (waiting for a slot or a slow first token): a stream says it is alive."""
-
-
-@dataclass(frozen=True)
-class Token:
-    text: str
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """The best passages, with their key sentences, sent before the model's first token."""
-
-    passages: list[dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Reset:
-    """The tokens so far are withdrawn (an answer withheld after it streamed)."""
-
-
-@dataclass(frozen=True)
-class Failed:
-    error: Exception
-    saving: bool = False  # the answer was complete, but storing it failed
-
-
-@dataclass(frozen=True)
-class Finished:
-    result: dict[str, Any]  # the graph's final state
-
-
-Step = Queued | KeepAlive | Token | Evidence | Reset | Failed | Finished
 
 
 @dataclass
@@ -308,48 +274,3 @@ class AgentRunner:
             await self.record_failure(spec, error, question=question)
         except Exception as second:
             self.log_failure(second, route=f"{spec.name}_stream_record")
-
-
-@dataclass
-class QueuedTurn:
-    """A stream's ticket, waited for by the graph's first node that calls the model (idempotent)."""
-
-    ticket: Ticket
-
-    async def wait(self, write: Callable[[dict[str, Any]], None]) -> None:
-        async for position in self.ticket.wait(tick_s=KEEPALIVE_S):
-            write({"queued": position})
-
-
-async def with_keepalive(source: AsyncIterator[T], interval: float = KEEPALIVE_S) -> AsyncIterator[T | None]:
-    """The items of `source`, and None whenever none came for `interval` seconds (a slow model's
-    first token), so a stream can send a keep-alive. The source runs in a task of its own; cancelling
-    this iterator (a client that went away) cancels it, and with it the model call."""
-    queue: asyncio.Queue[tuple[bool, Any]] = asyncio.Queue(maxsize=1)
-
-    async def pump() -> None:
-        try:
-            async for item in source:
-                await queue.put((False, item))
-        except Exception as error:  # handed to the consumer, raised there
-            await queue.put((True, error))
-            return
-        await queue.put((True, None))
-
-    task = asyncio.ensure_future(pump())
-    try:
-        while True:
-            try:
-                finished, item = await asyncio.wait_for(queue.get(), interval)
-            except TimeoutError:
-                yield None
-                continue
-            if finished:
-                if item is not None:
-                    raise item
-                return
-            yield item
-    finally:
-        task.cancel()
-        with contextlib.suppress(BaseException):
-            await task

@@ -4,8 +4,11 @@ import asyncio
 import importlib
 import logging
 import signal
+import subprocess
 import sys
+import tempfile
 from dataclasses import asdict, replace
+from pathlib import Path
 from uuid import UUID
 
 import typer
@@ -15,6 +18,7 @@ from fastapi import FastAPI
 from agents.runs.calibration import NotEnoughQuestions
 from backend.cli.backup import backup, restore
 from backend.cli.calibrate import refit_confidence, store_confidence
+from backend.cli.calibrate_dev import default_data_dir, dev_set_calibration
 from backend.cli.lti import lti_app
 from backend.cli.migrate import apply_migrations, migrate, migration_refusals_in_one_line
 from backend.cli.search_format import format_result
@@ -166,17 +170,31 @@ async def _search(
 
 @app.command()
 def calibrate(
-    project: UUID = typer.Option(..., "--project", help="A project with a question bank (20+ questions)."),
+    project: UUID | None = typer.Option(
+        None, "--project", help="A project with a question bank (20+ questions)."
+    ),
+    dev_set: bool = typer.Option(
+        False, "--dev-set", help="Fit the confidence on the development questions instead of a project's."
+    ),
+    data: Path | None = typer.Option(None, help="--dev-set: the development data (default ../shared/data)."),
     save: bool = typer.Option(True, help="Write the values where the API and workers read them."),
     thresholds: bool = typer.Option(True, help="Calibrate the embedding model's cosine thresholds."),
     confidence: bool = typer.Option(
         True, help="Refit the answers' confidence on the project's approved items (runs the chat model)."
     ),
     limit: int = typer.Option(200, help="At most this many approved items are asked."),
+    dev_limit: int = typer.Option(0, help="--dev-set: only this many questions of each set (a trial)."),
 ) -> None:
     """Calibrate the embedding model's cosine thresholds and the answers' confidence on a project's
-    questions, for the models this server runs."""
+    questions, for the models this server runs; or, with --dev-set, the confidence of answers and grades
+    on the development questions (a new chat model labelled on day one)."""
     settings = Settings()
+    if dev_set:
+        _calibrate_on_dev_set(settings, data or default_data_dir(), limit=dev_limit, save=save)
+        return
+    if project is None:
+        typer.echo("studyai calibrate: give --project ID, or --dev-set", err=True)
+        raise typer.Exit(2)
     with EmbeddedServices(settings, redis=False, llm=confidence) as urls:
         apply_migrations(urls.database_url)
         try:
@@ -218,6 +236,27 @@ def _refit_confidence(
         )
     if save:
         store_confidence(urls.database_url, calibration)
+        typer.echo("saved to the database: every API and worker process labels with it within a minute")
+
+
+def _calibrate_on_dev_set(settings: Settings, data: Path, *, limit: int, save: bool) -> None:
+    if not (data / "rust-book" / "quizzes").is_dir():
+        typer.echo(f"studyai calibrate: no development data in {data} (--data)", err=True)
+        raise typer.Exit(1)
+    with tempfile.TemporaryDirectory(prefix="studyai-dev-set-") as workdir:
+        try:
+            calibration = dev_set_calibration(settings, data, Path(workdir), limit=limit, echo=typer.echo)
+        except subprocess.CalledProcessError as error:
+            typer.echo(f"studyai calibrate: {' '.join(error.cmd[1:3])} failed ({error.returncode})", err=True)
+            raise typer.Exit(1) from None
+    pair = f"{calibration.chat_model} + {calibration.embedding_model}"
+    typer.echo(f"confidence for {pair}: {calibration.fitted_on}")
+    for kind, model in calibration.kinds.items():
+        typer.echo(f"  {kind}: high >= {model.high_min:.3f} (signals: {', '.join(model.features) or 'none'})")
+    if save:
+        with EmbeddedServices(settings, redis=False) as urls:
+            apply_migrations(urls.database_url)
+            store_confidence(urls.database_url, calibration)
         typer.echo("saved to the database: every API and worker process labels with it within a minute")
 
 

@@ -15,7 +15,8 @@ import psycopg
 from fastapi.responses import StreamingResponse
 
 from agents.runs.qa import Answered, QAStep, QATurn
-from agents.runs.service import MODEL_DOWN_RETRY_AFTER_S, Evidence, Failed, KeepAlive, Queued, Reset, Token
+from agents.runs.service import MODEL_DOWN_RETRY_AFTER_S
+from agents.runs.steps import Evidence, Failed, KeepAlive, Queued, Reset, Token
 from backend.middleware.model_errors import model_error_detail
 from backend.qa.schemas import QAResponse
 

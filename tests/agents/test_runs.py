@@ -14,17 +14,8 @@ from agents.common.context import AgentContext
 from agents.runs.admission import AdmissionCallback, admitted_model
 from agents.runs.audit import Audit, JobCaller
 from agents.runs.errors import ModelUnreachable, UnusableReply
-from agents.runs.service import (
-    AgentRunner,
-    AgentSpec,
-    Evidence,
-    Failed,
-    Finished,
-    KeepAlive,
-    Queued,
-    Reset,
-    Token,
-)
+from agents.runs.service import AgentRunner, AgentSpec
+from agents.runs.steps import Evidence, Failed, Finished, KeepAlive, Queued, Reset, Token
 from core.llm.admission import LlmAdmission
 from core.llm.structured import StructuredOutputError
 from core.retrieval import Retriever
