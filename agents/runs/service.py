@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict, TypeVar
 from uuid import UUID
 
+import httpx
 import openai
 
 from agents.common.context import AgentContext
@@ -37,6 +38,10 @@ T = TypeVar("T")
 
 # A model server that is down is usually back (restarted by `studyai up`) within seconds.
 MODEL_DOWN_RETRY_AFTER_S = 10
+# A pool's server gone (connection refused, or dropped mid-reply: a stream's errors come from httpx
+# unwrapped), not slow: its run moves to another server.
+GONE = (openai.APIConnectionError, httpx.TransportError)
+SLOW = (openai.APITimeoutError, httpx.TimeoutException)
 
 
 class Graph(Protocol):
@@ -110,11 +115,12 @@ class AgentRunner:
         return self.context if route is None else dataclasses.replace(self.context, llm=route.llm)
 
     async def failed_over(self, error: BaseException, route: Route | None) -> bool:
-        """Whether the run goes on another server: its own refused the connection (not a slow answer),
-        and another is left. The server is left out of every process's routing for a while."""
-        if self.pool is None or route is None or isinstance(error, openai.APITimeoutError):
+        """Whether the run goes on another server: its own refused the connection or dropped it mid-reply
+        (not a slow answer), and another is left. The server is left out of every process's routing for
+        a while."""
+        if self.pool is None or route is None or isinstance(error, SLOW):
             return False
-        if not isinstance(error, openai.APIConnectionError):
+        if not isinstance(error, GONE):
             return False
         await self.pool.mark_down(route)
         self._failed.append(route)
@@ -177,7 +183,7 @@ class AgentRunner:
                 try:
                     async with self.admitted(ticket=ticket, needs_model=needs_model) as context:
                         return await work(context)
-                except openai.APIConnectionError as error:
+                except GONE as error:
                     if not await self.failed_over(error, self._route):
                         raise
                     ticket = None  # the next try queues for another server

@@ -25,6 +25,8 @@ REPORTS_DOWN = AgentSpec("agent", unusable="Unreadable.", unreachable="Down; try
 
 
 class FakeTicket:
+    route = None  # the one model server behind the admission (no pool)
+
     def __init__(self, positions: list[int]) -> None:
         self.positions = positions
         self.acquired_count = 0
