@@ -214,6 +214,16 @@ def nested_labels(
     return p, labels
 
 
+# A kind with fewer replies, or fewer than two right and two wrong, is not fitted: its labels stay
+# "medium" (cross-validated folds need both classes in each).
+MIN_SAMPLES = 10
+
+
+def fittable(samples: Sequence[Sample]) -> bool:
+    right = sum(s.right for s in samples)
+    return len(samples) >= MIN_SAMPLES and min(right, len(samples) - right) >= 2
+
+
 def fit_calibration(
     samples: Sequence[Sample],
     *,
@@ -226,7 +236,7 @@ def fit_calibration(
     kinds = {}
     for kind in sorted({s.kind for s in samples}):
         mine = [s for s in samples if s.kind == kind]
-        if len({s.right for s in mine}) == 2:
+        if fittable(mine):
             kinds[kind] = fit_kind(mine, (features or {}).get(kind))
     return Calibration(chat_model, embedding_model, kinds, source="fitted", fitted_on=fitted_on)
 

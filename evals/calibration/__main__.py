@@ -12,7 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from core.confidence.fit import FITTED_NOTE, fit_calibration
+from core.confidence.fit import FITTED_NOTE, fit_calibration, fittable
 from core.confidence.store import FITTED, save_calibration
 from evals.calibration.report import evaluate, write_report
 from evals.calibration.samples import grade_samples, qa_samples
@@ -55,6 +55,18 @@ def main(argv: list[str] | None = None) -> None:
     part = None if args.grading_part == "all" else args.grading_part
     graded, grades_asked = grade_samples(args.grading_records, part)
     samples, asked = samples + graded, asked | grades_asked
+    too_few = sorted({s.kind for s in samples if not fittable([t for t in samples if t.kind == s.kind])})
+    if too_few:
+        print(f"too few replies (or of one outcome only) to fit: {', '.join(too_few)}; labelled 'medium'")
+        samples = [s for s in samples if s.kind not in too_few]
+    if not samples:
+        calibration = fit_calibration(
+            [], chat_model=args.chat_model, embedding_model=args.embedding_model,
+            fitted_on="too few development replies to fit any kind",
+        )  # fmt: skip
+        if args.write:
+            print(f"written: {save_calibration(args.out_dir, calibration)}")
+        return
     outcome = evaluate(samples, asked)
     names = ", ".join(path.name for path in [*args.records, *args.grading_records])
     calibration = fit_calibration(
