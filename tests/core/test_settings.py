@@ -100,6 +100,13 @@ CASES: dict[str, Case] = {
     "LLM_MODELS_DIR": Case("/srv/models", lambda s: s.llm.models_dir, Path("/srv/models")),
     "LLM_CONTEXT_TOKENS": Case("8192", lambda s: s.llm.context_tokens, 8192),
     "LLM_SLOTS": Case("2", lambda s: s.llm.slots, 2),
+    "LLM_BASE_URLS": Case("http://m1:8080/v1=4,http://m2:8080/v1", lambda s: s.llm.base_urls),
+    "LLM_ENDPOINT_DOWN_S": Case("60", lambda s: s.llm.endpoint_down_s, 60.0),
+    "CALIBRATION_REFRESH_S": Case("5", lambda s: s.qa.calibration_refresh_s, 5.0),
+    "WORKER_BEAT_S": Case("5", lambda s: s.workers.beat_s, 5.0),
+    "LTI_TOOL_KEY_FILE": Case(
+        "/run/secrets/lti.pem", lambda s: s.accounts.lti_tool_key_file, Path("/run/secrets/lti.pem")
+    ),
     "LLM_MAX_TOKENS": Case("256", lambda s: s.llm.max_tokens, 256),
     "LLM_TIMEOUT_S": Case("60", lambda s: s.llm.timeout_s, 60.0),
     "LLM_THREADS": Case("4", lambda s: s.llm.threads, 4),
@@ -209,6 +216,9 @@ OUT_OF_BOUNDS = [
     ("QA_CHOICE_CONTEXT_CHARS", "0"),
     ("QA_SUPPORT_MIN", "-0.1"),
     ("LLM_SLOTS", "0"),
+    ("LLM_ENDPOINT_DOWN_S", "0"),
+    ("CALIBRATION_REFRESH_S", "0"),
+    ("WORKER_BEAT_S", "0"),
     ("QA_CHOICE_EXPLAIN", "essay"),
     ("QA_CHOICE_ORDERS", "0"),
     ("QA_SUPPORT_MIN", "1.1"),
