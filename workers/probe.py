@@ -2,23 +2,19 @@
 when a worker process of this host (the pod) has beaten within three beats (workers/liveness.py), 1
 otherwise: arq's per-queue health key would stay fresh while another pod's worker lives."""
 
+import asyncio
 import socket
 import sys
 
 import psycopg
 
 from core.settings import Settings
-from core.store.runs.workers import BEATS_TO_DEAD
+from core.store.runs.workers import running_on
 
 
-def alive(database_url: str, host: str, beat_s: float) -> bool:
-    with psycopg.connect(database_url, connect_timeout=5) as conn:
-        row = conn.execute(
-            "SELECT 1 FROM worker_processes WHERE host = %s AND stopped_at IS NULL"
-            " AND last_beat_at >= now() - make_interval(secs => %s) LIMIT 1",
-            (host, BEATS_TO_DEAD * beat_s),
-        ).fetchone()
-    return row is not None
+async def alive(database_url: str, host: str, beat_s: float) -> bool:
+    async with await psycopg.AsyncConnection.connect(database_url, connect_timeout=5) as conn:
+        return await running_on(conn, host, beat_s=beat_s)
 
 
 def main() -> int:
@@ -27,7 +23,7 @@ def main() -> int:
         print("workers.probe: DATABASE_URL is not set", file=sys.stderr)
         return 1
     try:
-        ok = alive(settings.services.database_url, socket.gethostname(), settings.workers.beat_s)
+        ok = asyncio.run(alive(settings.services.database_url, socket.gethostname(), settings.workers.beat_s))
     except psycopg.Error as error:
         print(f"workers.probe: the database did not answer ({type(error).__name__})", file=sys.stderr)
         return 1

@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from psycopg_pool import PoolTimeout
 
 from backend.deps import ApiResourcesDep, RuntimeDep
+from backend.operations.workers import WorkerOut
 from core.jobs.specs import AGENT_QUEUE, INDEX_QUEUE
 from core.runtime import Runtime
 from core.runtime.supervisor import ChildState
@@ -103,11 +104,7 @@ async def list_workers(pool: Any, beat_s: float) -> list[dict[str, Any]]:
             found = await asyncio.wait_for(worker_processes(conn, beat_s=beat_s), PROBE_TIMEOUT_S)
     except Exception:  # the database component reports why
         return []
-    return [
-        {"host": w.host, "pid": w.pid, "queues": w.queues, "status": w.status,
-         "started_at": w.started_at.isoformat(), "last_beat_at": w.last_beat_at.isoformat()}
-        for w in found
-    ]  # fmt: skip
+    return [WorkerOut.model_validate(w, from_attributes=True).model_dump(mode="json") for w in found]
 
 
 def check_embeddings(runtime: Runtime) -> dict[str, str]:

@@ -6,6 +6,8 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.store.accounts import accounts
 from core.store.runs.calibrations import store_calibration
+from core.store.runs.workers import running_on
 from core.store.sql.pool import open_pool
 from evals.harness.worker import start_worker, stop_worker
 from tests.conftest import Caller, UserFactory, local_settings, own_app
@@ -146,6 +149,14 @@ async def test_each_worker_process_is_seen_and_a_killed_one_is_dead_within_three
                 assert time.monotonic() - killed_at < 10, seen[first.pid]
                 await asyncio.sleep(0.5)
             assert seen[second.pid]["status"] == "running"  # the live one still looks alive, alone
+            # The container probe (Kubernetes): this host has a live worker; a pod that has none fails it.
+            probe_env = {**os.environ, "DATABASE_URL": services.database_url, "WORKER_BEAT_S": "1"}
+            probe = subprocess.run(
+                [sys.executable, "-m", "workers.probe"], env=probe_env, capture_output=True, timeout=60
+            )
+            assert probe.returncode == 0, probe.stderr
+            async with await psycopg.AsyncConnection.connect(services.database_url) as conn:
+                assert not await running_on(conn, "no-such-pod", beat_s=1)
             ready = (await http.get("/health/ready")).json()
             statuses = {w["pid"]: w["status"] for w in ready["workers"]}
             assert statuses[first.pid] == "dead" and statuses[second.pid] == "running"
