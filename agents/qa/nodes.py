@@ -20,6 +20,7 @@ from agents.qa.evidence import passages
 from agents.qa.gate import judge
 from agents.qa.options import parse_choice, question_stem
 from agents.qa.planning import exact_terms, named_document, needs_model_plan
+from agents.qa.shown import shown_first
 from agents.qa.signals import field_logprobs
 from agents.qa.state import ModelAnswer, QAState, QueryPlan, ThreadPlan
 from agents.qa.stream_json import JsonStream, bool_field, int_list_field, streams_content, string_field
@@ -148,7 +149,7 @@ async def gate(
     if not decision.passed:
         update |= not_found(state, "not_found")
     elif state.get("stream"):  # the book's own words, before the run waits for the model
-        chunks = state["retrieved"][: qa.evidence_passages]
+        chunks = shown_first(state["retrieved"][: qa.answer_chunks], question, qa.evidence_passages)
         runtime.stream_writer(
             {"evidence": [p.model_dump() for p in passages(chunks, question_stem(question))]}
         )

@@ -174,6 +174,8 @@ def write_report(outcome: EvalOutcome, report: Path, *, command: str, settings: 
         "not found: share of replies with has_answer false (for absent questions that is the right reply).",
         "citation precision: cited chunks from the quiz's chapter file, or holding a FaQuAD gold answer,"
         " over all cited chunks. retrieval hit: such a chunk is among the chunks retrieved.",
+        "first cited shown: answers whose first cited passage was among the passages shown while the model"
+        " worked (the stream's `evidence` event), over the cited answers that had them.",
         "latency: whole streamed reply and time to the first token event, seen by an HTTP client.",
     ]
     text = markdown_report("RAG QA evaluation", outcome.rows, meta, notes)

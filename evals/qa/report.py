@@ -20,6 +20,9 @@ class GroupFigures:
     citation_precision: float | None  # cited chunks holding the evidence / cited chunks
     cited_share: float  # answered replies with at least one citation
     retrieval_hit: float | None  # evidence among the retrieved chunks
+    # Answers whose first cited passage was among those shown while the model worked, over the cited
+    # answers that had such passages: what the student read first is what the answer rests on.
+    first_cited_shown: float | None
     groundedness: float | None  # mean judge score over answered replies, when judged
     flagged: float | None  # share of judged replies flagged as a hallucination risk
     p50_ms: float
@@ -44,6 +47,7 @@ def figures(
     ttfts = [r.ttft_ms for r in done if r.ttft_ms is not None]
     with_hits = [hits[r.case_id] for r in done if r.case_id in hits]
     grounded = [judged[r.case_id] for r in answered if judged and r.case_id in judged]
+    shown = [r.cited_ids[0] in r.shown_ids for r in answered if r.cited_ids and r.shown_ids]
     return GroupFigures(
         name=name,
         cases=len(records),
@@ -52,6 +56,7 @@ def figures(
         citation_precision=on_target / cited if cited else None,
         cited_share=_share(sum(bool(r.cited_ids) for r in answered), len(answered)),
         retrieval_hit=float(np.mean(with_hits)) if with_hits else None,
+        first_cited_shown=float(np.mean(shown)) if shown else None,
         groundedness=float(np.mean([g for g, _ in grounded])) if grounded else None,
         flagged=float(np.mean([f for _, f in grounded])) if grounded else None,
         p50_ms=_pct(totals, 50),
@@ -80,14 +85,15 @@ def _sec(ms: float | None) -> str:
 
 COLUMNS = [
     "group", "cases", "accuracy", "not found", "citation precision", "answers cited", "retrieval hit",
-    "groundedness", "flagged", "p50 s", "p95 s", "TTFT p50 s", "TTFT p95 s", "errors",
+    "first cited shown", "groundedness", "flagged", "p50 s", "p95 s", "TTFT p50 s", "TTFT p95 s", "errors",
 ]  # fmt: skip
 
 
 def _cells(r: GroupFigures) -> list[str]:
     return [
         r.name, str(r.cases), _fmt(r.accuracy), _fmt(r.not_found_rate), _fmt(r.citation_precision),
-        _fmt(r.cited_share), _fmt(r.retrieval_hit), _fmt(r.groundedness), _fmt(r.flagged),
+        _fmt(r.cited_share), _fmt(r.retrieval_hit), _fmt(r.first_cited_shown), _fmt(r.groundedness),
+        _fmt(r.flagged),
         _sec(r.p50_ms), _sec(r.p95_ms), _sec(r.ttft_p50_ms), _sec(r.ttft_p95_ms), str(r.errors),
     ]  # fmt: skip
 

@@ -35,6 +35,7 @@ class QARecord:
     selected_ids: list[int] = field(default_factory=list)
     ttft_ms: float | None = None
     evidence_ms: float | None = None  # time to the stream's `evidence` event (the passages shown first)
+    shown_ids: list[int] | None = None  # the chunks of that event's passages (None: no event came)
     total_ms: float = 0.0
     stage_ms: dict[str, float] = field(default_factory=dict)
     tokens: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -136,6 +137,7 @@ async def ask(http: httpx.AsyncClient, headers: dict[str, str], project_id: str,
 def _apply(record: QARecord, event: str, data: Any, started: float) -> None:
     if event == "evidence" and record.evidence_ms is None:
         record.evidence_ms = timing.elapsed_ms(started)
+        record.shown_ids = [p["chunk_id"] for p in data]
     elif event == "token" and record.ttft_ms is None:
         record.ttft_ms = timing.elapsed_ms(started)
     elif event == "error":

@@ -89,6 +89,22 @@ def test_figures_count_errors_as_wrong_and_report_latency() -> None:
     assert "| faquad | 2 | 0.500 |" in markdown_table([row])
 
 
+def test_first_cited_shown_counts_the_cited_answers_that_had_passages_shown() -> None:
+    def reply(case_id: str, cited: list[int], shown: list[int] | None) -> QARecord:
+        return QARecord(case_id, "faquad", "extractive", "q", answer="x", has_answer=True,
+                        cited_ids=cited, shown_ids=shown, total_ms=1.0)  # fmt: skip
+
+    records = [reply("a", [3, 1], [3, 4]), reply("b", [1, 3], [3, 4]), reply("c", [], [3])]
+    records.append(reply("d", [3], None))
+    case = faquad(DATA, articles=1, limit=1).cases[0]
+    score = score_case(case, answer="x", has_answer=True, cited_files=[], cited_texts=[])
+    scores = {r.case_id: score for r in records}
+    row = figures("faquad", records, scores, hits={})
+    # a's first citation was shown, b's second only; c cites nothing and d saw no passages: not counted.
+    assert row.first_cited_shown == 0.5
+    assert figures("none", [records[2], records[3]], scores, hits={}).first_cited_shown is None
+
+
 def test_another_sample_of_articles_is_another_project_and_held_out_absent_cases_are_apart() -> None:
     """Samples share file names (faquad-00.md...): reusing a project by name asked one sample's
     questions of another's articles."""
