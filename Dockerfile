@@ -15,8 +15,9 @@ RUN case ",${EXTRAS}," in \
     esac
 
 # OCR of scanned PDFs and page images (workers/parsing/ocr.py): Tesseract's English and Portuguese data.
+# espeak-ng: the offline voice of audio overviews in Portuguese (core/speech/voices.py).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends tesseract-ocr-eng tesseract-ocr-por \
+    && apt-get install -y --no-install-recommends tesseract-ocr-eng tesseract-ocr-por espeak-ng \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app

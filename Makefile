@@ -1,7 +1,7 @@
 # llama.cpp is compiled for this CPU (-march=native) but without AMX: some VMs (Firecracker) advertise
 # AMX yet trap its instructions, killing the model server with SIGILL on its first request.
 NO_AMX := $(if $(filter x86_64,$(shell uname -m)),-mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
-EXTRAS := embedded,local-llm,cross-encoder,study-optimizer,dev
+EXTRAS := embedded,local-llm,cross-encoder,study-optimizer,audio,dev
 
 # Installs the tested versions: requirements.lock pins the whole tree (pip included) as constraints.
 install:
@@ -10,6 +10,7 @@ install:
 	.venv/bin/pip install -c requirements.lock -e ".[$(EXTRAS)]"
 	CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" .venv/bin/python -m core.llm.build
 	$(MAKE) ocr-data
+	$(MAKE) audio-voices
 	$(MAKE) k8s-tools
 
 # OCR's language data (workers/parsing/ocr.py: PyMuPDF's Tesseract reads Debian's tessdata). Installed with
@@ -30,6 +31,23 @@ ocr-data:
 	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $(OCR_PACKAGES); \
 	else \
 	  echo "OCR language data skipped (needs root): 'sudo apt-get install $(OCR_PACKAGES)' adds it, to read scans"; \
+	fi
+
+# Audio overviews' offline voices (core/speech/voices.py): espeak-ng speaks Portuguese (and English where
+# the `audio` extra's Piper voice is missing). Installed like the OCR data above; without it the app says
+# "no voice installed" for Portuguese rather than failing.
+AUDIO_PACKAGES := espeak-ng
+audio-voices:
+	@if command -v espeak-ng >/dev/null 2>&1; then \
+	  echo "Audio voices (espeak-ng): present"; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "Audio voices skipped: install espeak-ng for Portuguese audio overviews (README, Audio overviews)"; \
+	elif [ "$(USER_ID)" = 0 ]; then \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(AUDIO_PACKAGES); \
+	elif $(SUDO) true >/dev/null 2>&1; then \
+	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $(AUDIO_PACKAGES); \
+	else \
+	  echo "Audio voices skipped (needs root): 'sudo apt-get install $(AUDIO_PACKAGES)' adds Portuguese audio overviews"; \
 	fi
 
 # checkov, the security baseline of the Kubernetes manifests (tests/test_kubernetes.py), in a venv of its
@@ -60,6 +78,6 @@ lint:
 	.venv/bin/ruff check .
 	.venv/bin/mypy core/store core/runtime core/jobs core/settings core/accounts core/observability/audit.py workers/jobs/framework.py \
 	  backend/accounts backend/web backend/projects backend/documents backend/qa backend/plans backend/questions \
-	  backend/study backend/operations
+	  backend/study backend/operations backend/mindmap backend/audio core/speech core/messages
 
-.PHONY: install ocr-data k8s-tools lock test up lint
+.PHONY: install ocr-data audio-voices k8s-tools lock test up lint

@@ -14,7 +14,9 @@ from agents.common.context import AgentContext
 from backend.middleware.rate_limits import RateLimited, RateLimiter, note
 from backend.resources import ApiResources
 from backend.web.browser import csrf_refusal, foreign_origin, session_token
+from backend.web.language import note_project_language
 from core.llm.local import SERVER_CHILD
+from core.messages import Text
 from core.retrieval import Retriever
 from core.runtime import Runtime
 from core.settings import Settings
@@ -112,13 +114,13 @@ async def get_current_user(
         # Not a guess: only wrong keys spend the failure budget (requests without one, the address's).
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
-            "Not signed in: sign in to the app, or send 'Authorization: Bearer <key>'.",
+            Text("signin.not_signed_in"),
             headers={"WWW-Authenticate": "Bearer"},
         )
     if limiter is not None:
         verdict = await limiter.limit_user(request.scope, user.id)
         if verdict is not None and not verdict.allowed:
-            raise RateLimited(verdict, "Rate limit reached for this kind of request; retry later.")
+            raise RateLimited(verdict, Text("rate.user_limited"))
     return user
 
 
@@ -132,7 +134,7 @@ async def _key_user(
             verdict = await limiter.auth_failed(request.scope)
             if verdict is not None and not verdict.allowed:
                 note(request.scope, verdict)
-                raise RateLimited(verdict, "Too many failed authentications from this address; retry later.")
+                raise RateLimited(verdict, Text("signin.too_many_bad_keys"))
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
             "Invalid, revoked or expired API key.",
@@ -149,7 +151,7 @@ async def _session_user(request: Request, db: AsyncConnectionPool, cookie: str) 
     if holder is None:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
-            "Your session has ended: sign in again.",
+            Text("signin.session_ended"),
             headers={"WWW-Authenticate": "Bearer"},
         )
     if refusal := csrf_refusal(request, holder, settings):
@@ -207,26 +209,27 @@ class ProjectAccess:
 
 def project_not_found() -> HTTPException:
     # Same answer whether the project does not exist or the caller is not a member: no probing.
-    return HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
+    return HTTPException(status.HTTP_404_NOT_FOUND, Text("project.not_found"))
 
 
-async def get_project_access(project_id: UUID, db: DbDep, user: UserDep) -> ProjectAccess:
+async def get_project_access(project_id: UUID, request: Request, db: DbDep, user: UserDep) -> ProjectAccess:
     async with db.connection() as conn:
         project = await projects.get_project(conn, project_id=project_id, user_id=user.id)
     if project is None:
         raise project_not_found()
+    note_project_language(request, project.language)  # this request's refusals are said in it
     return ProjectAccess(project=project, user=user)
 
 
 async def get_project_writer(access: Annotated[ProjectAccess, Depends(get_project_access)]) -> ProjectAccess:
     if access.role not in ("owner", "editor"):
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "Viewers cannot change this project.")
+        raise HTTPException(status.HTTP_403_FORBIDDEN, Text("project.viewers_cannot_change"))
     return access
 
 
 async def get_project_owner(access: Annotated[ProjectAccess, Depends(get_project_access)]) -> ProjectAccess:
     if access.role != "owner":
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "Only the project's owner can do this.")
+        raise HTTPException(status.HTTP_403_FORBIDDEN, Text("project.owner_only"))
     return access
 
 
@@ -246,7 +249,7 @@ async def get_agent_context(
     if server is not None and server.status != "running":
         raise HTTPException(
             status.HTTP_503_SERVICE_UNAVAILABLE,
-            f"The chat model is restarting ({server.last_exit or server.status}); retry shortly.",
+            Text("qa.model_restarting", reason=server.last_exit or server.status),
             headers={"Retry-After": str(MODEL_RESTART_RETRY_S)},
         )
     llm = runtime.llm

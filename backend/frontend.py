@@ -23,9 +23,17 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "default-src 'none'",
         "script-src 'self'",
         "style-src 'self'",
-        "img-src 'self' data:",
+        # blob: a page image of a cited document (screens/viewer.js), fetched with the app's credentials
+        # (an API key cannot ride on an <img>'s own request) and shown from memory.
+        "img-src 'self' data: blob:",
         "font-src 'self'",
+        # An audio overview's recording (screens/audio.js), fetched with the app's credentials (as the page
+        # images above) and played from memory.
+        "media-src 'self' blob:",
         "connect-src 'self'",
+        # pdf.js's worker (vendor/pdfjs/pdf.worker.min.mjs), a module from this origin: said outright rather
+        # than left to script-src by fallback, which a browser that falls back to default-src would refuse.
+        "worker-src 'self'",
         "manifest-src 'self'",
         "base-uri 'none'",
         "form-action 'self'",

@@ -10,8 +10,9 @@ from backend.accounts.lti import router as lti
 from backend.accounts.oidc import router as oidc
 from backend.accounts.routers import admin, invitations, me, sign_in
 from backend.api_docs import add_api_docs
+from backend.audio import router as audio_overviews
 from backend.deps import rate_limiter_of
-from backend.documents import batches, jobs
+from backend.documents import batches, jobs, versions
 from backend.documents import router as documents
 from backend.frontend import add_frontend
 from backend.middleware.body_limit import BodyLimitMiddleware
@@ -20,6 +21,7 @@ from backend.middleware.input_errors import add_input_error_handlers
 from backend.middleware.model_errors import add_model_error_handlers
 from backend.middleware.rate_limits import RateLimited, RateLimitMiddleware, rate_limited_handler
 from backend.middleware.request_context import RequestContextMiddleware
+from backend.mindmap import router as mind_map
 from backend.operations import health as health_routes
 from backend.operations import workers as worker_routes
 from backend.plans import router as plans
@@ -104,10 +106,13 @@ def create_app(settings: Settings, urls: ServiceUrls, *, supervisor: Supervisor 
     app.include_router(me.router)
     app.include_router(batches.router)
     app.include_router(documents.router)
+    app.include_router(versions.router)
     app.include_router(jobs.router)
     app.include_router(search.router)
     app.include_router(qa.router)
     app.include_router(plans.router)
+    app.include_router(mind_map.router)
+    app.include_router(audio_overviews.router)
     app.include_router(questions.router)
     app.include_router(attempts.router)
     app.include_router(curation.router)

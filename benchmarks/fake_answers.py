@@ -10,7 +10,7 @@ benchmark can compare it with the moment the text appears in the page.
 The answer path's one-token self-check (agents/qa/signals.py: "is every claim stated in the
 excerpts? yes/no", asked with log-probabilities) gets a reply whose top log-probs put P(yes) at
 SELF_CHECK_YES for a marker word of the question (the browser tests ask for each confidence label
-that way), else DEFAULT_YES."""
+that way), else DEFAULT_YES. A question with a WORD_ANSWERS word gets that answer (math, code)."""
 
 import asyncio
 import json
@@ -33,6 +33,22 @@ ANSWER_PT = (
     "Cada valor em Rust tem um **dono**, e só pode haver um dono por vez. "
     "Quando o dono sai do escopo, o valor é descartado."
 )
+# A question with one of these words (English, Portuguese) gets this answer instead, drawn from the
+# course of tests/e2e/test_rendering.py (whose material holds its words): formulas, inline and displayed,
+# beside a dollar amount that is not math; code. Any other question gets `answer` as before.
+_BOX_CODE = "```python\nbox.width = box.width + 50\nbox.height = box.height + 100\n```"
+WORD_ANSWERS = {
+    "formula": (
+        "The area of a circle of radius $r$ is $A = \\pi r^2$, and its circumference is\n\n"
+        "$$C = 2 \\pi r$$\n\nA ticket costs $5 and a book costs $10."
+    ),
+    "fórmula": (
+        "A área de um círculo de raio $r$ é $A = \\pi r^2$, e o seu perímetro é\n\n"
+        "$$C = 2 \\pi r$$\n\nUm bilhete custa $5 e um livro custa $10."
+    ),
+    "rectangle": f"To change the size of a rectangle, modify the values of width and height:\n\n{_BOX_CODE}",
+    "retângulo": f"Para mudar o tamanho de um retângulo, altere os valores de width e height:\n\n{_BOX_CODE}",
+}
 _EXCERPT_ID = re.compile(r"\[(\d+)\]")
 _QUESTION = re.compile(r"^Question: (.*)$", re.M)
 # P(yes) of the self-check by a word of the question (English and Portuguese), else DEFAULT_YES.
@@ -106,12 +122,15 @@ class CitingChatServer(SchemaChatServer):
                 reply["question"] = QUESTIONS[self.generated % len(QUESTIONS)]
                 self.generated += 1
             return JSONResponse(completion(json.dumps(reply)))
+        if "lines" in properties and "audio overview" in prompt:  # agents/writer/script.py
+            self.requests += 1
+            return JSONResponse(completion(json.dumps(script_reply(prompt))))
         if "has_answer" not in properties:
             if body.get("stream") or not properties:
                 return await super()._reply(body)
             return JSONResponse(completion(json.dumps(_plausible(instance(schema, schema, prompt)))))
         self.requests += 1
-        answer = self.answer_pt if "in Portuguese" in prompt else self.answer
+        answer = word_answer(prompt) or (self.answer_pt if "in Portuguese" in prompt else self.answer)
         content = json.dumps({"has_answer": True, "answer": answer, "used_chunk_ids": cited})
         if not body.get("stream"):
             return JSONResponse(completion(content))
@@ -133,10 +152,30 @@ class CitingChatServer(SchemaChatServer):
         yield "data: [DONE]\n\n"
 
 
+# An audio overview's script: one line per excerpt shown (its first sentence, citing its number), then one
+# citing a number no excerpt has, which the writer must drop (tests/e2e/test_audio_overview.py).
+_SOURCE_BLOCK = re.compile(r"^\[(\d+)\] [^\n]*\n([^\n]+)", re.M)
+INVENTED_LINE = {"text": "This line cites an excerpt that was never shown.", "source": 99}
+
+
+def script_reply(prompt: str) -> dict[str, Any]:
+    lines = []
+    for number, text in _SOURCE_BLOCK.findall(prompt):
+        sentence = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
+        lines.append({"text": sentence[:240], "source": int(number)})
+    return {"lines": [*lines[:15], INVENTED_LINE]}
+
+
 def _is_self_check(body: dict[str, Any]) -> bool:
     messages = body.get("messages") or [{}]
     asked = str(messages[-1].get("content", ""))
     return asked == ANSWER_CHECK or asked.endswith(CHOICE_CHECK.split("}", 1)[1])
+
+
+def word_answer(prompt: str) -> str | None:
+    """WORD_ANSWERS' answer for the prompt's question (its `Question: ...` line), if it has one's word."""
+    question = (_QUESTION.findall(prompt) or [""])[-1].lower()
+    return next((answer for word, answer in WORD_ANSWERS.items() if word in question), None)
 
 
 def self_check_yes(prompt: str) -> float:

@@ -30,8 +30,12 @@ SHARED_AGENT_CODE = "common"
 AGENT_SERVICES = frozenset({"runs"})  # above the agent packages: they run any agent
 # The backend's domain packages, lowest first: each imports itself, the shared web layer and lower
 # domains only (documents' models name a project's language; questions show QA's confidence; the study
-# queue shows questions; projects name their creators and events by account). Accounts imports no other.
-BACKEND_DOMAINS = ("accounts", "operations", "projects", "documents", "qa", "plans", "questions", "study")
+# queue shows questions; projects name their creators and events by account; the mind map refuses as
+# documents do). Accounts imports no other.
+BACKEND_DOMAINS = (
+    "accounts", "operations", "projects", "documents", "qa", "plans", "mindmap", "audio", "questions",
+    "study",
+)  # fmt: skip
 DOMAIN_RANK = {domain: rank for rank, domain in enumerate(BACKEND_DOMAINS)}
 SHARED_WEB = ("backend.web", "backend.deps", "backend.middleware", "backend.resources")
 STORE_DOMAINS = ("sql", "accounts", "runs", "content", "study")  # core/store's packages, lowest first

@@ -16,6 +16,7 @@ from arq.connections import RedisSettings
 
 from agents.planner.config import DEFAULT_SECTIONS
 from core.jobs.specs import (
+    AUDIO_OVERVIEW,
     INDEX_DOCUMENT,
     JUDGE_ANSWER,
     OPTIMIZE_STUDY,
@@ -24,6 +25,7 @@ from core.jobs.specs import (
     WRITE_NOTE,
     IndexDocument,
     JudgeAnswer,
+    MakeAudioOverview,
     OptimizeStudy,
     PurgeHistory,
     Queue,
@@ -36,6 +38,7 @@ from core.runtime.services import EmbeddedServices, ServiceUrls
 from core.settings import Settings
 from core.store.runs.jobs import UnfinishedJob, fail_job, unfinished_jobs
 from core.store.sql.migrations import MigrationError, apply_migrations
+from workers.jobs.audio import make_audio_overview
 from workers.jobs.backup import scheduled_backup
 from workers.jobs.framework import WorkerResources, arq_cron
 from workers.jobs.index import index_document
@@ -78,7 +81,11 @@ def build_worker(
             arq_cron(scheduled_backup, ScheduledBackup(), minute=47, run_at_startup=True, unique=True),
         ]
     else:
-        functions = [write_note.arq_function(settings), judge_answer_job.arq_function(settings)]
+        functions = [
+            write_note.arq_function(settings),
+            judge_answer_job.arq_function(settings),
+            make_audio_overview.arq_function(settings),
+        ]
         cron_jobs = []
     options: dict[str, Any] = {
         "functions": functions,
@@ -106,7 +113,7 @@ def build_worker(
 # The jobs rows each queue's Worker enqueues again at its start (core/jobs/specs.py says which queue).
 QUEUE_KINDS: dict[Queue, tuple[str, ...]] = {
     "index": ("index", "optimize_study"),
-    "agents": ("write_note", "judge"),
+    "agents": ("write_note", "judge", "audio_overview"),
 }
 
 
@@ -137,6 +144,9 @@ async def _requeue_unfinished(runtime: Runtime, queue: Queue) -> None:
             await enqueue(runtime.redis, OPTIMIZE_STUDY, OptimizeStudy(job.project_id, job.created_by))
         elif job.kind == "write_note":
             await enqueue(runtime.redis, WRITE_NOTE, _note_request(job, job.created_by))
+        elif job.kind == "audio_overview":  # its request stays in the row: the id is enough
+            overview = MakeAudioOverview(job.project_id, job.created_by, UUID(job.id.removeprefix("audio:")))
+            await enqueue(runtime.redis, AUDIO_OVERVIEW, overview)
 
 
 def _note_request(job: UnfinishedJob, user_id: UUID) -> WriteNote:

@@ -4,6 +4,7 @@ from typing import Any
 
 from core.retrieval import Candidate
 from core.store.content.refs import ChunkRef, location_of
+from core.text.markdown_window import window
 
 EXCERPT_CHARS = 300
 
@@ -23,13 +24,15 @@ def ref_fields(candidate: Candidate) -> dict[str, Any]:
         "page_start": row["page_start"],
         "page_end": row["page_end"],
         "location": location_of(row.get("source_type")),
+        "document_version": row.get("document_version"),
+        "char_start": row.get("char_start"),
+        "char_end": row.get("char_end"),
     }
 
 
 def citation_for(candidate: Candidate) -> Citation:
-    text = " ".join(candidate.text.split())
-    excerpt = text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")
-    return Citation(**ref_fields(candidate), excerpt=excerpt)
+    # The chunk's start as Markdown, its lines kept (shown as the book shows it until the whole loads).
+    return Citation(**ref_fields(candidate), excerpt=window(candidate.text.strip(), 0, EXCERPT_CHARS))
 
 
 def build_citations(claimed_ids: list[int], retrieved: list[Candidate]) -> tuple[list[Citation], list[int]]:

@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, ValidationError
 
+from agents.common.capped import capped
 from agents.common.citations import build_citations
 from agents.common.context import AgentContext
 from agents.common.language import language_name
@@ -21,7 +22,7 @@ from agents.qa.choice import choice_messages, combined, score_options, verify_me
 from agents.qa.confidence import judged
 from agents.qa.config import DEFAULT_CONFIG, QAConfig
 from agents.qa.evidence import best_sentence
-from agents.qa.nodes import capped, leaks_instructions
+from agents.qa.nodes import leaks_instructions
 from agents.qa.options import Choice, parse_choice
 from agents.qa.signals import choice_self_check, choice_signals, closed_book, gate_signals, option_words
 from agents.qa.state import QAState

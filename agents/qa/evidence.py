@@ -3,21 +3,26 @@ most on the question or the answer highlighted: sent as the stream's `evidence` 
 writes, kept with a medium answer (its deciding sentence) and a low one (what bears on the question,
 and which options the passages state)."""
 
+import re
 from typing import Any
+
+from pydantic import Field
 
 from agents.common.citations import ref_fields
 from agents.qa.options import Choice
 from core.retrieval import Candidate
 from core.store.content.refs import ChunkRef
+from core.text.markdown_window import find_span, window
 from core.text.words import split_sentences, term_coverage
 
 PASSAGE_CHARS = 600
+_LEADING_HEADINGS = re.compile(r"(?:[ \t]{0,3}#{1,6}[ \t][^\n]*\n\s*)+")
 OPTION_STATED = 0.75  # share of an option's words one sentence must hold to count as stating it
 
 
 class Passage(ChunkRef):
-    text: str  # the chunk's text around the highlighted sentence
-    highlight: str  # the sentence that bears most on the question (or the answer)
+    text: str = Field(description="the chunk's Markdown around the highlighted sentence, its lines kept")
+    highlight: str = Field(description="the sentence bearing most on the question (or answer), as in `text`")
 
 
 def best_sentence(text: str, about: str) -> tuple[str, float]:
@@ -31,19 +36,25 @@ def best_sentence(text: str, about: str) -> tuple[str, float]:
     return best.strip(), max(share, 0.0)
 
 
-def around(text: str, sentence: str, chars: int = PASSAGE_CHARS) -> str:
-    """At most `chars` of `text`, keeping `sentence` inside."""
-    flat = " ".join(text.split())
-    if len(flat) <= chars:
-        return flat
-    start = max(0, flat.find(" ".join(sentence.split())) - chars // 4)
-    piece = flat[start : start + chars]
-    return ("…" if start else "") + piece + ("…" if start + chars < len(flat) else "")
+def around(text: str, sentence: str, chars: int = PASSAGE_CHARS) -> tuple[str, str]:
+    """About `chars` of `text` (Markdown, its lines kept: the app renders it as the book shows it)
+    keeping `sentence` inside, and the sentence as that text has it (its line breaks too), less the
+    headings it ran on from: sentences are cut from the flattened text, where a heading has no stop."""
+    body = text.strip()
+    span = find_span(body, sentence)
+    if span is None:
+        return window(body, 0, chars), sentence
+    start, end = span
+    headings = _LEADING_HEADINGS.match(body, start, end)
+    if headings and headings.end() < end:
+        start = headings.end()
+    return window(body, max(0, start - chars // 4), chars), body[start:end]
 
 
 def passage(chunk: Candidate, about: str) -> Passage:
     sentence, _ = best_sentence(chunk.text, about)
-    return Passage(**ref_fields(chunk), text=around(chunk.text, sentence), highlight=sentence)
+    text, highlight = around(chunk.text, sentence)
+    return Passage(**ref_fields(chunk), text=text, highlight=highlight)
 
 
 def passages(chunks: list[Candidate], about: str) -> list[Passage]:

@@ -5,10 +5,10 @@ import re
 from typing import Any, Literal
 from uuid import UUID
 
-from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
+from agents.common.capped import capped
 from agents.common.citations import build_citations
 from agents.common.context import AgentContext
 from agents.common.injection import quotes_instructions
@@ -26,20 +26,10 @@ from agents.qa.state import ModelAnswer, QAState, QueryPlan, ThreadPlan
 from agents.qa.stream_json import JsonStream, bool_field, int_list_field, streams_content, string_field
 from agents.qa.support import answer_support
 from agents.qa.threads import standalone_question
-from core.llm.chat import output_cap
 from core.llm.structured import StructuredOutputError, ask_structured, model_name
 from core.observability import timing
 from core.retrieval import Filters
 from core.text.words import content_words
-
-
-def capped(llm: BaseChatModel, max_tokens: int) -> BaseChatModel:
-    """A copy whose replies stop at `max_tokens`, in the form its server reads (llama.cpp ignores
-    ChatOpenAI's max_completion_tokens; see core.llm.chat.make_chat_model). A copy, not bind(): a binding
-    would not survive with_structured_output in function-calling mode."""
-    fields = type(llm).model_fields
-    update = {k: v for k, v in output_cap(llm, max_tokens).items() if k in fields}
-    return llm.model_copy(update=update) if update else llm
 
 
 def _offers_readings(clarification: str, question: str) -> bool:

@@ -20,6 +20,7 @@ from agents.question_evaluator.graph import graph as evaluator
 from agents.runs.errors import Conflict, NotFound
 from agents.runs.service import AgentRunner, Scope
 from agents.runs.specs import EVALUATOR
+from core.messages import Text
 from core.store.runs.history import RunRecord
 from core.store.sql.access import Connection
 from core.store.study import attempts
@@ -58,7 +59,7 @@ class Attempted:
 
 
 def limit_reached(limit: int) -> Conflict:
-    return Conflict(f"You have used all {limit} attempts at this question allowed in this project.")
+    return Conflict(Text("attempts.limit_reached", limit=limit))
 
 
 def question_not_found() -> NotFound:

@@ -18,7 +18,7 @@ KEEPALIVE_S = 10.0
 
 @dataclass(frozen=True)
 class Queued:
-    position: int  # 1-based place in the model's queue
+    position: int  # 1-based place in the model's queue; 0 once a stream that waited is admitted
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,12 @@ class QueuedTurn:
     ticket: Ticket
 
     async def wait(self, write: Callable[[dict[str, Any]], None]) -> None:
+        waited = False
         async for position in self.ticket.wait(tick_s=KEEPALIVE_S):
+            waited = True
             write({"queued": position})
+        if waited:  # its turn came: position 0, so a client stops showing a place the model has left
+            write({"queued": 0})
 
 
 async def with_keepalive(source: AsyncIterator[T], interval: float = KEEPALIVE_S) -> AsyncIterator[T | None]:

@@ -28,10 +28,11 @@ from backend.accounts.errors import (
 )
 from backend.deps import LimiterDep
 from backend.middleware.rate_limits import RateLimited, RateLimiter, Verdict, note
+from core.messages import Text
 
-TOO_MANY_SIGN_INS = "Too many failed sign-ins; wait before trying again."
-TOO_MANY_PASSWORDS = "Too many wrong passwords; wait before trying again."
-TOO_MANY_CODES = "Too many wrong invitation codes from this address; retry later."
+TOO_MANY_SIGN_INS = Text("signin.too_many_failures")
+TOO_MANY_PASSWORDS = Text("password.too_many_wrong")
+TOO_MANY_CODES = Text("join.too_many_codes")
 
 
 @dataclass(frozen=True)

@@ -263,6 +263,9 @@ class InvitationPreview(BaseModel):
     project_name: str
     role: Role
     expires_at: datetime
+    project_language: Literal["pt", "en", "auto"] = Field(
+        description="the project's language: the join page speaks it (auto: the browser's)"
+    )
 
 
 class Join(Strict):
@@ -284,7 +287,14 @@ class Joined(BaseModel):
     project_name: str
 
 
-class JoinedWithAccount(Joined):
+class JoinedByCode(Joined):
+    outcome: Literal["joined", "promoted", "member"] = Field(
+        description="joined: a new member; promoted: a member given the code's higher role; member: already"
+        " one with that role or a higher one (nothing changed)"
+    )
+
+
+class JoinedWithAccount(JoinedByCode):
     session: SessionOut
 
 

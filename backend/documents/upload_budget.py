@@ -10,7 +10,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from backend.middleware.body_limit import size_text
 from core.errors import Refusal, StorageFull, TooLarge, TooMany
-from core.runtime.disk import UPLOAD_DISK_FULL, DiskSpaceLow, check_space
+from core.messages import Text
+from core.runtime.disk import DiskSpaceLow, check_space
 from core.settings import Settings
 from core.store.content.upload_budget import UploadUsage, upload_usage
 from core.store.sql.access import ProjectScope
@@ -30,31 +31,31 @@ def budget_refusal(
     `incoming_bytes`, or None."""
     limits = settings.limits
     if usage.project_bytes_stored + incoming_bytes > limits.project_max_bytes:
-        return TooLarge(
-            f"The project's storage limit of {_gib(limits.project_max_bytes)} would be passed "
-            f"({_gib(usage.project_bytes_stored)} stored); delete old documents or ask the operator to raise "
-            "PROJECT_MAX_BYTES.",
-        )
+        limit, stored = _gib(limits.project_max_bytes), _gib(usage.project_bytes_stored)
+        return TooLarge(Text("upload.project_storage_full", limit=limit, stored=stored))
     if usage.user_bytes_last_hour + incoming_bytes > limits.upload_bytes_per_hour_user:
         return _retry_later(
-            f"You uploaded {_gib(usage.user_bytes_last_hour)} in the last hour; the limit is "
-            f"{_gib(limits.upload_bytes_per_hour_user)} per hour."
+            "upload.user_hourly_budget",
+            used=_gib(usage.user_bytes_last_hour),
+            limit=_gib(limits.upload_bytes_per_hour_user),
         )
     if usage.project_bytes_last_hour + incoming_bytes > limits.upload_bytes_per_hour_project:
         return _retry_later(
-            f"This project received {_gib(usage.project_bytes_last_hour)} in the last hour; the limit is "
-            f"{_gib(limits.upload_bytes_per_hour_project)} per hour."
+            "upload.project_hourly_budget",
+            used=_gib(usage.project_bytes_last_hour),
+            limit=_gib(limits.upload_bytes_per_hour_project),
         )
     if usage.project_jobs_pending + files > limits.project_max_pending_jobs:
         return _retry_later(
-            f"{usage.project_jobs_pending:,} documents of this project are still waiting to be indexed "
-            f"(at most {limits.project_max_pending_jobs:,})."
+            "upload.too_many_pending",
+            pending=usage.project_jobs_pending,
+            limit=limits.project_max_pending_jobs,
         )
     return None
 
 
-def _retry_later(reason: str) -> TooMany:
-    return TooMany(f"{reason} Retry later.", retry_after_s=RETRY_AFTER_S)
+def _retry_later(code: str, **params: str | int) -> TooMany:
+    return TooMany(Text(code, **params), retry_after_s=RETRY_AFTER_S)
 
 
 async def check_upload_budget(
@@ -65,8 +66,8 @@ async def check_upload_budget(
     try:
         check_space(settings, incoming_bytes * 2)  # the bytes, and the WAL that logs them
     except DiskSpaceLow as error:
-        detail = f"{UPLOAD_DISK_FULL} ({error.strerror})"
-        raise StorageFull(detail) from None
+        # core.runtime.disk.UPLOAD_DISK_FULL's sentence, with the reason.
+        raise StorageFull(Text("upload.disk_full", reason=str(error.strerror))) from None
     async with db.connection() as conn:
         usage = await upload_usage(conn, **scope)
     refusal = budget_refusal(usage, settings, incoming_bytes=incoming_bytes, files=files)

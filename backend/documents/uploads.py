@@ -8,6 +8,7 @@ from starlette.datastructures import UploadFile
 
 from backend.middleware.body_limit import upload_too_large_detail
 from core.errors import TooLarge, Unprocessable, UnsupportedType
+from core.messages import Text
 from core.text.filetypes import UnsupportedFileType, detect_source_type
 
 _READ_SIZE = 1024 * 1024
@@ -55,11 +56,11 @@ async def read_upload(file: UploadFile, limit: int) -> CheckedUpload:
 
 def check_content(content: bytes, filename: str) -> CheckedUpload:
     if not content:
-        raise Unprocessable("The file is empty; there is nothing to index.")
+        raise Unprocessable(Text("upload.empty"))
     try:
         detected = detect_source_type(content, filename)
     except UnsupportedFileType as error:
-        raise UnsupportedType(str(error)) from error
+        raise UnsupportedType(Text("upload.unsupported_type", detail=str(error))) from error
     return CheckedUpload(
         content=content,
         filename=filename,

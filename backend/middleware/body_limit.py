@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from backend.web.language import said, scope_language
+from core.messages import Text
+
 # Part headers and boundaries around an upload's file, and a title field: the file itself is held to
 # MAX_UPLOAD_BYTES exactly by backend/documents/uploads.py.
 MULTIPART_OVERHEAD = 64 * 1024
@@ -33,15 +36,15 @@ def size_text(size: int) -> str:
     return f"{size} bytes"
 
 
-def upload_too_large_detail(limit: int) -> str:
-    return f"The file is larger than the limit of {size_text(limit)}."
+def upload_too_large_detail(limit: int) -> Text:
+    return Text("upload.too_large", limit=size_text(limit))
 
 
 class BodyTooLarge(HTTPException):
     """Raised from `receive` once the cap is passed. An HTTPException, so FastAPI's body parsing lets it
     through instead of calling it a 400; the middleware answers 413 whatever the app makes of it."""
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: Text) -> None:
         super().__init__(413, detail)
 
 
@@ -52,18 +55,17 @@ class BodyCaps:
     course_bytes: int = 500 * _MIB  # COURSE_UPLOAD_MAX_BYTES: a course's folder or ZIP (POST .../batch)
     course_files: int = 2000
 
-    def for_request(self, method: str, path: str) -> tuple[int, str]:
+    def for_request(self, method: str, path: str) -> tuple[int, Text]:
         """(cap in bytes, the 413's detail) for a request."""
         if method == "POST" and _BATCH.fullmatch(path):
             overhead = MULTIPART_OVERHEAD + self.course_files * _PART_OVERHEAD
-            cap = size_text(self.course_bytes)
-            detail = f"The course upload is larger than the limit of {cap}; send it in parts."
+            detail = Text("upload.course_too_large", limit=size_text(self.course_bytes))
             return self.course_bytes + overhead, detail
         if (method == "POST" and _DOCUMENTS.fullmatch(path)) or (
             method == "PATCH" and _DOCUMENT.fullmatch(path)
         ):
             return self.upload_bytes + MULTIPART_OVERHEAD, upload_too_large_detail(self.upload_bytes)
-        return self.json_bytes, f"The request body is larger than the limit of {size_text(self.json_bytes)}."
+        return self.json_bytes, Text("upload.body_too_large", limit=size_text(self.json_bytes))
 
 
 class BodyLimitMiddleware:
@@ -95,7 +97,7 @@ class BodyLimitMiddleware:
         cap, detail = self.caps.for_request(scope["method"], path)
         declared = _content_length(scope)
         if declared is not None and declared > cap:
-            await _reject(send, detail)  # nothing read: the server closes the connection
+            await _reject(scope, send, detail)  # nothing read: the server closes the connection
             return
 
         received = 0
@@ -128,7 +130,7 @@ class BodyLimitMiddleware:
             if not exceeded:
                 raise
         if exceeded and not started:
-            await _reject(send, detail)
+            await _reject(scope, send, detail)
 
 
 def _content_length(scope: Scope) -> int | None:
@@ -139,8 +141,9 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-async def _reject(send: Send, detail: str) -> None:
-    body = json.dumps({"detail": detail}).encode()
+async def _reject(scope: Scope, send: Send, detail: Text) -> None:
+    # Before routing: no project is known yet, so the sentence is in the language the request asks for.
+    body = json.dumps(said(detail, scope_language(scope))).encode()
     await send(
         {
             "type": "http.response.start",

@@ -23,6 +23,7 @@ from agents.runs.errors import (
 )
 from backend.deps import runtime_of
 from backend.middleware.request_context import log_handled_error
+from backend.web.language import refusal_body
 
 # Seconds a client should wait before retrying: a busy pool frees up within a request's time; a
 # restarting database takes a few seconds to come back.
@@ -89,7 +90,7 @@ async def agent_run_failed(request: Request, error: Exception) -> JSONResponse:
     # The body and headers an HTTPException with the same detail would give.
     headers = {"Retry-After": str(error.retry_after)} if isinstance(error, ModelUnreachable) else None
     status = next(code for kind, code in _AGENT_RUN_STATUS.items() if isinstance(error, kind))
-    return JSONResponse({"detail": str(error)}, status_code=status, headers=headers)
+    return JSONResponse(refusal_body(request, error), status_code=status, headers=headers)
 
 
 def add_agent_run_error_handlers(app: FastAPI) -> None:

@@ -29,6 +29,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 
 from backend.middleware.request_context import log_handled_error
+from backend.web.language import refusal_body
+from core.messages import Text
 
 
 class SafeJSONResponse(JSONResponse):
@@ -65,6 +67,8 @@ async def http_error(request: Request, error: Exception) -> Response:
     headers = getattr(error, "headers", None)
     if not is_body_allowed_for_status_code(error.status_code):
         return Response(status_code=error.status_code, headers=headers)
+    if isinstance(error.detail, Text):  # a sentence with a code: said in the person's language too
+        return SafeJSONResponse(refusal_body(request, error), status_code=error.status_code, headers=headers)
     return SafeJSONResponse(
         {"detail": json_safe(error.detail)}, status_code=error.status_code, headers=headers
     )

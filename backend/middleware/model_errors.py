@@ -14,7 +14,9 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from agents.runs.service import MODEL_DOWN_RETRY_AFTER_S
 from backend.deps import RuntimeDep
 from backend.middleware.request_context import log_handled_error
+from backend.web.language import request_language, said
 from core.llm.admission import AdmissionRejected, LlmAdmission
+from core.messages import Text
 
 QUEUE_DOWN_RETRY_AFTER_S = 5
 
@@ -26,25 +28,28 @@ def get_admission(runtime: RuntimeDep) -> LlmAdmission:
 AdmissionDep = Annotated[LlmAdmission, Depends(get_admission)]
 
 
-def model_error_detail(error: BaseException) -> str:
+def model_error_detail(error: BaseException) -> Text:
     """What a client is told when the chat model cannot be used (never the error's own text)."""
     if isinstance(error, openai.APITimeoutError | httpx.TimeoutException):
-        return "The chat model did not answer in time; try again shortly."
-    return "The chat model is unreachable (its server is down or restarting); try again shortly."
+        return Text("qa.model_timeout")
+    return Text("qa.model_unreachable")
 
 
 def _answer(
-    request: Request, status: int, detail: str, retry_after: int, event: str, error: Exception
+    request: Request, status: int, detail: Text, retry_after: int, event: str, error: Exception
 ) -> JSONResponse:
     rid = log_handled_error(request, event, error)
     return JSONResponse(
-        {"detail": detail, "request_id": rid}, status_code=status, headers={"Retry-After": str(retry_after)}
+        {**said(detail, request_language(request)), "request_id": rid},
+        status_code=status,
+        headers={"Retry-After": str(retry_after)},
     )
 
 
 async def queue_full(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, AdmissionRejected)
-    return _answer(request, 429, str(error), error.retry_after, "llm_queue_full", error)
+    detail = Text("qa.queue_full", waiting=error.waiting, retry_after=error.retry_after)
+    return _answer(request, 429, detail, error.retry_after, "llm_queue_full", error)
 
 
 async def model_unreachable(request: Request, error: Exception) -> JSONResponse:
@@ -54,7 +59,7 @@ async def model_unreachable(request: Request, error: Exception) -> JSONResponse:
 
 
 async def queue_unreachable(request: Request, error: Exception) -> JSONResponse:
-    detail = "The request queue (Redis) is unavailable; try again shortly."
+    detail = Text("qa.queue_unreachable")
     return _answer(request, 503, detail, QUEUE_DOWN_RETRY_AFTER_S, "queue_unavailable", error)
 
 

@@ -35,6 +35,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from backend.frontend import MOUNT_PATH
 from backend.middleware.request_context import log_json, request_id
+from backend.web.language import request_language, said, scope_language
+from core.messages import Text
 from core.settings import Settings
 
 Budget = Literal["agent", "upload", "read"]
@@ -242,11 +244,12 @@ def _unavailable(error: Exception) -> None:
     log_json(logging.WARNING, "rate_limit_unavailable", error_type=type(error).__name__)
 
 
-def too_many(verdict: Verdict, detail: str, request_id: str | None) -> JSONResponse:
-    """The 429 answer, with Retry-After (the middleware adds the RateLimit-* headers)."""
+def too_many(verdict: Verdict, detail: str, request_id: str | None, language: str) -> JSONResponse:
+    """The 429 answer, with Retry-After (the middleware adds the RateLimit-* headers); a Text detail is
+    also said in the person's `language`."""
     log_json(logging.WARNING, "rate_limited", request_id=request_id, limit=verdict.limit)
     return JSONResponse(
-        {"detail": detail, "request_id": request_id},
+        {**said(detail, language), "request_id": request_id},
         status_code=429,
         headers={"Retry-After": str(verdict.reset_after)},
     )
@@ -254,7 +257,7 @@ def too_many(verdict: Verdict, detail: str, request_id: str | None) -> JSONRespo
 
 async def rate_limited_handler(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, RateLimited)
-    return too_many(error.verdict, error.detail, request_id(request))
+    return too_many(error.verdict, error.detail, request_id(request), request_language(request))
 
 
 class RateLimitMiddleware:
@@ -276,8 +279,8 @@ class RateLimitMiddleware:
         verdict = await limiter.limit_address(scope)
         note(scope, verdict)
         if verdict is not None and not verdict.allowed:
-            detail = "Too many requests from this address; retry after the Retry-After seconds."
-            response = too_many(verdict, detail, state.get("request_id"))
+            detail = Text("rate.address_limited")
+            response = too_many(verdict, detail, state.get("request_id"), scope_language(scope))
             response.headers.update(verdict.headers())
             await response(scope, receive, send)
             return

@@ -5,7 +5,7 @@ from dataclasses import asdict
 from functools import partial
 from uuid import UUID
 
-from fastapi import APIRouter, HTTPException, Response, status
+from fastapi import APIRouter, HTTPException, Request, Response, status
 from fastapi.responses import StreamingResponse
 
 from agents.qa.study_next import asks_what_to_study
@@ -15,6 +15,7 @@ from backend.qa.schemas import QARequest, QAResponse, ThreadDetail, ThreadOut, t
 from backend.qa.streaming import event_stream, qa_events, replay
 from backend.web.agent_runs import RunnerDep
 from backend.web.clock import ClockDep
+from backend.web.language import request_language
 from backend.web.paging import PageDep
 from core.store.accounts import privacy
 from core.store.runs import threads
@@ -40,6 +41,7 @@ def _response(turn: QATurn, *, debug: bool) -> QAResponse:
 @router.post("/qa", response_model=QAResponse, responses={200: {"content": {"text/event-stream": {}}}})
 async def ask(
     body: QARequest,
+    request: Request,
     runner: RunnerDep,
     db: DbDep,
     settings: SettingsDep,
@@ -63,7 +65,7 @@ async def ask(
         response = respond(await qa.study_next(asked, language, clock()))
         return replay(response) if body.stream else response
     if body.stream:
-        return event_stream(qa_events(await qa.stream(asked), respond))
+        return event_stream(qa_events(await qa.stream(asked), respond, request_language(request)))
     return respond(await qa.answer(asked))
 
 

@@ -1,9 +1,10 @@
 """Server-sent events: an agent run's steps (agents/runs) as the `text/event-stream` a client reads.
 
 QA's events: `evidence` ([passages]) as soon as retrieval has them, `queued` ({"position"}) and
-`: keep-alive` comments while it waits for the model, `token` ({"text"}),
-`reset` ({}), then `citations` ([...]) and `done` (the JSON reply); `error` ({"detail"}) instead when it
-fails once the response has started."""
+`: keep-alive` comments while it waits for the model (`queued` {"position": 0} once its turn comes),
+`token` ({"text"}), `reset` ({}), then `citations` ([...]) and `done` (the JSON reply); `error`
+({"detail"}, with `code` and `message` where it has them) instead when it fails once the response has
+started."""
 
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
@@ -19,6 +20,7 @@ from agents.runs.service import MODEL_DOWN_RETRY_AFTER_S
 from agents.runs.steps import Evidence, Failed, KeepAlive, Queued, Reset, Token
 from backend.middleware.model_errors import model_error_detail
 from backend.qa.schemas import QAResponse
+from backend.web.language import said
 
 KEEPALIVE = ": keep-alive\n\n"
 
@@ -40,8 +42,9 @@ def replay(response: QAResponse) -> StreamingResponse:
 
 
 async def qa_events(
-    steps: AsyncGenerator[QAStep, None], respond: Callable[[QATurn], QAResponse]
+    steps: AsyncGenerator[QAStep, None], respond: Callable[[QATurn], QAResponse], language: str = "en"
 ) -> AsyncIterator[str]:
+    """`language`: the person's, for an `error` event's `message` (backend/web/language.py)."""
     async with aclosing(steps):
         async for step in steps:
             match step:
@@ -56,7 +59,7 @@ async def qa_events(
                 case Reset():
                     yield sse_event("reset", {})
                 case Failed():
-                    yield sse_event("error", _failure(step))
+                    yield sse_event("error", _failure(step, language))
                 case Answered(turn=turn):
                     for event in _closing_events(respond(turn)):
                         yield event
@@ -69,11 +72,11 @@ def _closing_events(response: QAResponse) -> list[str]:
     ]
 
 
-def _failure(failed: Failed) -> dict[str, Any]:
+def _failure(failed: Failed, language: str) -> dict[str, Any]:
     error = failed.error
     if failed.saving:
         reason = "the database is unavailable" if isinstance(error, psycopg.OperationalError) else "an error"
         return {"detail": f"The answer could not be saved: {reason}."}
     if isinstance(error, openai.APIConnectionError):  # the model server is down: say so, and when to retry
-        return {"detail": model_error_detail(error), "retry_after": MODEL_DOWN_RETRY_AFTER_S}
+        return {**said(model_error_detail(error), language), "retry_after": MODEL_DOWN_RETRY_AFTER_S}
     return {"detail": f"The answer failed: {type(error).__name__}"}

@@ -1,10 +1,12 @@
-"""The one place a domain's refusal (core/errors.py) becomes an HTTP answer: `{"detail": sentence}` with
+"""The one place a domain's refusal (core/errors.py) becomes an HTTP answer: `{"detail": sentence}` (with
+`code`, `params` and `message` where it was raised with a core.messages.Text: backend/web/language.py) with
 the status of its kind (the first of the error's classes found here), as FastAPI's HTTPException would,
 and Retry-After where the refusal says when to retry."""
 
 from fastapi import FastAPI, Request, status
 from fastapi.responses import JSONResponse
 
+from backend.web.language import refusal_body
 from core import errors
 from core.accounts.passwords import WeakPassword
 
@@ -35,7 +37,8 @@ def status_of(error: Exception) -> int:
 async def _answer(request: Request, error: Exception) -> JSONResponse:
     retry_after = getattr(error, "retry_after_s", None)
     headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
-    return JSONResponse({"detail": str(error)}, status_code=status_of(error), headers=headers)
+    # A refusal raised with a Text also answers its code and the sentence in the person's language.
+    return JSONResponse(refusal_body(request, error), status_code=status_of(error), headers=headers)
 
 
 def add_refusal_handlers(app: FastAPI) -> None:

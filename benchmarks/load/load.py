@@ -137,8 +137,8 @@ async def stream_question(
                 if event == "evidence":  # the passages, before the wait for the model
                     seen["evidence_s"] = time.monotonic() - started
                     continue
-                if event == "queued":
-                    seen["queued"] += 1
+                if event == "queued":  # `{position: 0}`: its turn came, not one more wait
+                    seen["queued"] += data["position"] > 0
                     seen["position"] = max(seen["position"], data["position"])
                     continue
                 if seen["wait_s"] is None:

@@ -9,18 +9,21 @@ from functools import cache
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from core.messages import Text
+
 _HASHER = PasswordHasher()  # Argon2id, RFC 9106 low-memory parameters; stateless and thread-safe
 # A hash of a random password, verified against when an account has none, so a wrong email costs the same
 # time as a wrong password (no account enumeration by timing).
 _DUMMY_HASH = _HASHER.hash("not-a-password-of-anyone-2f9c")
 
 
+MAX_LENGTH = 1024
 # What people add around a common word to pass a rule ("password123456", "!sunshine2024").
 _AFFIXES = string.digits + string.punctuation + " "
 
 
 class WeakPassword(ValueError):
-    """A password refused at sign-up, change or reset; the message says why."""
+    """A password refused at sign-up, change or reset; the message (a core.messages.Text) says why."""
 
 
 @cache
@@ -33,17 +36,17 @@ def _common_passwords() -> frozenset[str]:
 def check_password(password: str, *, min_length: int, email: str | None = None) -> None:
     """Raises WeakPassword with the reason, else returns."""
     if len(password) < min_length:
-        raise WeakPassword(f"The password is too short: use at least {min_length} characters.")
-    if len(password) > 1024:
-        raise WeakPassword("The password is too long: use at most 1024 characters.")
+        raise WeakPassword(Text("password.too_short", min_length=min_length))
+    if len(password) > MAX_LENGTH:
+        raise WeakPassword(Text("password.too_long", max_length=MAX_LENGTH))
     lowered = password.lower()
     # A common password with digits or symbols added is as guessable as the word itself: cracking rules
     # try those affixes first.
     stem = lowered.strip(_AFFIXES)
     if lowered in _common_passwords() or stem in _common_passwords() or len(set(lowered)) <= 2:
-        raise WeakPassword("This password is too common: choose one that others are unlikely to use.")
+        raise WeakPassword(Text("password.too_common"))
     if email and lowered in {email.lower(), email.split("@")[0].lower()}:
-        raise WeakPassword("The password must not be your email address.")
+        raise WeakPassword(Text("password.is_email"))
 
 
 def hash_password(password: str) -> str:

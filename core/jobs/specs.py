@@ -15,6 +15,7 @@ from uuid import UUID
 
 from arq.connections import ArqRedis
 
+from core.store.content.audio import job_id_of as audio_job_id
 from core.store.runs.jobs import index_job_id
 
 Queue = Literal["index", "agents"]
@@ -50,6 +51,15 @@ class WriteNote:
     topic: str | None = None
     max_sections: int | None = None  # None: the planner's default
     kind: str = "note"  # agents.writer.kinds.Kind
+
+
+@dataclass(frozen=True)
+class MakeAudioOverview:
+    """An audio overview (script, voices, recording), by its jobs row, which holds the request."""
+
+    project_id: UUID
+    user_id: UUID
+    overview_id: UUID  # the job is 'audio:{overview_id}'
 
 
 @dataclass(frozen=True)
@@ -136,6 +146,9 @@ INDEX_DOCUMENT = JobSpec(
 )
 WRITE_NOTE = JobSpec(
     "write_note", "agents", WriteNote, job_id=lambda args: args.job_id, keywords=frozenset({"kind"})
+)
+AUDIO_OVERVIEW = JobSpec(
+    "make_audio_overview", "agents", MakeAudioOverview, job_id=lambda args: audio_job_id(args.overview_id)
 )
 JUDGE_ANSWER = JobSpec("judge_answer", "agents", JudgeAnswer, job_id=lambda args: f"judge:{args.query_id}")
 # CPU seconds, not model-bound: on the index queue, which every deployment runs.

@@ -80,7 +80,13 @@ export const ROUTES = {
   deleteDocument: ['DELETE', `${P}/documents/{document_id}`],
   reindexDocument: ['POST', `${P}/documents/{document_id}/reindex`],
   listChunks: ['GET', `${P}/documents/{document_id}/chunks`, { query: ['limit', 'offset'] }],
+  // what a citation opens (issue 42): the version it names, as bytes and as the passage in its parsed text
+  versionFile: ['GET', `${P}/documents/{document_id}/versions/{version}/file`],
+  versionText: ['GET', `${P}/documents/{document_id}/versions/{version}/text`, { query: ['char_start', 'char_end', 'page'] }],
   getJob: ['GET', `${P}/jobs/{job_id}`],
+  // the material's structure and key concepts, every node naming its chunks
+  projectMindMap: ['GET', `${P}/mindmap`],
+  documentMindMap: ['GET', `${P}/documents/{document_id}/mindmap`],
   // questions answered from the material
   ask: ['POST', `${P}/qa`],
   listThreads: ['GET', `${P}/qa/threads`, { query: ['limit', 'offset'] }],
@@ -93,6 +99,12 @@ export const ROUTES = {
   writeNote: ['POST', `${P}/notes`],
   getNoteJob: ['GET', `${P}/notes/{job_id}`],
   noteMarkdown: ['GET', `${P}/notes/{job_id}/markdown`, { optional: true }],
+  // audio overviews (issue 42): a worker job's spoken script of chosen documents, its recording as OGG or MP3
+  audioVoices: ['GET', `${P}/audio/voices`],
+  makeAudioOverview: ['POST', `${P}/audio`],
+  listAudioOverviews: ['GET', `${P}/audio`, { query: ['limit', 'offset'] }],
+  getAudioOverview: ['GET', `${P}/audio/{overview_id}`],
+  audioFile: ['GET', `${P}/audio/{overview_id}/file`, { query: ['format', 'download'] }],
   // questions, attempts
   generateQuestions: ['POST', `${P}/questions/generate`],
   listQuestions: ['GET', `${P}/questions`, { query: ['status', 'type', 'limit', 'offset'] }],
@@ -117,12 +129,17 @@ export const ROUTES = {
   evaluations: ['GET', `${P}/evaluations`, { query: ['flagged', 'since', 'limit', 'offset'] }],
 };
 
+// A refusal: `message` is the server's sentence in the person's language where it has one (the body's
+// `message`, with its stable `code` and `params`), else its English `detail`.
 export class ApiError extends Error {
-  constructor(status, detail, retryAfter) {
-    super(typeof detail === 'string' ? detail : describe(detail) || `HTTP ${status}`);
+  constructor(status, detail, retryAfter, body = null) {
+    const said = typeof body?.message === 'string' ? body.message : null;
+    super(said || (typeof detail === 'string' ? detail : describe(detail) || `HTTP ${status}`));
     this.status = status;
     this.detail = detail;
     this.retryAfter = retryAfter;
+    this.code = body?.code ?? null;
+    this.params = body?.params ?? {};
   }
 }
 
@@ -148,6 +165,7 @@ export class Api {
     this.base = base;
     this.onUnauthorized = onUnauthorized;
     this.spec = null; // the server's OpenAPI document, once loaded: which optional routes it has
+    this.language = null; // the language the app shows: the server says its refusals in it (Accept-Language)
   }
 
   async loadSpec() {
@@ -190,21 +208,24 @@ export class Api {
   }
 
   headers(method, extra = {}) {
-    if (this.key) return { Authorization: `Bearer ${this.key}`, ...extra };
-    if (this.csrf && method !== 'GET') return { 'X-CSRF-Token': this.csrf, ...extra };
-    return { ...extra };
+    const language = this.language ? { 'Accept-Language': this.language } : {};
+    if (this.key) return { Authorization: `Bearer ${this.key}`, ...language, ...extra };
+    if (this.csrf && method !== 'GET') return { 'X-CSRF-Token': this.csrf, ...language, ...extra };
+    return { ...language, ...extra };
   }
 
   // `own401`: a 401 that is the answer itself (a wrong current password), not a session that ended.
   async fail(response, own401 = false) {
     let detail = response.statusText;
+    let body = null;
     try {
-      detail = (await response.json()).detail ?? detail;
+      body = await response.json();
+      detail = body.detail ?? detail;
     } catch {
       /* not JSON */
     }
     if (response.status === 401 && !own401) this.onUnauthorized();
-    return new ApiError(response.status, detail, Number(response.headers.get('Retry-After')) || null);
+    return new ApiError(response.status, detail, Number(response.headers.get('Retry-After')) || null, body);
   }
 
   // One request: `json` or `form` body; answers the parsed JSON (null for 204).
@@ -222,6 +243,24 @@ export class Api {
     if (response.status === 204) return null;
     const type = response.headers.get('Content-Type') || '';
     return type.includes('json') ? response.json() : response.text();
+  }
+
+  // A file's bytes (a document version for pdf.js or an image): an ArrayBuffer, sent with this client's
+  // credentials, which an <img> or pdf.js fetching by itself would not carry (an API key).
+  async bytes(name, params = {}, { signal } = {}) {
+    const [method] = ROUTES[name];
+    const response = await fetch(this.url(name, params), { method, headers: this.headers(method), signal, credentials: 'same-origin' });
+    if (!response.ok) throw await this.fail(response);
+    return response.arrayBuffer();
+  }
+
+  // A file as a Blob (an audio overview's recording), with this client's credentials, which an <audio>
+  // fetching by itself would not carry (an API key); `query` as call's.
+  async blob(name, params = {}, { query, signal } = {}) {
+    const [method] = ROUTES[name];
+    const response = await fetch(this.url(name, params, query), { method, headers: this.headers(method), signal, credentials: 'same-origin' });
+    if (!response.ok) throw await this.fail(response);
+    return response.blob();
   }
 
   // Multipart upload with byte progress (fetch has none for request bodies): XMLHttpRequest.
@@ -244,7 +283,7 @@ export class Api {
         else {
           if (xhr.status === 401) this.onUnauthorized();
           const retry = Number(xhr.getResponseHeader('Retry-After')) || null;
-          reject(new ApiError(xhr.status, body?.detail ?? xhr.statusText, retry));
+          reject(new ApiError(xhr.status, body?.detail ?? xhr.statusText, retry, body));
         }
       };
       xhr.send(form);

@@ -50,6 +50,7 @@ export function App() {
     client.spec = spec;
     return client;
   }, [auth, spec]);
+  api.language = lang; // the server says its refusals in the language the app shows
 
   // The routes the server has (public): which optional screens to offer.
   useEffect(() => {
@@ -112,7 +113,7 @@ export function App() {
     screen = html`<p class="busy" role="status">${t('loading')}</p>`;
   } else if ((route[0] === 'p' || route[0] === 'projects') && route[1]) {
     // #/projects/<id>: where a launch from the school's LMS lands (POST /auth/ticket redirects there)
-    screen = html`<${ProjectScreen} key=${route[1]} projectId=${route[1]} tab=${route[2]} item=${route[3]} />`;
+    screen = html`<${ProjectScreen} key=${route[1]} projectId=${route[1]} tab=${route[2]} item=${route[3]} rest=${route.slice(4)} />`;
   } else if (route[0] === 'account') {
     screen = html`<${Account} />`;
   } else if (route[0] === 'admin' && user?.is_admin) {

@@ -1,6 +1,8 @@
 // Small shared pieces: loading state, errors, progress, dates, citation chips and the passage panel.
 import { html, useCallback, useEffect, useRef, useState } from './lib.js';
 import { useApp } from './context.js';
+import { href } from './router.js';
+import { Markdown } from './markdown.js';
 
 // Runs `load` (an async function of the api) when `deps` change; `reload` runs it again.
 export function useAsync(load, deps) {
@@ -128,6 +130,27 @@ export function documentChunks(api, projectId, documentId) {
   return chunkCache.get(key);
 }
 
+// Where a citation opens (screens/viewer.js): the stored version it names, at its page or slide, with its
+// characters to highlight. A citation stored before citations named their version takes it from its chunk
+// while that chunk is live; with neither there is no telling which version it read, and no link.
+export function citedSpotHref(projectId, ref, chunk) {
+  const live = chunk && chunk.id === ref.chunk_id ? chunk : null;
+  const version = ref.document_version ?? live?.document_version;
+  if (!version || !ref.document_id) return null;
+  const from = ref.char_start ?? live?.char_start;
+  const to = ref.char_end ?? live?.char_end;
+  const query = new URLSearchParams();
+  if (ref.page_start) query.set('page', ref.page_start);
+  if (from !== undefined && from !== null && to !== undefined && to !== null) {
+    query.set('from', from);
+    query.set('to', to);
+  }
+  return `${href('p', projectId, 'doc', ref.document_id, 'v', version)}?${query}`;
+}
+
+// The passage's text, for the viewer to highlight a PDF's older version whose chunks are gone (this tab).
+export const SPOT_TEXT = 'studyai.spot';
+
 // The cited passage beside the answer: document, section, pages, and the chunk's whole text.
 export function PassagePanel({ citation, onClose }) {
   const { api, t, projectId } = useApp();
@@ -143,6 +166,8 @@ export function PassagePanel({ citation, onClose }) {
       .catch(setError);
   }, [citation]);
   const onKey = (e) => e.key === 'Escape' && onClose();
+  const spot = citedSpotHref(projectId, citation, chunk);
+  const remember = () => sessionStorage.setItem(SPOT_TEXT, JSON.stringify({ spot, text: chunk?.text || citation.excerpt || '' }));
   return html`<aside class="passage" aria-labelledby="passage-title" onKeyDown=${onKey}>
     <div class="passage-head">
       <h2 id="passage-title" tabindex="-1" ref=${heading}>${citation.document_title}</h2>
@@ -153,7 +178,8 @@ export function PassagePanel({ citation, onClose }) {
       ${citation.page_start ? html` · ${pagesLabel(t, citation.page_start, citation.page_end, citation.location)}` : ''}
     </p>
     <${ErrorNote} error=${error} />
-    <blockquote class="passage-text">${chunk ? chunk.text : citation.excerpt}</blockquote>
+    <blockquote class="passage-text"><${Markdown} quote text=${chunk ? chunk.text : citation.excerpt} highlight=${citation.highlight || ''} /></blockquote>
+    ${spot && html`<p><a class="button" href=${spot} onClick=${remember}>${t('openInFile')}</a></p>`}
   </aside>`;
 }
 
@@ -220,19 +246,9 @@ export function ConfidenceBadge({ confidence }) {
   return html`<span class=${`badge confidence-${label}`} data-confidence=${label} title=${title}>${t(`confidence.${label}`)}</span>`;
 }
 
-const flat = (text) => (text || '').replace(/\s+/g, ' ').trim();
-
-// A passage's text with its key sentence in <mark>.
-export function Highlighted({ text, highlight }) {
-  const body = flat(text);
-  const key = flat(highlight);
-  const at = key ? body.indexOf(key) : -1;
-  if (at < 0) return key ? html`<mark>${key}</mark>${body && body !== key ? html`<br />${body}` : ''}` : body;
-  return html`${body.slice(0, at)}<mark>${key}</mark>${body.slice(at + key.length)}`;
-}
-
-// Passages from the material, each with its highlighted sentence and where it is (document, section,
-// pages); the document's name opens the whole passage beside the answer.
+// Passages from the material, rendered as the book shows them (headings, code, formulas), each with its
+// key sentence marked and where it is (document, section, pages); the document's name opens the whole
+// passage beside the answer.
 export function Passages({ passages, title, onOpen }) {
   const { t } = useApp();
   if (!passages?.length) return null;
@@ -240,7 +256,7 @@ export function Passages({ passages, title, onOpen }) {
     ${title && html`<p class="evidence-title">${title}</p>`}
     <ul class="passages">
       ${passages.map((p, i) => html`<li key=${`${p.chunk_id}-${i}`} data-chunk=${p.chunk_id}>
-        <blockquote><${Highlighted} text=${p.text} highlight=${p.highlight} /></blockquote>
+        <blockquote><${Markdown} quote text=${p.text} highlight=${p.highlight} /></blockquote>
         <p class="meta">
           ${onOpen
             ? html`<button type="button" class="link" onClick=${() => onOpen({ ...p, excerpt: p.text })}>${p.document_title}</button>`

@@ -167,6 +167,7 @@ async def test_a_stream_reports_its_place_then_tokens_then_the_result() -> None:
         Queued(2),
         KeepAlive(),
         Queued(1),
+        Queued(0),  # its turn came: a client stops showing a place in the queue
         Token("a"),
         Reset(),
         Token("b"),

@@ -176,6 +176,10 @@ async def test_a_second_stream_waits_its_turn_and_neither_is_cut(
     assert [answer_of(first_events), answer_of(second)] == solo
     # The second read its evidence at once, was told its place, then answered in full.
     assert second[0][0] == "evidence" and second[1] == ("queued", {"position": 1}), second[:3]
+    # Its turn came before its first token: position 0 (a client stops showing a place in the queue).
+    places = [data["position"] for name, data in second if name == "queued"]
+    first_token = next(i for i, (name, _) in enumerate(second) if name == "token")
+    assert places[-1] == 0 and second.index(("queued", {"position": 0})) < first_token, second[:6]
     assert [name for name, _ in second if name in ("token", "done")][-1] == "done"
     assert "queued" not in [name for name, _ in first_events]
     assert setup.fake.max_in_flight == 1

@@ -90,13 +90,16 @@ def test_only_the_api_client_talks_to_the_network() -> None:
 
 
 def test_api_html_only_through_the_sanitizer() -> None:
-    """API text is rendered as text; the one place HTML is set is the Markdown component, after DOMPurify."""
+    """API text is rendered as text; the one place HTML is set is the Markdown component, after DOMPurify.
+    (KaTeX builds its formulas as DOM nodes, which typeset.js passes through a DOMPurify of their own.)"""
     for path in SRC.rglob("*.js"):
         text = path.read_text()
         for needle in ("innerHTML", "dangerouslySetInnerHTML", "insertAdjacentHTML", "outerHTML", "eval("):
             if needle in text:
                 assert path.name == "markdown.js" and needle == "dangerouslySetInnerHTML", (path.name, needle)
-    assert "__html: toSafeHtml(text)" in (SRC / "markdown.js").read_text()
+    markdown = (SRC / "markdown.js").read_text()
+    assert "const safe = useMemo(() => toSafeHtml(text, {" in markdown and "__html: safe }}" in markdown
+    assert "purifyMath.sanitize(node, KATEX_OUTPUT)" in (SRC / "typeset.js").read_text()
 
 
 def test_both_languages_have_every_string_the_screens_use() -> None:
@@ -116,9 +119,11 @@ def test_both_languages_have_every_string_the_screens_use() -> None:
 def test_vendored_libraries_are_pinned_with_their_licences() -> None:
     vendor = FRONTEND_DIR / "vendor"
     pins = (vendor / "VERSIONS").read_text()
-    for package in ("preact", "htm", "marked", "dompurify"):
+    for package in ("preact", "htm", "marked", "dompurify", "katex"):
         assert re.search(rf"^{package}@\d+\.\d+\.\d+ sha512-", pins, re.M), package
         assert (vendor / f"LICENSE.{package}").stat().st_size > 500
+    assert re.search(r"^@highlightjs/cdn-assets@\d+\.\d+\.\d+ sha512-", pins, re.M)
+    assert (vendor / "LICENSE.highlight").stat().st_size > 500
     assert re.search(r"^axe-core@\d+\.\d+\.\d+ sha512-", pins, re.M)
 
 
@@ -162,6 +167,26 @@ def test_index_preloads_every_module() -> None:
     modules = {str(p.relative_to(FRONTEND_DIR)) for p in SRC.rglob("*.js") if p.name != "main.js"}
     modules |= {str(p.relative_to(FRONTEND_DIR)) for p in (FRONTEND_DIR / "vendor").glob("*.*js")}
     assert preloaded == modules
+
+
+def test_math_and_code_libraries_load_on_demand() -> None:
+    """KaTeX and highlight.js are imported the first time a text has math or code: every file typeset.js
+    names is vendored (each grammar, KaTeX's stylesheet and the fonts it names), none is preloaded."""
+    vendor = FRONTEND_DIR / "vendor"
+    typeset = (SRC / "typeset.js").read_text()
+    for target in [*re.findall(r"import\('([^'`]+)'\)", typeset), "../vendor/katex/katex.min.css"]:
+        assert (SRC / target).resolve().is_file(), target
+    languages = re.search(r"const LANGUAGES = \[([^\]]*)\]", typeset)
+    assert languages is not None
+    for name in re.findall(r"'([\w-]+)'", languages.group(1)):
+        assert (vendor / "highlight" / "languages" / f"{name}.min.js").is_file(), name
+    assert {"rust", "python", "bash", "json"} <= set(re.findall(r"'([\w-]+)'", languages.group(1)))
+    css = (vendor / "katex" / "katex.min.css").read_text()
+    fonts = re.findall(r"url\(([^)]+)\)", css)
+    assert len(fonts) >= 20 and all(f.endswith(".woff2") for f in fonts)
+    assert all((vendor / "katex" / font).is_file() for font in fonts)
+    index = (FRONTEND_DIR / "index.html").read_text()
+    assert "katex" not in index and "highlight/" not in index
 
 
 def test_readme_shows_the_screenshots() -> None:

@@ -105,13 +105,24 @@ async def test_a_key_user_joins_once_and_again_spends_nothing(
     assert (await api.http.get(f"/projects/{project_id}", headers=student)).status_code == 404
     preview = await api.http.get(f"/join/{made['code']}")
     assert preview.status_code == 200, preview.text
-    assert preview.json() == {"project_name": "Chemistry", "role": "viewer", "expires_at": made["expires_at"]}
+    assert preview.json() == {
+        "project_name": "Chemistry",
+        "role": "viewer",
+        "expires_at": made["expires_at"],
+        "project_language": "auto",
+    }
     joined = await api.http.post("/join", json={"code": made["code"].lower()}, headers=student)
     assert joined.status_code == 200, joined.text
-    assert joined.json() == {"project_id": project_id, "role": "viewer", "project_name": "Chemistry"}
+    assert joined.json() == {
+        "project_id": project_id,
+        "role": "viewer",
+        "project_name": "Chemistry",
+        "outcome": "joined",
+    }
     assert (await api.http.get(f"/projects/{project_id}", headers=student)).status_code == 200
     again = await api.http.post("/join", json={"code": made["code"]}, headers=student)
     assert again.status_code == 200 and again.json()["role"] == "viewer"
+    assert again.json()["outcome"] == "member"  # nothing changed: the app shows no welcome
     assert await uses(db, made["id"]) == 1
 
 

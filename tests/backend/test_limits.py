@@ -95,7 +95,13 @@ async def test_chunked_upload_over_the_cap_is_413_before_authentication(
     headers = {**MULTIPART, **({"Authorization": key} if key else {})}
     response = await small.post(f"/projects/{uuid4()}/documents", content=body.stream(), headers=headers)
     assert response.status_code == 413, response.text  # not 401: the limit ran before the key was looked at
-    assert response.json() == {"detail": "The file is larger than the limit of 1 MB."}
+    detail = "The file is larger than the limit of 1 MB."
+    assert response.json() == {
+        "detail": detail,
+        "code": "upload.too_large",
+        "params": {"limit": "1 MB"},
+        "message": detail,  # no Accept-Language: English
+    }
     # The client could push no more than the cap and the chunk that crossed it, never 10x the cap.
     assert body.pulled <= UPLOAD_CAP + MULTIPART_OVERHEAD + CHUNK
 
@@ -120,7 +126,13 @@ async def test_json_body_over_its_cap_is_413(
     big = json.dumps({"query": "ownership", "debug": False, "pad": "x" * (2 * JSON_CAP)}).encode()
     response = await small.post(url, content=big, headers={**owner, "Content-Type": "application/json"})
     assert response.status_code == 413
-    assert response.json() == {"detail": "The request body is larger than the limit of 4 KB."}
+    detail = "The request body is larger than the limit of 4 KB."
+    assert response.json() == {
+        "detail": detail,
+        "code": "upload.body_too_large",
+        "params": {"limit": "4 KB"},
+        "message": detail,
+    }
     # Chunked, and without a key: still 413 at the cap, before authentication.
     body = Pusher(total=100 * JSON_CAP, head=b'{"query": "')
     response = await small.post(url, content=body.stream(), headers={"Content-Type": "application/json"})

@@ -15,7 +15,7 @@ from backend.accounts.schemas import (
     InvitationOut,
     InvitationPreview,
     Join,
-    Joined,
+    JoinedByCode,
     JoinedWithAccount,
     JoinSignup,
     MailSent,
@@ -113,12 +113,15 @@ async def preview_invitation(code: str, db: DbDep, budgets: BudgetsDep) -> Invit
 
 
 @router.post("/join")
-async def join_project(body: Join, db: DbDep, user: UserDep, audit: AuditDep, budgets: BudgetsDep) -> Joined:
+async def join_project(
+    body: Join, db: DbDep, user: UserDep, audit: AuditDep, budgets: BudgetsDep
+) -> JoinedByCode:
     """The signed-in caller joins with the code. Already a member: their role stays if it is as high
-    (no use spent), else it is raised to the invitation's. A wrong code spends the caller's own budget."""
+    (no use spent, `outcome` member), else it is raised to the invitation's. A wrong code spends the
+    caller's own budget."""
     async with budgets.code(user.id):
         joined = await code_service.join(db, audit, code=body.code, user_id=user.id)
-    return Joined.model_validate(joined, from_attributes=True)
+    return JoinedByCode.model_validate(joined, from_attributes=True)
 
 
 @router.post("/join/signup", status_code=status.HTTP_201_CREATED, dependencies=[SameOrigin])
@@ -130,7 +133,7 @@ async def join_with_new_account(body: JoinSignup, door: DoorDep, budgets: Budget
         joined, signed = await code_service.join_with_new_account(
             door.db, door.audit, door.settings, **body.model_dump()
         )
-    joined_as = Joined.model_validate(joined, from_attributes=True)
+    joined_as = JoinedByCode.model_validate(joined, from_attributes=True)
     return JoinedWithAccount(**joined_as.model_dump(), session=door.signed_in(signed))
 
 

@@ -17,6 +17,7 @@ from backend.accounts.service import mail, people
 from backend.accounts.service.people import Person
 from backend.accounts.service.sign_in import SignedIn, start
 from core.accounts import codes
+from core.messages import Text, concerning
 from core.observability.audit import Audit
 from core.settings import Settings
 from core.store.accounts import invitations
@@ -26,10 +27,10 @@ from core.store.sql.access import Connection
 from core.store.sql.listing import Page
 from core.store.sql.pool import Database
 
-NO_SUCH_INVITATION = "No such invitation, or it has expired."
-USED_UP = "This invitation has been used as many times as it allows: ask for a new one."
-NOT_OWNER = "Only the project's owner can do this."
-JOIN_EMAIL_TAKEN = "An account with this email exists: sign in, then join with the code."
+NO_SUCH_INVITATION = Text("join.no_such_invitation")
+USED_UP = Text("join.used_up")
+NOT_OWNER = Text("project.owner_only")
+JOIN_EMAIL_TAKEN = Text("join.email_taken")
 CODES_MAIL_OFF = "Mail is not configured on this server (SMTP_HOST, PUBLIC_URL): copy the link instead."
 
 
@@ -120,8 +121,9 @@ async def preview(db: Database, *, code: str) -> Preview:
         found = await invitations.preview(conn, code=stored_code(code))
     if found is None:
         raise NoSuchInvitation(NO_SUCH_INVITATION)
-    if found.used_up:
-        raise InvitationUsedUp(USED_UP)
+    with concerning(found.project_language):  # the code's project is known: its language says it
+        if found.used_up:
+            raise InvitationUsedUp(USED_UP)
     return found
 
 
@@ -146,16 +148,18 @@ async def join_with_new_account(
     """Creates an account with a password, joins with the code and signs the browser in, in one
     transaction: a wrong code creates nothing. The password is hashed before the email is looked up (a
     taken email costs the same time); EmailTaken when it has an account."""
-    await preview(db, code=code)  # a wrong code is answered before the password's cost
-    password_hash = await people.new_password_hash(password, settings, email=email)
-    async with db.connection() as conn, conn.transaction():
-        person = Person(email=email, display_name=display_name, password_hash=password_hash)
-        try:
-            account = await people.create(conn, audit, person, via="invitation")
-        except EmailTaken:
-            raise EmailTaken(JOIN_EMAIL_TAKEN) from None
-        joined = await _redeem(conn, audit, stored_code(code), account.id)
-        signed_in = await start(conn, audit, settings, user_id=account.id, via="signup")
+    found = await preview(db, code=code)  # a wrong code is answered before the password's cost
+    # Its refusals (a weak password, a taken email) are said in the class's language: the join page's.
+    with concerning(found.project_language):
+        password_hash = await people.new_password_hash(password, settings, email=email)
+        async with db.connection() as conn, conn.transaction():
+            person = Person(email=email, display_name=display_name, password_hash=password_hash)
+            try:
+                account = await people.create(conn, audit, person, via="invitation")
+            except EmailTaken:
+                raise EmailTaken(JOIN_EMAIL_TAKEN) from None
+            joined = await _redeem(conn, audit, stored_code(code), account.id)
+            signed_in = await start(conn, audit, settings, user_id=account.id, via="signup")
     return joined, signed_in
 
 

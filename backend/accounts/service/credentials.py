@@ -11,6 +11,7 @@ from uuid import UUID
 from backend.accounts.errors import Conflict, NotAllowed, NotFound, WrongPassword
 from backend.accounts.service.people import SELF, existing, new_password_hash
 from core.accounts.passwords import verify_password_async
+from core.messages import Text
 from core.observability.audit import Audit
 from core.settings import Settings
 from core.store.accounts import accounts, api_keys, security_events, sessions
@@ -22,9 +23,9 @@ from core.store.sql.access import Connection
 from core.store.sql.listing import Page
 from core.store.sql.pool import Database
 
-WRONG_PASSWORD = "Wrong current password."
-GIVE_PASSWORD = "Give your current password to change it."
-FRESH_PROOF = "Sign in again with your school account (or use a reset link) to set a first password."
+WRONG_PASSWORD = Text("password.wrong_current")
+GIVE_PASSWORD = Text("password.current_needed")
+FRESH_PROOF = Text("password.fresh_proof_needed")
 SCHOOL_SIGN_INS = frozenset({"oidc", "lti"})
 
 

@@ -11,6 +11,7 @@ from uuid import UUID
 
 from backend.accounts.errors import EmailTaken, NotFound
 from core.accounts.passwords import check_password, hash_password_async
+from core.messages import Text
 from core.observability.audit import Audit
 from core.settings import Settings
 from core.store.accounts import accounts, identities
@@ -19,7 +20,7 @@ from core.store.accounts.identities import Identity
 from core.store.sql.access import Connection
 from core.store.sql.pool import Database
 
-EMAIL_TAKEN = "An account with this email already exists: sign in instead."
+EMAIL_TAKEN = Text("account.email_taken")
 
 
 @dataclass(frozen=True, slots=True)

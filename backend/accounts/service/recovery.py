@@ -13,6 +13,7 @@ from backend.accounts.errors import Gone, MailOff, NotAllowed, NotFound
 from backend.accounts.service import credentials, mail, people
 from backend.accounts.service.people import Person
 from backend.accounts.service.sign_in import SignedIn, start
+from core.messages import Text
 from core.observability.audit import Audit
 from core.settings import Settings
 from core.store.accounts import account_admin, accounts
@@ -23,8 +24,8 @@ ALREADY_SET_UP = "This server already has an administrator: sign in."
 WRONG_SETUP_TOKEN = (
     "This set-up link is wrong, used or expired: run `studyai users setup-token` on the server for a new one."
 )
-RESET_GONE = "This reset link is no longer valid: ask for a new one."
-DISABLED = "This account is disabled: ask an administrator."
+RESET_GONE = Text("reset.link_gone")
+DISABLED = Text("account.disabled")
 MAIL_OFF = "Mail is not set up on this server: ask your teacher or an administrator for a reset link."
 FORGOT_SENT = "If an account has this email, a link to set a new password has been sent to it."
 FORGOT_PER_DAY = 5  # reset mails one account can be sent a day: asking cannot flood a mailbox

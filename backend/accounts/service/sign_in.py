@@ -8,6 +8,7 @@ from backend.accounts.errors import NotAllowed, WrongCredentials
 from backend.accounts.service import people
 from backend.accounts.service.people import Person
 from core.accounts.passwords import verify_password_async
+from core.messages import Text
 from core.observability.audit import Audit
 from core.settings import Settings
 from core.store.accounts import accounts, sessions
@@ -16,8 +17,8 @@ from core.store.accounts.sessions import NewSession
 from core.store.sql.access import Connection
 from core.store.sql.pool import Database
 
-WRONG_CREDENTIALS = "Wrong email or password."
-SIGNUP_OFF = "Self-service sign-up is off: ask your teacher for an invitation code."
+WRONG_CREDENTIALS = Text("signin.wrong_credentials")
+SIGNUP_OFF = Text("signup.off")
 
 
 # A new browser session (its token goes into the cookie, its CSRF token to the app) and its account.

@@ -48,6 +48,7 @@ class Preview:
     role: str
     expires_at: datetime
     used_up: bool  # every use spent: nobody new can join with it
+    project_language: str  # pt, en or auto: the join page and its refusals speak it
 
 
 Outcome = Literal["joined", "promoted", "member", "used_up", "not_found"]
@@ -141,7 +142,8 @@ async def preview(conn: Connection, *, code: str) -> Preview | None:
     return await fetch_one(
         conn,
         class_row(Preview),
-        "SELECT p.name AS project_name, i.role, i.expires_at, i.uses >= i.max_uses AS used_up"
+        "SELECT p.name AS project_name, i.role, i.expires_at, i.uses >= i.max_uses AS used_up,"
+        " p.language AS project_language"
         f" FROM invitations i JOIN projects p ON p.id = i.project_id WHERE i.code = %(code)s AND {_LIVE}",
         {"code": code},
     )

@@ -28,3 +28,9 @@ class ChunkRef(BaseModel):
     page_start: int | None  # 1-based page (PDF, scan) or slide (deck); see `location`
     page_end: int | None
     location: Location | None = None
+    # The stored version the chunk was cut from and its characters in that version's parsed text: what
+    # opens the cited spot (GET .../documents/{id}/versions/{version}/file, .../text) after a newer version
+    # replaced the chunk. None in citations stored before issue 42.
+    document_version: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None

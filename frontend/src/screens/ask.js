@@ -7,9 +7,9 @@
 // (#/p/<id>/ask/<thread id>).
 import { html, useEffect, useRef, useState } from '../lib.js';
 import { useApp } from '../context.js';
-import { go, href } from '../router.js';
+import { go, hashQuery, href } from '../router.js';
 import { Markdown } from '../markdown.js';
-import { Busy, CitationChips, ConfidenceBadge, Empty, ErrorNote, PassagePanel, Passages, formatDate, useAsync } from '../ui.js';
+import { CitationChips, ConfidenceBadge, Empty, ErrorNote, PassagePanel, Passages, formatDate, useAsync } from '../ui.js';
 
 export function Ask({ item }) {
   const { api, t, lang, projectId } = useApp();
@@ -69,7 +69,8 @@ export function Ask({ item }) {
 
 function Conversation({ messages, setMessages, threadId, onThread, onOpen }) {
   const { api, t, projectId } = useApp();
-  const [question, setQuestion] = useState('');
+  // #/p/<id>/ask?q=…: a question another screen prepared (the mind map's "Ask about this"), for the reader to send
+  const [question, setQuestion] = useState(() => hashQuery().get('q') || '');
   const [busy, setBusy] = useState(false);
   const end = useRef(null);
   useEffect(() => end.current?.scrollIntoView?.({ block: 'nearest' }), [messages.length]);
@@ -112,7 +113,7 @@ function Conversation({ messages, setMessages, threadId, onThread, onOpen }) {
             options_stated: data.options_stated,
           });
           if (data.thread_id && data.thread_id !== threadId) onThread(data.thread_id);
-        } else if (name === 'error') update({ streaming: false, error: data.detail, retryAfter: data.retry_after });
+        } else if (name === 'error') update({ streaming: false, error: data.message || data.detail, retryAfter: data.retry_after });
       });
       update((m) => (m.streaming ? { streaming: false } : {}));
     } catch (err) {
@@ -148,8 +149,7 @@ function Message({ message: m, onOpen }) {
   return html`<li class=${`msg assistant${kind ? ` outcome-${kind}` : ''}`} data-outcome=${m.outcome || ''} data-confidence=${label || ''}>
     ${(kind || label) && html`<p class="outcome-label">${kind && t(`outcome.${kind}`)}${kind && label && ' '}<${ConfidenceBadge} confidence=${m.streaming ? null : m.confidence} /></p>`}
     ${m.streaming && html`<${Passages} passages=${m.evidence} title=${t('fromMaterial')} onOpen=${onOpen} />`}
-    ${m.queued && html`<p class="meta" role="status">${t('queued', { n: m.queued })}</p>`}
-    ${m.streaming && !m.content && !m.queued && html`<${Busy} label=${t('thinking')} />`}
+    ${m.streaming && html`<${Waiting} message=${m} />`}
     ${m.streaming && m.content && html`<p class="meta draft-label">${t('draftChecking')}</p>`}
     ${m.streaming ? html`<p class="answer streaming draft" data-streaming="true">${m.content}</p>` : m.content && html`<${Markdown} text=${m.content} className="answer markdown" />`}
     ${label === 'medium' && passages && html`<p class="check-note">${t('checkPassage')}</p>`}
@@ -164,4 +164,19 @@ function Message({ message: m, onOpen }) {
       <${Passages} passages=${m.evidence} onOpen=${onOpen} />
     </details>`}
   </li>`;
+}
+
+// What a reply is waiting for, said as it changes: the search of the material, then (its passages on
+// screen) the model, with the place in its queue when the server sends one, then the answer being written.
+function Waiting({ message: m }) {
+  const { t } = useApp();
+  const found = m.evidence?.length > 0;
+  const [state, label] = m.content
+    ? ['writing', t('waitWriting')]
+    : m.queued
+      ? ['queued', found ? t('waitQueued', { n: m.queued }) : t('queued', { n: m.queued })]
+      : m.evidence
+        ? ['model', found ? t('waitModel') : t('waitModelOnly')]
+        : ['searching', t('waitSearching')];
+  return html`<p class="busy wait" role="status" data-wait=${state}><span class="spinner" aria-hidden="true"></span>${label}</p>`;
 }

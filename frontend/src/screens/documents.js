@@ -8,6 +8,7 @@ import {
   Busy, Empty, ErrorNote, JobProgress, formatDate, pagesLabel, sectionLabel, useAction, useAsync, useJob,
 } from '../ui.js';
 import { ACCEPT, ACCEPT_DOCUMENT, CourseBatchRow, droppedItems, planUploads, readFolder } from './course_upload.js';
+import { Welcome } from './welcome.js';
 
 export function Documents({ item }) {
   return item ? html`<${Chunks} documentId=${item} />` : html`<${DocumentList} />`;
@@ -34,7 +35,7 @@ function DocumentList() {
   };
   const dismiss = (id) => setUploads((list) => list.filter((u) => u.id !== id));
 
-  return html`<section aria-labelledby="docs-title">
+  return html`<${Welcome} /><section aria-labelledby="docs-title">
     <h2 id="docs-title">${t('tab.documents')}</h2>
     ${writer && html`<${DropZone} onFiles=${addFiles} />`}
     ${uploads.length > 0 && html`<ul class="list uploads" aria-label=${t('uploads')}>

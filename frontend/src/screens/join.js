@@ -1,24 +1,33 @@
 // Joining a project with an invitation's code (#/join/CODE: typed on the sign-in screen, or the link a
 // teacher sent). The code's preview first (public: which project, as what); then, signed in, one click
 // joins; not signed in: a new account made with the code, or a sign-in, and then the join.
-import { html } from '../lib.js';
+import { html, useEffect } from '../lib.js';
 import { useApp } from '../context.js';
 import { go, href } from '../router.js';
 import { Busy, ErrorNote, formatDate, useAction, useAsync } from '../ui.js';
 import { PasswordForm } from './signin.js';
 import { AccountForm } from './signup.js';
+import { markWelcome } from './welcome.js';
 
+// The page speaks the class's language (the project's, from the preview; `auto`: the browser's).
 export function Join({ code }) {
-  const { api, t, lang, signedIn, onSession } = useApp();
+  const { api, t, lang, signedIn, onSession, setProjectLanguage } = useApp();
   const preview = useAsync(() => api.call('joinPreview', { code }), [code]);
   const config = useAsync(() => api.call('authConfig'), []);
-  const join = useAction(async (client = api) => {
-    const joined = await client.call('join', {}, { json: { code } });
+  useEffect(() => {
+    setProjectLanguage(preview.data?.project_language ?? null); // none until the code is known
+  }, [preview.data?.project_language]);
+  // A new member lands on the documents with a welcome that points to Ask (welcome.js).
+  const arrive = (joined) => {
+    if (joined.outcome === 'joined') markWelcome(joined.project_id);
     go('p', joined.project_id, 'documents');
+  };
+  const join = useAction(async (client = api) => {
+    arrive(await client.call('join', {}, { json: { code } }));
   }, { keepBusy: true });
   const signup = async (body) => {
     const joined = await api.call('joinSignup', {}, { json: { code, ...body } });
-    go('p', joined.project_id, 'documents');
+    arrive(joined);
     onSession(joined.session);
   };
   const p = preview.data;

@@ -11,8 +11,11 @@ import { Study } from './study.js';
 import { Teacher } from './teacher.js';
 import { Members } from './members.js';
 import { Invitations } from './invitations.js';
+import { Viewer } from './viewer.js';
+import { MindMap } from './mindmap.js';
+import { AudioOverviews } from './audio.js';
 
-export function ProjectScreen({ projectId, tab = 'documents', item }) {
+export function ProjectScreen({ projectId, tab = 'documents', item, rest }) {
   const app = useApp();
   const { api, t, setProjectLanguage } = app;
   const project = useAsync(() => api.call('getProject', { project_id: projectId }), [projectId]);
@@ -30,14 +33,16 @@ export function ProjectScreen({ projectId, tab = 'documents', item }) {
     ['documents', t('tab.documents')],
     ['ask', t('tab.ask')],
     ['plans', t('tab.plans')],
+    ['map', t('tab.map')],
+    ['audio', t('tab.audio')],
     ['study', t('tab.study')],
     ...(writer ? [['teacher', t('tab.teacher')]] : []),
     ['members', t('tab.members')],
     ...(inviter ? [['invitations', t('tab.invitations')]] : []),
   ];
   const context = { ...app, projectId, project: project.data, role, writer, owner: role === 'owner', reloadProject: project.reload };
-  const screens = { documents: Documents, ask: Ask, plans: Plans, study: Study, teacher: Teacher, members: Members,
-    ...(inviter ? { invitations: Invitations } : {}) };
+  const screens = { documents: Documents, ask: Ask, plans: Plans, map: MindMap, audio: AudioOverviews, study: Study, teacher: Teacher, members: Members,
+    ...(inviter ? { invitations: Invitations } : {}), doc: Viewer }; // doc: a cited spot, opened from a citation
   const Screen = screens[tab] || Documents;
   return html`<${AppContext.Provider} value=${context}>
     <div class="project-head">
@@ -50,6 +55,6 @@ export function ProjectScreen({ projectId, tab = 'documents', item }) {
         ([id, label]) => html`<a key=${id} href=${href('p', projectId, id)} aria-current=${id === tab ? 'page' : undefined}>${label}</a>`,
       )}
     </nav>
-    <${Screen} item=${item} />
+    <${Screen} item=${item} rest=${rest} />
   <//>`;
 }

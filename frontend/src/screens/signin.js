@@ -47,6 +47,7 @@ export function PasswordForm({ then, idPrefix = 'signin' }) {
     }
     const client = new Api(null, { csrf: session.csrf_token });
     client.spec = api.spec;
+    client.language = api.language;
     if (then) await then(client);
     onSession(session);
   });

@@ -1,11 +1,12 @@
 // Study: the quiz (questions of the bank, answered and graded with feedback, missing points and sources)
 // and, where the server has the study loop's routes, the due queue with flashcards (flip, rate), the exam
-// date and mastery per topic.
+// date and mastery per topic. Questions, options, cards and feedback are Markdown (code, formulas).
 import { html, useEffect, useRef, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { BarChart } from '../charts.js';
 import { Busy, CitationChips, Empty, ErrorNote, PassagePanel, formatDate, sectionLabel, useAction, useAsync } from '../ui.js';
 import { GradeStatus } from './grades.js';
+import { Markdown } from '../markdown.js';
 
 export function Study() {
   const { api, t } = useApp();
@@ -99,11 +100,11 @@ export function QuizCard({ question: q, onOpen, onGraded }) {
   const id = `q-${q.id}`;
   return html`<article class="card quiz" aria-labelledby=${id} data-question=${q.id}>
     <p class="meta">${t(`qtype.${q.type}`, {}, q.type)} · ${t(`difficulty.${q.difficulty}`, {}, q.difficulty)}${q.section_path?.length ? ` · ${sectionLabel(q.section_path)}` : ''}</p>
-    <h3 id=${id} class="question">${q.question}</h3>
+    <h3 id=${id} class="question"><${Markdown} inline text=${q.question} className="markdown" /></h3>
     <form onSubmit=${submit}>
       ${q.options?.length
         ? html`<fieldset><legend class="visually-hidden">${t('chooseOne')}</legend>
-            ${q.options.map((o, i) => html`<label key=${i} class="option"><input type="radio" name=${id} value=${o} checked=${answer === o} onChange=${() => setAnswer(o)} required /> ${o}</label>`)}
+            ${q.options.map((o, i) => html`<label key=${i} class="option"><input type="radio" name=${id} value=${o} checked=${answer === o} onChange=${() => setAnswer(o)} required /> <${Markdown} inline text=${o} className="markdown" /></label>`)}
           </fieldset>`
         : html`<label for=${`${id}-answer`}>${t('yourAnswer')}</label>
           <textarea id=${`${id}-answer`} rows="4" maxlength="5000" required value=${answer} onInput=${(e) => setAnswer(e.target.value)}></textarea>`}
@@ -141,9 +142,9 @@ function Grade({ grade: g, onOpen }) {
   return html`<div class=${`grade verdict-${g.verdict}`} role="status" aria-live="polite">
     <${GradeStatus} status=${g.status} />
     <p><strong>${t(`verdict.${g.verdict}`)}</strong> · ${t('score')} ${Math.round(g.score * 100)}%</p>
-    <p>${g.feedback}</p>
+    <${Markdown} text=${g.feedback} />
     ${g.missing_points?.length > 0 && html`<h4>${t('missingPoints')}</h4><ul>${g.missing_points.map((m, i) => html`<li key=${i}>${m}</li>`)}</ul>`}
-    ${g.reference_answer && html`<h4>${t('referenceAnswer')}</h4><p>${g.reference_answer}</p>`}
+    ${g.reference_answer && html`<h4>${t('referenceAnswer')}</h4><${Markdown} text=${g.reference_answer} />`}
     ${g.explanation && html`<p class="meta">${g.explanation}</p>`}
     ${g.attempts_left !== null && g.attempts_left !== undefined && html`<p class="meta">${t('attemptsLeft', { n: g.attempts_left })}</p>`}
     <${CitationChips} citations=${g.citations} onOpen=${onOpen} />
@@ -190,9 +191,9 @@ function Flashcard({ item, focus, onNext }) {
   const rate = (rating) => busy || run(rating); // one review per card: a double click must not rate it twice
   return html`<article class="card flashcard" data-question=${item.question.id}>
     <p class="meta">${item.is_new ? t('newCard') : t(`cardState.${item.card.state}`, {}, item.card.state)}${item.question.section_path?.length ? ` · ${sectionLabel(item.question.section_path)}` : ''}</p>
-    <h3 class="front" tabindex="-1" ref=${front}>${item.question.question}</h3>
+    <h3 class="front" tabindex="-1" ref=${front}><${Markdown} inline text=${item.question.question} className="markdown" /></h3>
     ${flipped
-      ? html`<p class="back" tabindex="-1" ref=${back}>${item.question.answer}</p>
+      ? html`<div class="back" tabindex="-1" ref=${back}><${Markdown} text=${item.question.answer} /></div>
         <div class="row" role="group" aria-label=${t('rateRecall')}>
           ${[1, 2, 3, 4].map((r) => html`<button key=${r} type="button" class=${`rate rate-${r}`} disabled=${busy} onClick=${() => rate(r)}>${t(`rating.${r}`)}</button>`)}
         </div>`

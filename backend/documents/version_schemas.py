@@ -1,0 +1,44 @@
+"""What a citation opens: the stored version it names, with the passage and the text around it."""
+
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel, Field
+
+from core.store.content.refs import Location
+
+
+class CitedPassage(BaseModel):
+    char_start: int = Field(description="offsets in the parsed text of this version")
+    char_end: int
+    # None: not known any more (a PDF's older version, whose chunks a newer one replaced): the web app
+    # highlights with the citation's own text.
+    text: str | None
+    page_start: int | None = Field(description="1-based page (PDF, scan) or slide (deck)")
+    page_end: int | None
+
+
+class PassageContext(BaseModel):
+    """The parsed text shown around the passage (formats shown as text): its section(s), or the slide."""
+
+    char_start: int
+    char_end: int
+    text: str = Field(description="Markdown for every format but plain text")
+    path: list[str] = Field(description="the section's headings, outermost first")
+    page: int | None = Field(description="the slide shown (decks)")
+
+
+class VersionSpot(BaseModel):
+    document_id: UUID
+    version: int
+    title: str
+    filename: str
+    source_type: str = Field(description="of this version's bytes (a newer version may be of another type)")
+    location: Location | None
+    media_type: str = Field(description="the Content-Type .../file answers with")
+    shown_as: Literal["pdf", "image", "text"] = Field(
+        description="pdf, image: the app draws the page from .../file; text: `context` is shown"
+    )
+    page_count: int | None
+    passage: CitedPassage | None
+    context: PassageContext | None
