@@ -10,7 +10,7 @@ from uuid import UUID
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
-from core.store.runs.jobs import begin_attempt
+from core.store.runs.jobs import begin_attempt, succeeded_result
 from core.store.sql.access import Connection, member_of, owner_of, scope
 from core.store.sql.listing import Page
 from core.store.sql.rows import columns, fetch_all, fetch_one
@@ -134,14 +134,8 @@ async def start_audio_job(conn: Connection, *, project_id: UUID, job_id: str, st
 
 
 async def finished_result(conn: Connection, *, project_id: UUID, job_id: str) -> dict[str, Any] | None:
-    result: dict[str, Any] | None = await fetch_one(
-        conn,
-        scalar_row,
-        "SELECT result FROM jobs WHERE id = %(job_id)s AND project_id = %(project_id)s"
-        " AND kind = 'audio_overview' AND status = 'succeeded'",
-        {"job_id": job_id, "project_id": project_id},
-    )
-    return result
+    """The succeeded job's result (JSON), else None."""
+    return await succeeded_result(conn, project_id=project_id, job_id=job_id, kind="audio_overview")
 
 
 @dataclass(frozen=True)

@@ -186,3 +186,18 @@ async def fail_job(conn: Connection, *, project_id: UUID, job_id: str, error: st
         " WHERE id = %(job_id)s AND project_id = %(project_id)s",
         {"job_id": job_id, "project_id": project_id, "error": error},
     )
+
+
+async def succeeded_result(
+    conn: Connection, *, project_id: UUID, job_id: str, kind: str
+) -> dict[str, Any] | None:
+    """A succeeded job's result (JSON) of this kind in the project, else None: what a rerun of a job
+    that must not run twice (a note, an audio overview) answers instead."""
+    result: dict[str, Any] | None = await fetch_one(
+        conn,
+        scalar_row,
+        "SELECT result FROM jobs WHERE id = %(job_id)s AND project_id = %(project_id)s"
+        " AND kind = %(kind)s AND status = 'succeeded'",
+        {"job_id": job_id, "project_id": project_id, "kind": kind},
+    )
+    return result

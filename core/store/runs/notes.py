@@ -8,10 +8,10 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid4
 
-from psycopg.rows import class_row, scalar_row
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from core.store.runs.jobs import begin_attempt
+from core.store.runs.jobs import begin_attempt, succeeded_result
 from core.store.sql.access import Connection, in_project, scope, writer_of
 from core.store.sql.rows import columns, fetch_one
 
@@ -76,14 +76,7 @@ async def start_note_job(conn: Connection, *, project_id: UUID, job_id: str, sta
 
 async def finished_result(conn: Connection, *, project_id: UUID, job_id: str) -> dict[str, Any] | None:
     """The succeeded job's result (JSON), else None."""
-    result: dict[str, Any] | None = await fetch_one(
-        conn,
-        scalar_row,
-        "SELECT result FROM jobs WHERE id = %(job_id)s AND project_id = %(project_id)s"
-        " AND kind = 'write_note' AND status = 'succeeded'",
-        {"job_id": job_id, "project_id": project_id},
-    )
-    return result
+    return await succeeded_result(conn, project_id=project_id, job_id=job_id, kind="write_note")
 
 
 async def finish_note_job(
