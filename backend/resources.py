@@ -16,6 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 from agents.qa import build_graph, qa_config
 from backend.accounts.lti.keys import LtiKeys, load_tool_key
 from backend.accounts.oidc.provider import OidcProviders
+from backend.documents.page_highlight import PageReader
 from backend.middleware.rate_limits import RateLimiter
 from core.runtime.postgres_watch import PostgresWatch
 from core.runtime.services import ServiceUrls
@@ -33,6 +34,7 @@ class ApiResources:
     clock: Callable[[], datetime] | None = None  # None: UTC now; a test moves time with its own
     postgres_watch: PostgresWatch | None = None  # the embedded Postgres's, under `studyai up`
     lti: LtiKeys = field(kw_only=True)  # the tool's LTI key and the platforms' key sets (cached)
+    page_reader: PageReader = field(default_factory=PageReader, kw_only=True)  # pages read for highlights
 
 
 @asynccontextmanager

@@ -42,3 +42,20 @@ class VersionSpot(BaseModel):
     page_count: int | None
     passage: CitedPassage | None
     context: PassageContext | None
+
+
+class HighlightBox(BaseModel):
+    """A line's run of the passage, as fractions of the page as shown (0..1, origin top left)."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+class PageHighlightOut(BaseModel):
+    page: int
+    source: Literal["text", "ocr"] = Field(description="the page's words: from its text layer, or by OCR")
+    boxes: list[HighlightBox] = Field(description="empty: the passage was not found on this page")
+    matched_words: int = Field(description="of the passage's words, how many were found on this page")
+    passage_words: int

@@ -12,9 +12,10 @@ from uuid import UUID
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request, Response, status
 
-from backend.deps import DbDep, ProjectDep, SettingsDep
+from backend.deps import ApiResourcesDep, DbDep, ProjectDep, SettingsDep
 from backend.documents import cited_spot
-from backend.documents.version_schemas import VersionSpot
+from backend.documents.page_highlight import page_highlight
+from backend.documents.version_schemas import PageHighlightOut, VersionSpot
 from core.store.content import versions
 
 router = APIRouter(prefix="/projects/{project_id}/documents/{document_id}/versions", tags=["documents"])
@@ -22,6 +23,8 @@ router = APIRouter(prefix="/projects/{project_id}/documents/{document_id}/versio
 INT4_MAX = 2**31 - 1  # the columns' integer: a larger number is 422, not a database error
 VersionNumber = Annotated[int, Path(ge=1, le=INT4_MAX, description="as a citation's `document_version`")]
 Offset = Annotated[int | None, Query(ge=0, le=INT4_MAX)]
+QUOTE_MAX_CHARS = 4_000  # a chunk's text is at most a few thousand characters
+QUOTE_HELP = "the citation's own text, for a version whose chunks a newer one replaced"
 # A version's bytes never change, so the browser may keep them a while; `private`: no shared cache keeps a
 # member's file, and the 10 minutes bound how long a removed member's browser shows its copy unasked.
 FILE_CACHE = "private, max-age=600"
@@ -82,11 +85,7 @@ async def version_text(
     the formats shown as text (`shown_as: text`), the section around it (a deck: the slide) from this
     version's parsed text. A PDF or a page image is drawn by the app from .../file: `passage.text` is the
     text of the version's chunks while they are live, else null."""
-    if (char_start is None) != (char_end is None) or (char_start or 0) > (char_end or 0):
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "Send char_start ≤ char_end, or neither.")
-    wanted = (
-        cited_spot.Range(char_start, char_end) if char_start is not None and char_end is not None else None
-    )
+    wanted = _range(char_start, char_end)
     async with db.connection() as conn:
         stored = await versions.stored_version(conn, **access.scope, document_id=document_id, version=version)
         if stored is None:
@@ -112,3 +111,34 @@ async def version_text(
             **asdict(spot),
         }
     )
+
+
+@router.get("/{version}/pages/{page}/highlight")
+async def version_page_highlight(
+    document_id: UUID,
+    version: VersionNumber,
+    page: Annotated[int, Path(ge=1, le=INT4_MAX, description="1-based, as a citation's `page_start`")],
+    access: ProjectDep,
+    db: DbDep,
+    settings: SettingsDep,
+    resources: ApiResourcesDep,
+    char_start: Offset = None,
+    char_end: Offset = None,
+    quote: Annotated[str | None, Query(max_length=QUOTE_MAX_CHARS, description=QUOTE_HELP)] = None,
+) -> PageHighlightOut:
+    """Where the cited passage lies on a page of a PDF or page image, for a page the browser cannot mark
+    by its text (a scan): boxes over the passage's lines, from the page's words (its text layer, else OCR,
+    read on the first request and kept). 422 for a version shown as text, a page it does not have, or a
+    scan OCR cannot read on this server."""
+    highlight = await page_highlight(
+        db, access.scope, document_id=document_id, version=version, page=page,
+        wanted=_range(char_start, char_end), quote=quote, limits=settings.parsing,
+        reader=resources.page_reader,
+    )  # fmt: skip
+    return PageHighlightOut.model_validate(asdict(highlight))
+
+
+def _range(char_start: int | None, char_end: int | None) -> cited_spot.Range | None:
+    if (char_start is None) != (char_end is None) or (char_start or 0) > (char_end or 0):
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "Send char_start ≤ char_end, or neither.")
+    return cited_spot.Range(char_start, char_end) if char_start is not None and char_end is not None else None

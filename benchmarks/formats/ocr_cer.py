@@ -18,7 +18,7 @@ from benchmarks.formats.scans import THINK_PYTHON, portuguese_prose, scanned_pdf
 from benchmarks.report import report_path, write_report
 from workers.parsing import parse_document
 from workers.parsing.ocr import OCR_DPI, find_tessdata
-from workers.parsing.pdf import _TEXT_FLAGS
+from workers.parsing.pdf import TEXT_FLAGS
 
 ENGLISH_PAGES = (20, 40, 60, 99)  # 0-based: chapter openings and a page of code and prose
 PORTUGUESE_CHAPTERS = ("03-funcoes.md", "08-strings.md")
@@ -71,7 +71,7 @@ def main() -> None:
     for condition, how in CONDITIONS.items():
         for name, source, page in samples():
             with pymupdf.open(stream=source) as pdf:
-                truth = pdf.load_page(page).get_text(flags=_TEXT_FLAGS)
+                truth = pdf.load_page(page).get_text(flags=TEXT_FLAGS)
             scan = scanned_pdf(source, [page], **how)
             started = time.perf_counter()
             doc = parse_document(scan, source_type="pdf", filename="scan.pdf")

@@ -1,7 +1,10 @@
 """What a citation opens (issue 42), over HTTP: a citation names the stored version of its document and the
 characters it read; any member, a viewer too, reads that version's exact bytes and the passage in it, and
-a newer upload does not move an old citation. Anyone else gets 404, whatever the ids they try."""
+a newer upload does not move an old citation. On a scanned page the passage's boxes come from the page's
+words read by OCR (once for a whole class) and land where the page prints it. Anyone else gets 404,
+whatever the ids they try."""
 
+import asyncio
 import json
 import uuid
 from typing import Any
@@ -11,7 +14,8 @@ import pymupdf
 import pytest
 from langchain_core.messages import AIMessage
 
-from benchmarks.formats.scans import THINK_PYTHON
+from backend.documents import page_highlight
+from benchmarks.formats.scans import THINK_PYTHON, scanned_pdf
 from tests.backend.test_qa_api import chat_model
 from tests.chat_fakes import ListChat
 from tests.conftest import Caller, UserFactory, class_project, create_project, upload, wait_for_job
@@ -37,6 +41,11 @@ PAGE = """<!DOCTYPE html><html><head><title>Slices</title><script>alert(1)</scri
 <h1>Slices</h1><p>A slice is a reference to a contiguous run of elements in a collection.</p></body></html>
 """
 QUESTION = "What happens to a value when its owner goes out of scope?"
+DEBUGGING_PAGE = 26  # 0-based: Think Python's "1.7 Debugging", then its next two pages
+BUGS = (
+    "For whimsical reasons, programming errors are called bugs and the process of tracking them down is "
+    "called debugging."
+)
 
 
 def pdf_excerpt() -> bytes:
@@ -84,13 +93,16 @@ async def cited(client: httpx.AsyncClient, make_user: UserFactory, worker: Any) 
     assert job["status"] == "succeeded", job
     page = await indexed(client, owner, project_id, "slices.html", PAGE.encode())
     pdf = await indexed(client, owner, project_id, "think-python.pdf", pdf_excerpt())
+    scan_pdf = scanned_pdf(THINK_PYTHON, [DEBUGGING_PAGE, DEBUGGING_PAGE + 1, DEBUGGING_PAGE + 2], dpi=200)
+    scan = await indexed(client, owner, project_id, "scan.pdf", scan_pdf)
     outsider = await make_user("outsider")
     elsewhere = await create_project(client, outsider, name="elsewhere")
     theirs = await indexed(client, outsider, elsewhere, "theirs.md", b"# Theirs\n\nAnother project's.\n")
     return {
         "project_id": project_id, "owner": owner, "editor": editor, "alice": alice, "bob": bob,
         "document_id": document_id, "citation": citation, "thread_id": answered.json()["thread_id"],
-        "page": page["document_id"], "pdf": pdf["document_id"], "outsider": outsider,
+        "page": page["document_id"], "pdf": pdf["document_id"], "scan": scan["document_id"],
+        "outsider": outsider,
         "elsewhere": elsewhere, "theirs": theirs["document_id"],
     }  # fmt: skip
 
@@ -173,7 +185,7 @@ async def test_a_web_page_is_served_inert_and_shown_as_its_text(
 
 async def test_nobody_else_reads_a_version(client: httpx.AsyncClient, cited: dict[str, Any]) -> None:
     project_id, document_id, outsider = cited["project_id"], cited["document_id"], cited["outsider"]
-    for what in ("file", "text"):
+    for what in ("file", "text", "pages/1/highlight"):
         # Not a member: 404, as if there were nothing there.
         denied = await client.get(version_url(project_id, document_id, 1, what), headers=outsider)
         assert denied.status_code == 404, (what, denied.text)
@@ -204,3 +216,91 @@ async def test_a_range_must_be_whole(client: httpx.AsyncClient, cited: dict[str,
     for query in ({"char_start": 5}, {"char_start": 9, "char_end": 3}, {"char_start": -1, "char_end": 3}):
         response = await client.get(url, params=query, headers=cited["alice"])
         assert response.status_code == 422, (query, response.text)
+
+
+def printed(first: str, last: str) -> pymupdf.Rect:
+    """Where the book's text layer prints the run of words from `first` to `last` on the Debugging page, as
+    fractions of the page."""
+    with pymupdf.open(THINK_PYTHON) as book:
+        page = book[DEBUGGING_PAGE]
+        words = page.get_text("words")
+        start = next(i for i, w in enumerate(words) if w[4] == first)
+        end = next(i for i, w in enumerate(words) if i >= start and w[4] == last)
+        run = pymupdf.Rect()
+        for word in words[start : end + 1]:
+            run |= pymupdf.Rect(word[:4])
+        width, height = page.rect.width, page.rect.height
+        return pymupdf.Rect(run.x0 / width, run.y0 / height, run.x1 / width, run.y1 / height)
+
+
+def boxes_of(answer: dict[str, Any]) -> list[pymupdf.Rect]:
+    return [pymupdf.Rect(b["x0"], b["y0"], b["x1"], b["y1"]) for b in answer["boxes"]]
+
+
+async def test_a_scanned_page_highlights_the_passage_where_the_page_prints_it(
+    client: httpx.AsyncClient, cited: dict[str, Any]
+) -> None:
+    project_id, scan, alice = cited["project_id"], cited["scan"], cited["alice"]
+    url = version_url(project_id, scan, 1, "pages/1/highlight")
+    # A citation whose chunks are gone sends its own text: the sentence's two printed lines are boxed.
+    answer = (await client.get(url, params={"quote": BUGS}, headers=alice)).json()
+    assert answer["source"] == "ocr" and answer["matched_words"] == answer["passage_words"] == len(
+        page_highlight.tokens(BUGS)
+    )
+    sentence = printed("For", "debugging.")
+    near = pymupdf.Rect(sentence.x0 - 0.015, sentence.y0 - 0.015, sentence.x1 + 0.015, sentence.y1 + 0.015)
+    lines = boxes_of(answer)
+    assert len(lines) == 2 and all(line in near for line in lines), (lines, sentence)
+    assert printed("whimsical", "whimsical").intersects(lines[0])
+    assert printed("tracking", "tracking").intersects(lines[1])
+    # A live citation names its chunk's characters: the chunk's text is found on the page where it is printed.
+    chunks = (await client.get(f"/projects/{project_id}/documents/{scan}/chunks", headers=alice)).json()
+    chunk = next(c for c in chunks if "whimsical" in c["text"] and c["page_start"] == 1)
+    query = {"char_start": chunk["char_start"], "char_end": chunk["char_end"]}
+    answer = (await client.get(url, params=query, headers=alice)).json()
+    assert any(printed("whimsical", "whimsical").intersects(box) for box in boxes_of(answer)), answer
+    # The next page does not print it: read, and no box.
+    other = await client.get(
+        version_url(project_id, scan, 1, "pages/2/highlight"), params={"quote": BUGS}, headers=alice
+    )
+    assert other.status_code == 200 and other.json()["boxes"] == [], other.text
+
+
+async def test_a_class_opening_one_scanned_page_reads_it_once(
+    client: httpx.AsyncClient, cited: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[int] = []
+    read_page = page_highlight.page_words_bounded
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        reads.append(kwargs["page"])
+        return await read_page(*args, **kwargs)
+
+    monkeypatch.setattr(page_highlight, "page_words_bounded", counted)
+    project_id, scan = cited["project_id"], cited["scan"]
+    url = version_url(project_id, scan, 1, "pages/3/highlight")  # no other test reads page 3
+    query = {"quote": "Programming languages are not the only place you find errors, bugs and debugging."}
+    class_at_once = [cited[name] for name in ("alice", "bob", "editor", "owner")] * 2  # more than the 2 reads
+    answers = await asyncio.gather(*(client.get(url, params=query, headers=who) for who in class_at_once))
+    assert [a.status_code for a in answers] == [200] * len(class_at_once)
+    assert len({a.text for a in answers}) == 1 and reads == [3]
+    again = await client.get(url, params=query, headers=cited["bob"])
+    assert again.text == answers[0].text and reads == [3]  # kept: never read a second time
+
+
+async def test_a_page_shown_as_text_or_missing_is_refused_with_its_reason(
+    client: httpx.AsyncClient, cited: dict[str, Any]
+) -> None:
+    project_id, alice = cited["project_id"], cited["alice"]
+    shown_as_text = await client.get(
+        version_url(project_id, cited["document_id"], 1, "pages/1/highlight"), headers=alice
+    )
+    assert shown_as_text.status_code == 422 and "shown as text" in shown_as_text.json()["detail"]
+    missing = await client.get(version_url(project_id, cited["scan"], 1, "pages/9/highlight"), headers=alice)
+    assert missing.status_code == 422 and "no page 9" in missing.json()["detail"], missing.text
+    too_long = await client.get(
+        version_url(project_id, cited["scan"], 1, "pages/1/highlight"),
+        params={"quote": "x" * 4001},
+        headers=alice,
+    )
+    assert too_long.status_code == 422

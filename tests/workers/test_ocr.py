@@ -26,8 +26,7 @@ from tests.workers.test_parsing import parse_children
 from workers.parsing import OcrOptions, ParsedDocument, ParseError, parse_document
 from workers.parsing import ocr as ocr_module
 from workers.parsing.bounded import parse_bounded
-from workers.parsing.pdf import _TEXT_FLAGS as TEXT_FLAGS
-from workers.parsing.pdf import NO_TEXT, page_of
+from workers.parsing.pdf import NO_TEXT, TEXT_FLAGS, page_of
 
 LIMITS = ParseSettings(max_pages=2000, max_chars=20_000_000, timeout_s=120, max_memory_mb=2048)
 ENGLISH_PAGE = 20  # 0-based: Think Python's page 21, the first page of chapter 1 ("The way of the program")

@@ -26,6 +26,7 @@ from typing import Any
 from core.runtime.child_env import child_environment
 from core.settings.parsing import ParseSettings
 from core.text.filetypes import CHILD_PARSED
+from core.text.page_words import PageWords, words_from_json
 from workers.parsing import parse_document
 from workers.parsing.types import ParsedDocument, ParseError, Section
 
@@ -68,7 +69,24 @@ async def parse_bounded(
 async def parse_in_child(
     data: bytes, *, source_type: str, filename: str, title: str | None, limits: ParseSettings
 ) -> ParsedDocument:
-    header = {
+    header = _header(limits, source_type=source_type, filename=filename, title=title)
+    out, returncode = await _run_child(header, data, limits, limits.timeout_s)
+    return _document(read_answer(out, returncode, limits, "document"))
+
+
+async def page_words_bounded(
+    data: bytes, *, source_type: str, filename: str, page: int, limits: ParseSettings
+) -> PageWords:
+    """One page's words and boxes (workers/parsing/page_words.py), read in the child under the same limits
+    as parsing, and OCR_PAGE_TIMEOUT_S for the page. Raises ParseError with the reason."""
+    header = _header(limits, source_type=source_type, filename=filename, title=None)
+    header.update(task="page_words", page=page)
+    out, returncode = await _run_child(header, data, limits, limits.ocr_page_timeout_s)
+    return _page_words(read_answer(out, returncode, limits, "page_words"))
+
+
+def _header(limits: ParseSettings, *, source_type: str, filename: str, title: str | None) -> dict[str, Any]:
+    return {
         "source_type": source_type,
         "filename": filename,
         "title": title,
@@ -80,6 +98,12 @@ async def parse_in_child(
         "ocr_languages": limits.ocr_languages,
         "ocr_max_pages": limits.ocr_max_pages,
     }
+
+
+async def _run_child(
+    header: dict[str, Any], data: bytes, limits: ParseSettings, timeout_s: float
+) -> tuple[bytes, int | None]:
+    """What the child wrote, and how it ended; ParseError when it ran past its time."""
     environment = child_environment(with_settings=False)
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, (_CODE_ROOT, environment.get("PYTHONPATH"))))
     process = await asyncio.create_subprocess_exec(
@@ -97,18 +121,18 @@ async def parse_in_child(
             ocr_page = page
 
     try:
-        async with asyncio.timeout(limits.timeout_s) as timer:
+        async with asyncio.timeout(timeout_s) as timer:
             await _send(process, json.dumps(header).encode() + b"\n" + data)
             assert process.stdout is not None
             out = await _read_output(process.stdout, on_progress)
             await process.wait()
     except TimeoutError:
-        raise ParseError(timeout_reason(limits, ocr_page)) from None
+        raise ParseError(timeout_reason(limits, ocr_page or header.get("page"))) from None
     finally:
         if process.returncode is None:  # timed out, or the job was cancelled: never leave it running
             process.kill()
             await process.wait()
-    return read_answer(out, process.returncode, limits)
+    return out, process.returncode
 
 
 async def _send(process: asyncio.subprocess.Process, payload: bytes) -> None:
@@ -146,7 +170,8 @@ def _progress_page(line: bytes) -> int | None:
     return page if isinstance(page, int) else None
 
 
-def read_answer(out: bytes, returncode: int | None, limits: ParseSettings) -> ParsedDocument:
+def read_answer(out: bytes, returncode: int | None, limits: ParseSettings, key: str) -> dict[str, Any]:
+    """The child's answer under `key` ("document", "page_words"); ParseError with its reason otherwise."""
     last_line = out.rstrip(b"\n").rsplit(b"\n", 1)[-1]  # after the progress lines, the answer
     try:
         answer = json.loads(last_line.decode("utf-8", "surrogatepass")) if last_line else None
@@ -158,7 +183,10 @@ def read_answer(out: bytes, returncode: int | None, limits: ParseSettings) -> Pa
         raise ParseError(memory_reason(limits))
     if "error" in answer:
         raise ParseError(str(answer["error"]))
-    return _document(answer["document"])
+    fields = answer.get(key)
+    if not isinstance(fields, dict):
+        raise ParseError(f"the parser answered without a result ({_exit_text(returncode)})")
+    return fields
 
 
 def _exit_text(returncode: int | None) -> str:
@@ -194,6 +222,11 @@ def _document(fields: dict[str, Any]) -> ParsedDocument:
         source_type=str(fields["source_type"]),
         page_offsets=tuple(int(offset) for offset in fields["page_offsets"]),
     )
+
+
+def _page_words(fields: dict[str, Any]) -> PageWords:
+    words = words_from_json(fields["words"])
+    return PageWords(page=int(fields["page"]), source=str(fields["source"]), words=words)
 
 
 def _optional_int(value: Any) -> int | None:

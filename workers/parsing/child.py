@@ -4,7 +4,8 @@ every type in core/text/filetypes.CHILD_PARSED (PDF, images, Office files, EPUB,
 stdin: one JSON header line ({source_type, filename, title, max_pages, max_chars, max_memory_mb,
 max_cpu_s, ocr_enabled, ocr_languages, ocr_max_pages}), then the file's bytes. stdout: progress lines
 ({"ocr_page": n}, before each page that goes through OCR), then one JSON object, {"document": ...} or
-{"error": reason[, "out_of_memory": true]}.
+{"error": reason[, "out_of_memory": true]}. A header with {"task": "page_words", "page": n} reads that one
+page's words and boxes instead (workers/parsing/page_words.py) and answers {"page_words": ...}.
 The limits are set before the file is read and cannot be raised again from here: RLIMIT_AS (the whole
 address space) and RLIMIT_CPU, a backstop to the parent's timeout should the parent itself die.
 JSON rather than pickle: this process opens hostile files, and what it answers must not be able to run
@@ -17,6 +18,7 @@ from dataclasses import asdict
 from typing import Any
 
 from workers.parsing import OcrOptions, parse_document
+from workers.parsing.page_words import read_page_words
 from workers.parsing.types import ParsedDocument, ParseError, is_out_of_memory
 
 HEADER_MAX_BYTES = 64 * 1024
@@ -33,7 +35,16 @@ def encode(doc: ParsedDocument) -> dict[str, Any]:
 
 
 def answer_for(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
+    ocr = OcrOptions(
+        enabled=bool(header.get("ocr_enabled", True)),
+        languages=str(header.get("ocr_languages", OcrOptions.languages)),
+        max_pages=int(header.get("ocr_max_pages", OcrOptions.max_pages)),
+    )
     try:
+        if header.get("task") == "page_words":
+            image = header.get("source_type") == "image"
+            words = read_page_words(data, image=image, page=int(header["page"]), ocr=ocr)
+            return {"page_words": asdict(words)}
         doc = parse_document(
             data,
             source_type=str(header.get("source_type", "pdf")),
@@ -43,11 +54,7 @@ def answer_for(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
             max_chars=int(header["max_chars"]),
             max_memory_mb=int(header["max_memory_mb"]),
             on_ocr_page=_report_ocr_page,
-            ocr=OcrOptions(
-                enabled=bool(header.get("ocr_enabled", True)),
-                languages=str(header.get("ocr_languages", OcrOptions.languages)),
-                max_pages=int(header.get("ocr_max_pages", OcrOptions.max_pages)),
-            ),
+            ocr=ocr,
         )
         return {"document": encode(doc)}
     except ParseError as error:

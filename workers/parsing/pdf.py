@@ -26,7 +26,7 @@ from workers.parsing.types import (
 
 PAGE_SEPARATOR = "\n\n"
 # Ligatures expanded ("ﬁ" -> "fi") and words hyphenated across lines joined: both matter for search.
-_TEXT_FLAGS = (pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES) | pymupdf.TEXT_DEHYPHENATE
+TEXT_FLAGS = (pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES) | pymupdf.TEXT_DEHYPHENATE
 
 EMPTY = "The file is empty."
 NOT_PDF = "The file is not a PDF (its content does not start with a PDF header)."
@@ -56,7 +56,7 @@ def parse_pdf(
     Raises ParseError (with the reason) past `max_pages` pages or `max_chars` characters of text, and
     OutOfMemory when MuPDF cannot allocate (workers/parsing/bounded.py runs this under a memory limit)."""
     kind = "image" if image else "PDF"
-    doc = _open_image(data, max_pages) if image else _open(data)
+    doc = open_image(data, max_pages) if image else open_pdf(data)
     try:
         page_count = _page_count(doc)
         if max_pages is not None and page_count > max_pages:
@@ -71,7 +71,7 @@ def parse_pdf(
         failed: list[int] = []
         if scanned:
             ocr_warnings, failed = recognise_pages(
-                doc, page_texts, scanned, options=ocr or OcrOptions(), kind=kind, flags=_TEXT_FLAGS,
+                doc, page_texts, scanned, options=ocr or OcrOptions(), kind=kind, flags=TEXT_FLAGS,
                 max_chars=max_chars, on_page=on_ocr_page,
             )  # fmt: skip
             warnings += ocr_warnings
@@ -103,7 +103,7 @@ def parse_pdf(
     )
 
 
-def _open_image(data: bytes, max_pages: int | None) -> pymupdf.Document:
+def open_image(data: bytes, max_pages: int | None) -> pymupdf.Document:
     if not data:
         raise ParseError(EMPTY)
     try:  # MuPDF reads the headers only here: the pixels are decoded when a page is rendered
@@ -122,7 +122,7 @@ def _open_image(data: bytes, max_pages: int | None) -> pymupdf.Document:
     return doc
 
 
-def _open(data: bytes) -> pymupdf.Document:
+def open_pdf(data: bytes) -> pymupdf.Document:
     if not data:
         raise ParseError(EMPTY)
     # pymupdf sniffs the content and would happily open a PNG named .pdf; the header settles it.
@@ -164,7 +164,7 @@ def _extract_pages(
     for index in range(page_count):
         try:
             page = doc.load_page(index)
-            text = clean_page(page.get_text("text", flags=_TEXT_FLAGS))
+            text = clean_page(page.get_text("text", flags=TEXT_FLAGS))
             if not text and is_scanned(page):
                 scanned.append(index + 1)
         except Exception as error:  # a broken page must not sink the document; it is reported in warnings

@@ -1,12 +1,13 @@
 // A PDF's cited page, drawn by pdf.js (vendor/pdfjs, imported on first use: it is large and only this
 // screen needs it) from the version's bytes, which the app fetches with its own credentials. The page's
 // text layer (pdf.js's transparent, selectable spans) carries the highlight: the spans whose words run
-// with the passage's. A scanned page has no text layer (the OCR behind its chunks keeps no positions on
-// the page): the page is framed and the passage shown beside it. Zoom: fit the width (the default, a
-// phone's too), or in and out by steps; pages by buttons or by number.
+// with the passage's. A scanned page has no text layer: the server reads its words by OCR and answers the
+// passage's boxes, drawn over the page (page_boxes.js). Zoom: fit the width (the default, a phone's too),
+// or in and out by steps; pages by buttons or by number.
 import { html, useEffect, useRef, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { Busy, ErrorNote } from '../ui.js';
+import { PageBoxes, usePageHighlight } from './page_boxes.js';
 
 const PDFJS = '../../vendor/pdfjs/pdf.min.mjs';
 const PDFJS_WORKER = new URL('../../vendor/pdfjs/pdf.worker.min.mjs', import.meta.url).href;
@@ -61,7 +62,7 @@ export function itemsToMark(items, passage) {
   return new Set(page.filter((_, i) => hit[i]).map(([, index]) => index));
 }
 
-export function PdfPage({ params, title, startPage, passage }) {
+export function PdfPage({ params, title, startPage, passage, from = null, to = null, quote = null }) {
   const { api, t } = useApp();
   const [pdf, setPdf] = useState(null);
   const [error, setError] = useState(null);
@@ -69,7 +70,8 @@ export function PdfPage({ params, title, startPage, passage }) {
   const [typed, setTyped] = useState(String(startPage || 1));
   const [zoom, setZoom] = useState(null); // null: fit the width
   const [width, setWidth] = useState(0);
-  const [found, setFound] = useState(null); // 'text', 'none' (not on this page) or 'scan'
+  const [found, setFound] = useState(null); // 'text' or 'none' (not on this page), on a page with text
+  const [scanned, setScanned] = useState(false); // the page has no text layer: its boxes come from OCR
   const frame = useRef(null);
   const sheet = useRef(null);
   const layer = useRef(null);
@@ -132,10 +134,9 @@ export function PdfPage({ params, title, startPage, passage }) {
       await textLayer.render();
       if (gone) return;
       const strings = textLayer.textContentItemsStr;
-      if (!strings.join('').trim()) {
-        setFound('scan');
-        return;
-      }
+      const noText = !strings.join('').trim();
+      setScanned(noText);
+      if (noText) return;
       const marked = itemsToMark(strings, passage);
       textLayer.textDivs.forEach((div, i) => marked.has(i) && div.classList.add('spot-hl'));
       const first = textLayer.textDivs.find((div) => div.classList.contains('spot-hl'));
@@ -163,8 +164,9 @@ export function PdfPage({ params, title, startPage, passage }) {
     if (Number.isInteger(n)) goTo(n);
   };
 
-  const scan = found === 'scan';
-  return html`<div class=${`spot-pdf${scan ? ' scan' : ''}`}>
+  const highlight = usePageHighlight({ params, page, from, to, quote, active: scanned });
+  const status = scanned ? highlight.state : found;
+  return html`<div class=${`spot-pdf${scanned ? ' scan' : ''}`}>
     <div class="spot-tools" role="toolbar" aria-label=${t('spotControls')}>
       <button type="button" onClick=${() => goTo(page - 1)} disabled=${page <= 1} aria-label=${t('prevPage')}>‹</button>
       <form class="spot-page-form" onSubmit=${onTyped}>
@@ -180,14 +182,15 @@ export function PdfPage({ params, title, startPage, passage }) {
       ${startPage && page !== startPage && html`<button type="button" class="link" onClick=${() => goTo(startPage)}>${t('citedPage')}</button>`}
     </div>
     <p class="meta spot-status" role="status" aria-live="polite">
-      ${count ? t('pageNOf', { n: page, count }) : ''}${found ? ` · ${t(`spotFound.${found}`)}` : ''}
+      ${count ? t('pageNOf', { n: page, count }) : ''}${status ? ` · ${t(`spotFound.${status}`)}` : ''}
     </p>
-    ${scan && html`<p class="notice">${t('spotBeside')}</p>`}
+    ${highlight.error && html`<p class="notice">${t('spotBeside', { reason: highlight.error.message || String(highlight.error) })}</p>`}
     <${ErrorNote} error=${error && new Error(t('spotPdfFailed', { reason: error.message || String(error) }))} />
     ${!pdf && !error && html`<${Busy} label=${t('spotLoadingFile')} />`}
     <div class="spot-frame" ref=${frame} tabindex="0">
       <div class="spot-sheet" ref=${sheet}>
         <div class="textLayer" ref=${layer}></div>
+        ${scanned && html`<${PageBoxes} boxes=${highlight.boxes} />`}
       </div>
     </div>
   </div>`;

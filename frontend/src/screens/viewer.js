@@ -1,13 +1,15 @@
 // The cited spot (issue 42): a citation opens the stored version it names, never a newer one
 // (#/p/<project>/doc/<document>/v/<version>?page=&from=&to=: the page or slide, and the passage's characters
 // in that version's parsed text). A PDF is drawn at the cited page with the passage highlighted
-// (pdf_page.js); a page image is shown with the passage beside it; every other format is shown as the
+// (pdf_page.js), a scanned page's by boxes from the server's OCR (page_boxes.js); a page image likewise, the
+// passage beside it too; every other format is shown as the
 // text of its cited section (a deck: its slide), the passage highlighted and scrolled into view.
 import { html, useEffect, useRef, useState } from '../lib.js';
 import { useApp } from '../context.js';
 import { go, hashQuery } from '../router.js';
 import { Markdown } from '../markdown.js';
 import { Busy, ErrorNote, SPOT_TEXT, pagesLabel, sectionLabel, useAsync } from '../ui.js';
+import { PageBoxes, usePageHighlight } from './page_boxes.js';
 import { PdfPage } from './pdf_page.js';
 
 const OPEN = '\uE000'; // private-use characters around the passage in the text, made <mark> once rendered
@@ -54,8 +56,10 @@ export function Viewer({ item: documentId, rest = [] }) {
       ${newer && html`<p class="notice">${t('spotNewer', { v: data.version, latest: latest.data.version })}</p>`}
       <div class=${`spot-body shown-${data.shown_as}`}>
         ${data.shown_as === 'pdf' && html`<${PdfPage} params=${params} title=${data.title}
-          startPage=${page || data.passage?.page_start || 1} passage=${passageText} />`}
-        ${data.shown_as === 'image' && html`<${PageImage} params=${params} spot=${data} />`}
+          startPage=${page || data.passage?.page_start || 1} passage=${passageText} from=${from} to=${to}
+          quote=${data.passage?.text ? null : passageText} />`}
+        ${data.shown_as === 'image' && html`<${PageImage} params=${params} spot=${data} from=${from} to=${to}
+          quote=${data.passage?.text ? null : passageText} />`}
         ${data.shown_as === 'text' && html`<${SpotText} spot=${data} />`}
         ${data.shown_as !== 'text' && html`<${PassageAside} spot=${data} text=${passageText} />`}
       </div>`}
@@ -101,13 +105,15 @@ function PassageAside({ spot, text }) {
   </aside>`;
 }
 
-// A page image (PNG or JPEG) from the version's bytes, fetched with the app's credentials.
-function PageImage({ params, spot }) {
+// A page image (PNG or JPEG) from the version's bytes, fetched with the app's credentials; the passage's
+// boxes from the server's OCR of it over the image.
+function PageImage({ params, spot, from, to, quote }) {
   const { api, t } = useApp();
   const [url, setUrl] = useState(null);
   const [error, setError] = useState(null);
   const [zoom, setZoom] = useState(1);
   const shown = BROWSER_IMAGES.test(spot.media_type);
+  const highlight = usePageHighlight({ params, page: 1, from, to, quote, active: shown && Boolean(url) });
   useEffect(() => {
     if (!shown) return undefined;
     let made = null;
@@ -124,12 +130,15 @@ function PageImage({ params, spot }) {
       <button type="button" onClick=${() => setZoom((z) => Math.min(4, z * 1.25))} aria-label=${t('zoomIn')}>+</button>
       <button type="button" onClick=${() => setZoom(1)} aria-pressed=${zoom === 1}>${t('fitWidth')}</button>
     </div>
-    <p class="meta spot-status" role="status">${t('spotFound.scan')}</p>
-    <p class="notice">${t('spotBeside')}</p>
+    <p class="meta spot-status" role="status" aria-live="polite">${highlight.state ? t(`spotFound.${highlight.state}`) : ''}</p>
+    ${highlight.error && html`<p class="notice">${t('spotBeside', { reason: highlight.error.message || String(highlight.error) })}</p>`}
     <${ErrorNote} error=${error} />
     ${!url && !error && html`<${Busy} label=${t('spotLoadingFile')} />`}
     <div class="spot-frame" tabindex="0">
-      ${url && html`<img class="spot-image" src=${url} alt=${t('pageImage', { n: 1, title: spot.title })} style=${{ width: `${zoom * 100}%` }} />`}
+      ${url && html`<div class="spot-photo" style=${{ width: `${zoom * 100}%` }}>
+        <img class="spot-image" src=${url} alt=${t('pageImage', { n: 1, title: spot.title })} />
+        <${PageBoxes} boxes=${highlight.boxes} />
+      </div>`}
     </div>
   </div>`;
 }
