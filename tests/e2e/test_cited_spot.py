@@ -1,6 +1,7 @@
 """Open the cited spot (issue 42) in Chromium: a citation's passage panel opens the stored version it
-names, a PDF at the cited page with the passage highlighted in pdf.js's text layer, a scanned page framed
-with the passage beside it, a slide deck at its slide (in Portuguese), a Markdown note at its section with
+names, a PDF at the cited page with the passage highlighted in pdf.js's text layer, a scanned page and a
+page photo with the passage boxed where the page prints it (the server's OCR of the page), the passage
+beside it too, a slide deck at its slide (in Portuguese), a Markdown note at its section with
 the passage marked, still the same version after a newer one is uploaded; on a desktop and on a phone,
 axe-clean and photographed (cited-*.png). A signed-in non-member gets 404 for the file by its URL."""
 
@@ -194,7 +195,30 @@ async def eventually(page: Page, holds: Callable[[float], bool], timeout_s: floa
         await asyncio.sleep(0.1)
 
 
-async def test_a_scanned_page_is_framed_with_its_passage_beside_it(
+def printed_line_of(word: str) -> tuple[float, float]:
+    """The top and bottom of `word` on the Debugging page as the book prints it, as fractions of the page."""
+    with pymupdf.open(THINK_PYTHON) as book:
+        page = book[DEBUGGING_PAGE]
+        box = next(pymupdf.Rect(w[:4]) for w in page.get_text("words") if w[4] == word)
+        return box.y0 / page.rect.height, box.y1 / page.rect.height
+
+
+async def boxed_where_printed(page: Page, drawn: str) -> None:
+    """The passage's boxes lie inside the drawn page `drawn` (a canvas or an image), one over the printed
+    line of the answer's sentence (its top and bottom within 1.5% of the page's height)."""
+    await expect(page.locator(".spot-box").first).to_be_visible(timeout=LOAD)
+    sheet = await page.locator(drawn).bounding_box()
+    boxes = [await box.bounding_box() for box in await page.locator(".spot-box").all()]
+    assert sheet and all(boxes)
+    top, bottom = printed_line_of("whimsical")
+    y, height = sheet["y"], sheet["height"]
+    fractions = [((b["y"] - y) / height, (b["y"] + b["height"] - y) / height) for b in boxes if b]
+    assert any(abs(y0 - top) < 0.015 and abs(y1 - bottom) < 0.015 for y0, y1 in fractions), (fractions, top)
+    for b in boxes:
+        assert b and sheet["x"] <= b["x"] and b["x"] + b["width"] <= sheet["x"] + sheet["width"] + 1
+
+
+async def test_a_scanned_page_shows_the_passage_boxed_where_ocr_read_it(
     open_page: OpenPage, spots: Spots, shots: Path, answers_from_the_book: None
 ) -> None:
     page, problems = await open_page(spots.student, f"/p/{spots.scan}/ask")
@@ -202,16 +226,17 @@ async def test_a_scanned_page_is_framed_with_its_passage_beside_it(
     assert "page 1" in chip, chip
     status = page.locator(".spot-status")
     await expect(status).to_contain_text("Page 1 of 1", timeout=LOAD)
-    await expect(status).to_contain_text("A scanned page: the passage is shown beside it.")
-    await expect(page.locator(".spot-pdf.scan .spot-sheet canvas")).to_be_visible()
-    await expect(page.get_by_text("the OCR that read its text keeps no positions")).to_be_visible()
+    await expect(status).to_contain_text(
+        "A scanned page: the passage is highlighted where OCR read it.", timeout=LOAD
+    )
+    await boxed_where_printed(page, ".spot-pdf.scan .spot-sheet canvas")
     beside = page.get_by_role("complementary", name="The cited passage")
     await expect(beside.locator("blockquote")).to_contain_text("debugging")  # OCR's text of the passage
     await check(page, shots, "cited-scan")
     assert problems.errors == []
 
 
-async def test_a_page_image_is_shown_with_its_passage_beside_it(
+async def test_a_page_photo_shows_the_passage_boxed_where_ocr_read_it(
     open_page: OpenPage, spots: Spots, shots: Path, answers_from_the_book: None
 ) -> None:
     page, problems = await open_page(spots.student, f"/p/{spots.photo}/ask", phone=True)
@@ -221,6 +246,8 @@ async def test_a_page_image_is_shown_with_its_passage_beside_it(
     drawn = "(img) => img.complete && img.naturalWidth > 500 && img.src.startsWith('blob:')"
     assert await image.evaluate(drawn)
     assert (await image.bounding_box() or {})["width"] <= 390  # fits the phone's width
+    await expect(page.locator(".spot-status")).to_contain_text("the passage is highlighted where OCR read it")
+    await boxed_where_printed(page, ".spot-photo img")
     beside = page.get_by_role("complementary", name="The cited passage")
     await expect(beside.locator("blockquote")).to_contain_text("debugging")
     await check(page, shots, "cited-image-phone")
