@@ -267,6 +267,7 @@ async def get_agent_context(
         structured_mode=runtime.chat.structured_mode,
         thresholds=runtime.thresholds,
         confidence=await runtime.calibrations.current(),
+        replies=runtime.replies,
     )
 
 

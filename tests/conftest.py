@@ -54,7 +54,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def local_settings(data_dir: Path, **values: Any) -> Settings:
     """Settings of a stack of the tests' own in `data_dir`: embedded Postgres and Redis, the embedded chat
-    model, no rate limits; `values` add to them."""
+    model, no rate limits, no kept replies; `values` add to them."""
     # Assembled model weights (1.1 GB) are kept across test sessions in the repo's ignored cache.
     return Settings(  # type: ignore[call-arg]
         _env_file=None,
@@ -64,6 +64,9 @@ def local_settings(data_dir: Path, **values: Any) -> Settings:
         LLM_BASE_URL=None,
         LLM_MODELS_DIR=REPO_ROOT / ".cache" / "models",
         RATE_LIMIT_ENABLED=False,
+        # Tests swap fake models that answer one prompt differently: a kept reply would answer for them
+        # (tests/backend/test_reply_cache.py turns it on).
+        LLM_REPLY_CACHE_S=0,
         **values,
     )
 

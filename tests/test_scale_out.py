@@ -88,6 +88,7 @@ async def deployment(
             "RATE_LIMIT_READ": "300/minute",  # the per-user limit the rate-limit test spends
             "RATE_LIMIT_AGENT": "1000/minute",
             "LLM_LEASE_S": str(LEASE_S),
+            "LLM_REPLY_CACHE_S": "0",  # every question here must reach a model server
             "WORKER_LEASE_S": "3",
             "WORKER_BEAT_S": "1",
             "WORKER_MAX_JOBS": "1",

@@ -10,6 +10,7 @@ from langchain_core.language_models import BaseChatModel
 from core.confidence import Calibration, uncalibrated
 from core.embeddings.thresholds import CALIBRATED, Thresholds
 from core.llm.chat import StructuredMode
+from core.llm.reply_cache import ReplyCache
 from core.llm.structured import TokenUsage
 from core.retrieval import Retriever
 
@@ -37,6 +38,7 @@ class AgentContext:
     # label "medium".
     confidence: Calibration = field(default_factory=lambda: uncalibrated("", ""))
     model_turn: ModelTurn | None = None  # None: the run holds its model slot already (or needs none)
+    replies: ReplyCache | None = None  # answers kept for an identical prompt (core/llm/reply_cache.py)
 
     async def wait_for_model(self, write: Callable[[dict[str, Any]], None]) -> None:
         """Before a node's first model call: the run's turn at the model (queue positions written)."""

@@ -26,6 +26,7 @@ from agents.qa.state import ModelAnswer, QAState, QueryPlan, ThreadPlan
 from agents.qa.stream_json import JsonStream, bool_field, int_list_field, streams_content, string_field
 from agents.qa.support import answer_support
 from agents.qa.threads import standalone_question
+from core.llm.reply_cache import CachedReply, reply_key
 from core.llm.structured import StructuredOutputError, ask_structured, model_name
 from core.observability import timing
 from core.retrieval import Filters
@@ -184,39 +185,65 @@ async def answer_stream(
         update = await answer(state, runtime, qa=qa)
         write({"token": update["answer"]})
         return update
-    await ctx.wait_for_model(write)
-    mark = timing.mark()
     chunks, messages = answer_prompt(state, qa)
     # With the tokens' log-probabilities: how sure the model was of its words is a confidence signal.
-    llm = capped(ctx.llm, qa.answer_max_tokens).bind(logprobs=True)
-    stream, sent = JsonStream(llm, ModelAnswer, messages, ctx.structured_mode), ""
-    async for raw in stream:
-        if bool_field(raw, "has_answer") is False:
-            continue
-        text = string_field(raw, "answer") or ""
-        if len(text) > len(sent) and leaks_instructions(text):
-            continue  # it is repeating its instructions: nothing more of it is shown
-        if len(text) > len(sent):
-            if not sent:
-                ctx.timings_ms["first_token"] = timing.elapsed_ms(mark, 1)
-            write({"token": text[len(sent) :]})
-            sent = text
-    if stream.message is not None:
-        ctx.usage.add(model_name(ctx.llm), stream.message)
+    params = {"max_tokens": qa.answer_max_tokens, "logprobs": True, "mode": ctx.structured_mode}
+    key = reply_key(ctx.project_id, model_name(ctx.llm), params, messages) if ctx.replies else None
+    kept = await ctx.replies.get(key) if ctx.replies and key else None
+    if kept is None:
+        await ctx.wait_for_model(write)
+    mark = timing.mark()
+    shown = _Shown(write, ctx.timings_ms, mark)
+    message = None
+    if kept is not None:  # the same prompt answered before: its reply, without a turn at the model
+        raw = kept.raw
+        shown.offer(raw)
+        ctx.timings_ms["reply_cached"] = 1.0
+    else:
+        llm = capped(ctx.llm, qa.answer_max_tokens).bind(logprobs=True)
+        stream = JsonStream(llm, ModelAnswer, messages, ctx.structured_mode)
+        async for partial in stream:
+            shown.offer(partial)
+        raw, message = stream.raw, stream.message
+        if message is not None:
+            ctx.usage.add(model_name(ctx.llm), message)
     ctx.timings_ms["generation"] = timing.elapsed_ms(mark, 1)
+    sent = shown.sent
     try:
-        reply = ModelAnswer.model_validate_json(stream.raw)
+        reply = ModelAnswer.model_validate_json(raw)
         found, text, claimed = reply.has_answer, reply.answer.strip(), reply.used_chunk_ids
     except ValidationError:  # cut off or malformed: what was shown stands, with the ids it gave
-        found, text, claimed = bool(sent.strip()), sent.strip(), int_list_field(stream.raw, "used_chunk_ids")
+        reply = None
+        found, text, claimed = bool(sent.strip()), sent.strip(), int_list_field(raw, "used_chunk_ids")
+    logprobs = kept.logprobs if kept is not None else field_logprobs(message, raw, "answer")
+    if ctx.replies and key and kept is None and reply is not None:  # only a whole reply is kept
+        await ctx.replies.put(key, CachedReply(raw=raw, logprobs=logprobs))
     update = finish(state, chunks, text, found, claimed, prompt=messages, qa=qa)
     if not update["has_answer"]:
         if sent:  # shown, then withheld: the client drops what it was shown
             write({"reset": True})
         write({"token": update["answer"]})
         return update
-    logprobs = field_logprobs(stream.message, stream.raw, "answer")
-    return await with_confidence(ctx, state, update, chunks, messages, stream.raw, logprobs, write=write)
+    return await with_confidence(ctx, state, update, chunks, messages, raw, logprobs, write=write)
+
+
+class _Shown:
+    """The answer's text passed to the stream writer as the reply grows (a kept reply: at once); nothing
+    while the reply says has_answer false, nor once it repeats its instructions."""
+
+    def __init__(self, write: Any, timings_ms: dict[str, float], mark: float) -> None:
+        self.write, self.timings_ms, self.mark, self.sent = write, timings_ms, mark, ""
+
+    def offer(self, raw: str) -> None:
+        if bool_field(raw, "has_answer") is False:
+            return
+        text = string_field(raw, "answer") or ""
+        if len(text) <= len(self.sent) or leaks_instructions(text):
+            return  # nothing new, or it is repeating its instructions: nothing more of it is shown
+        if not self.sent:
+            self.timings_ms["first_token"] = timing.elapsed_ms(self.mark, 1)
+        self.write({"token": text[len(self.sent) :]})
+        self.sent = text
 
 
 def answer_prompt(state: QAState, qa: QAConfig) -> tuple[list[Any], list[Any]]:

@@ -18,6 +18,7 @@ from core.embeddings.thresholds import Thresholds, thresholds_for
 from core.llm.admission import LlmAdmission
 from core.llm.chat import make_chat_model
 from core.llm.pool import ModelPool
+from core.llm.reply_cache import ReplyCache
 from core.observability.tracing import Tracing
 from core.retrieval import Retriever
 from core.retrieval.rerankers.factory import make_reranker
@@ -42,6 +43,7 @@ class Runtime:
     llm: ChatOpenAI | None  # None without a chat model
     models: ModelPool | None  # several model servers (LLM_BASE_URLS), each run routed to one; else None
     tracing: Tracing | None  # None unless LangSmith is configured
+    replies: ReplyCache | None = None  # answers kept for identical prompts (None: none kept, e.g. a test's)
 
 
 def make_retriever(
@@ -101,6 +103,7 @@ async def open_runtime(
             llm=make_chat_model(settings, base_url=chat.base_url) if chat.base_url else None,
             models=model_pool,
             tracing=tracing,
+            replies=ReplyCache(redis, settings.llm.reply_cache_s),
         )
     finally:
         if tracing is not None:

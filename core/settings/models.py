@@ -60,6 +60,9 @@ class LlmSettings(SettingsGroup):
     concurrency: int | None = Field(default=None, ge=1, validation_alias="LLM_CONCURRENCY")
     queue_max: int = Field(default=64, ge=0, validation_alias="LLM_QUEUE_MAX")
     lease_s: float = Field(default=10.0, gt=0, validation_alias="LLM_LEASE_S")
+    # An answer's reply kept this long for an identical prompt in the same project (core/llm/reply_cache.py);
+    # 0 keeps none.
+    reply_cache_s: float = Field(default=3600.0, ge=0, validation_alias="LLM_REPLY_CACHE_S")
     # An unreachable model server fails in seconds (503), while a slow answer keeps timeout_s.
     connect_timeout_s: float = Field(default=5.0, gt=0, validation_alias="LLM_CONNECT_TIMEOUT_S")
 

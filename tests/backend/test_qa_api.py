@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
+from core.llm.reply_cache import ReplyCache
 from tests.chat_fakes import ListChat, StreamingScripted
 from tests.conftest import (
     SHARED_DATA,
@@ -263,6 +264,47 @@ async def test_stream_sends_tokens_then_citations_then_done(
     thread = events[-1][1]["thread_id"]
     detail = await client.get(f"/projects/{project.project_id}/qa/threads/{thread}", headers=project.owner)
     assert [m["content"] for m in detail.json()["messages"]] == [CONCAT, "The + operator takes a."]
+
+
+async def streamed(client: httpx.AsyncClient, project: RustProject, question: str) -> dict[str, Any]:
+    """A streamed reply's shown text, citations and final event."""
+    events = [(name, data) async for name, data, _ in sse_events(client, project, question=question)]
+    assert [name for name, _ in events if name == "error"] == [], events
+    text = "".join(data["text"] for name, data in events if name == "token")
+    return {"text": text, "citations": events[-2][1], "done": events[-1][1]}
+
+
+async def test_a_repeated_question_gets_the_kept_reply_without_a_turn_at_the_model(
+    client: httpx.AsyncClient, project: RustProject
+) -> None:
+    chunk_id = await top_chunk(client, project, CONCAT)
+    answer = "The + operator takes ownership of a; push_str borrows b."
+    # One reply scripted: a second call to the model would find none and fail the stream.
+    fake = StreamingScripted(
+        messages=iter([reply(has_answer=True, answer=answer, used_chunk_ids=[chunk_id])])
+    )
+    app = client._transport.app  # type: ignore[attr-defined]  # the in-process ASGI app
+    with changed_runtime(app, llm=fake, replies=ReplyCache(app.state.runtime.redis, 60)):
+        first = await streamed(client, project, CONCAT)
+        again = await streamed(client, project, CONCAT)
+    assert first["text"] == again["text"] == answer
+    assert again["citations"] == first["citations"] and [c["chunk_id"] for c in again["citations"]] == [
+        chunk_id
+    ]
+    assert again["done"]["confidence"] == first["done"]["confidence"]  # its signals kept with it
+    assert again["done"]["has_answer"] is True and again["done"]["thread_id"] != first["done"]["thread_id"]
+
+
+async def test_a_cut_off_reply_is_not_kept(client: httpx.AsyncClient, project: RustProject) -> None:
+    chunk_id = await top_chunk(client, project, CONCAT)
+    whole = reply(has_answer=True, answer="push_str appends a string slice.", used_chunk_ids=[chunk_id])
+    cut = AIMessage(content='{"has_answer": true, "answer": "push_str app')
+    fake = StreamingScripted(messages=iter([cut, whole]))
+    app = client._transport.app  # type: ignore[attr-defined]
+    with changed_runtime(app, llm=fake, replies=ReplyCache(app.state.runtime.redis, 60)):
+        await streamed(client, project, CONCAT + " ")  # its own prompt: no reply kept by another test
+        again = await streamed(client, project, CONCAT + " ")
+    assert again["text"] == "push_str appends a string slice."  # the model was asked again
 
 
 # --- End to end with the real local model ---------------------------------------------------------

@@ -66,6 +66,7 @@ def environment(
         "STUDYAI_DATA_DIR": str(data_dir),
         "PUBLIC_URL": base,
         "RATE_LIMIT_ENABLED": "true",
+        "LLM_REPLY_CACHE_S": "0",
         **{f"RATE_LIMIT_{name}": GENEROUS for name in ("AGENT", "UPLOAD", "READ", "PER_ADDRESS")},
         "SMTP_HOST": "127.0.0.1",
         "SMTP_PORT": str(smtp_port),
