@@ -18,6 +18,7 @@ from agents.qa.confidence import with_confidence
 from agents.qa.config import DEFAULT_CONFIG, QAConfig
 from agents.qa.evidence import passages
 from agents.qa.gate import judge
+from agents.qa.kept import keep_reply, kept_reply
 from agents.qa.options import parse_choice, question_stem
 from agents.qa.planning import exact_terms, named_document, needs_model_plan
 from agents.qa.shown import shown_first
@@ -26,7 +27,7 @@ from agents.qa.state import ModelAnswer, QAState, QueryPlan, ThreadPlan
 from agents.qa.stream_json import JsonStream, bool_field, int_list_field, streams_content, string_field
 from agents.qa.support import answer_support
 from agents.qa.threads import standalone_question
-from core.llm.reply_cache import CachedReply, reply_key
+from core.llm.reply_cache import CachedReply
 from core.llm.structured import StructuredOutputError, ask_structured, model_name
 from core.observability import timing
 from core.retrieval import Filters
@@ -159,16 +160,22 @@ async def answer(
     state: QAState, runtime: Runtime[AgentContext], *, qa: QAConfig = DEFAULT_CONFIG
 ) -> dict[str, Any]:
     ctx = runtime.context
-    await ctx.wait_for_model(runtime.stream_writer)
-    mark = timing.mark()
     chunks, messages = answer_prompt(state, qa)
-    reply = await ask_structured(
-        capped(ctx.llm, qa.answer_max_tokens),
-        ModelAnswer,
-        messages,
-        mode=ctx.structured_mode,
-        usage=ctx.usage,
-    )
+    key, kept = await kept_reply(ctx, qa, messages, stream=False)
+    mark = timing.mark()
+    if kept is not None:  # the same prompt answered before: its reply, without a turn at the model
+        reply = ModelAnswer.model_validate_json(kept.raw)
+    else:
+        await ctx.wait_for_model(runtime.stream_writer)
+        mark = timing.mark()
+        reply = await ask_structured(
+            capped(ctx.llm, qa.answer_max_tokens),
+            ModelAnswer,
+            messages,
+            mode=ctx.structured_mode,
+            usage=ctx.usage,
+        )
+        await keep_reply(ctx, key, CachedReply(raw=reply.model_dump_json(), logprobs={}))
     ctx.timings_ms["generation"] = timing.elapsed_ms(mark, 1)
     text, claimed = reply.answer.strip(), reply.used_chunk_ids
     update = finish(state, chunks, text, reply.has_answer, claimed, prompt=messages, qa=qa)
@@ -187,9 +194,7 @@ async def answer_stream(
         return update
     chunks, messages = answer_prompt(state, qa)
     # With the tokens' log-probabilities: how sure the model was of its words is a confidence signal.
-    params = {"max_tokens": qa.answer_max_tokens, "logprobs": True, "mode": ctx.structured_mode}
-    key = reply_key(ctx.project_id, model_name(ctx.llm), params, messages) if ctx.replies else None
-    kept = await ctx.replies.get(key) if ctx.replies and key else None
+    key, kept = await kept_reply(ctx, qa, messages, stream=True)
     if kept is None:
         await ctx.wait_for_model(write)
     mark = timing.mark()
@@ -198,7 +203,6 @@ async def answer_stream(
     if kept is not None:  # the same prompt answered before: its reply, without a turn at the model
         raw = kept.raw
         shown.offer(raw)
-        ctx.timings_ms["reply_cached"] = 1.0
     else:
         llm = capped(ctx.llm, qa.answer_max_tokens).bind(logprobs=True)
         stream = JsonStream(llm, ModelAnswer, messages, ctx.structured_mode)
@@ -216,8 +220,8 @@ async def answer_stream(
         reply = None
         found, text, claimed = bool(sent.strip()), sent.strip(), int_list_field(raw, "used_chunk_ids")
     logprobs = kept.logprobs if kept is not None else field_logprobs(message, raw, "answer")
-    if ctx.replies and key and kept is None and reply is not None:  # only a whole reply is kept
-        await ctx.replies.put(key, CachedReply(raw=raw, logprobs=logprobs))
+    if kept is None and reply is not None:  # only a whole reply is kept
+        await keep_reply(ctx, key, CachedReply(raw=raw, logprobs=logprobs))
     update = finish(state, chunks, text, found, claimed, prompt=messages, qa=qa)
     if not update["has_answer"]:
         if sent:  # shown, then withheld: the client drops what it was shown

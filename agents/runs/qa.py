@@ -189,8 +189,10 @@ class QAService:
         )
         await self.runner.record(
             run,
-            # Only answers are judged: "not found", declines and clarifications claim nothing to check.
-            judge=result.get("outcome") == "answered",
+            # Only answers are judged: "not found", declines and clarifications claim nothing to check; nor
+            # a kept reply (core/llm/reply_cache.py): the same words on the same passages as one already
+            # sampled or not, and judging it again would spend the model's time on nothing new.
+            judge=result.get("outcome") == "answered" and "reply_cached" not in context.timings_ms,
             confidence_label=(result.get("confidence") or {}).get("label"),
             thread_id=str(thread_id) if thread_id else None,
             stream=ask.stream,

@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from langchain_core.messages import AIMessage
 
 from core.jobs.specs import AGENT_QUEUE, JudgeAnswer, PurgeHistory
+from core.llm.reply_cache import ReplyCache
 from core.runtime import Runtime
 from core.runtime.services import ServiceUrls
 from core.settings import Settings
@@ -30,6 +31,7 @@ from tests.conftest import (
     UserFactory,
     add_member,
     change_runtime,
+    changed_runtime,
     changed_settings,
     create_project,
     upload,
@@ -224,6 +226,26 @@ async def test_a_supported_answer_is_not_flagged(runtime: Runtime, course: Cours
     await judge_row_when(db, query["id"], lambda r: r["status"] == "failed")  # the model-less worker's try
     outcome = await run_judge(runtime, course, query["id"], ["yes"])
     assert outcome["status"] == "judged" and outcome["flagged"] is False
+
+
+async def test_a_kept_reply_answers_the_same_question_and_is_not_judged_again(course: Course) -> None:
+    """A plain (not streamed) QA call keeps its reply too: the same question answers with it, without the
+    model (the second scripted model has no reply to give), and it is not sampled again for the judge."""
+    app = course.app
+    kept = ReplyCache(app.state.runtime.redis, 60)
+    with changed_settings(app, groundedness_sample_rate=1.0), changed_runtime(app, replies=kept):
+        first = await ask(course, "A const is declared with the const keyword.")
+        change_runtime(app, llm=ListChat(responses=[]))
+        url = f"/projects/{course.project_id}/qa"
+        again = await course.http.post(url, json={"question": QUESTION}, headers=course.owner)
+    assert first.status_code == again.status_code == 200, again.text
+    assert again.json()["answer"] == first.json()["answer"] == "A const is declared with the const keyword."
+    assert again.json()["citations"] == first.json()["citations"]
+    first_query = await query_for(course, first.headers["X-Request-ID"])
+    again_query = await query_for(course, again.headers["X-Request-ID"])
+    assert await judge_job(course, first_query["id"]) is not None  # sampled at rate 1
+    assert await judge_job(course, again_query["id"]) is None  # the same reply: not judged twice
+    assert again_query["tokens"] == {} and again_query["timings_ms"]["reply_cached"] == 1.0
 
 
 async def test_rate_zero_and_the_project_override_are_honoured(course: Course) -> None:
