@@ -8,7 +8,8 @@ killed). Scanned pages are read by OCR in the same child (OCR_ENABLED, OCR_LANGU
 it reports each page before reading it, and each report moves the deadline to at least
 OCR_PAGE_TIMEOUT_S later, so a scanned book gets time by its pages and a page that hangs is stopped.
 The child gets the allowlisted base environment only: no database URL or API key reaches the process
-that opens hostile files.
+that opens hostile files. The same child reads one page's words and boxes for the viewer's highlight on a
+scan (`page_words_bounded`: OCR_PAGE_TIMEOUT_S for that page, the same memory bound).
 
 Markdown and text are parsed in the worker (a thread), held to PARSE_MAX_CHARS: their parsers are
 linear in a file already capped at MAX_UPLOAD_BYTES, and a process per file would cost more than
