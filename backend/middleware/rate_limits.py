@@ -45,10 +45,12 @@ KEY_PREFIX = "studyai:ratelimit"
 STATE_KEY = "rate_limit"  # the request's tightest verdict so far, in scope["state"]
 REDIS_TIMEOUT_S = 2.0  # a hung Redis must not hang every request
 
-# (method, route path) of the routes that spend model time, and of those that store and index content.
+# (method, route path) of the routes that spend model time (or OCR's: a scanned page read for the viewer's
+# highlight), and of those that store and index content.
 AGENT_ROUTES = frozenset(
     {
         ("POST", "/projects/{project_id}/qa"),
+        ("GET", "/projects/{project_id}/documents/{document_id}/versions/{version}/pages/{page}/highlight"),
         ("POST", "/projects/{project_id}/plans"),
         ("POST", "/projects/{project_id}/notes"),
         ("POST", "/projects/{project_id}/questions/generate"),

@@ -231,6 +231,9 @@ def test_each_classified_route_exists() -> None:
     assert AGENT_ROUTES - routes == set() and UPLOAD_ROUTES - routes == set()
     assert budget_for("POST", "/projects/{project_id}/qa") == "agent"
     assert budget_for("GET", "/projects/{project_id}/qa/threads") == "read"
+    # Reading a scanned page by OCR for the viewer's highlight spends seconds of CPU, as an agent does.
+    highlight = "/projects/{project_id}/documents/{document_id}/versions/{version}/pages/{page}/highlight"
+    assert budget_for("GET", highlight) == "agent"
     assert budget_for("DELETE", "/projects/{project_id}/documents/{document_id}") == "read"
 
 
