@@ -9,7 +9,8 @@ it reports each page before reading it, and each report moves the deadline to at
 OCR_PAGE_TIMEOUT_S later, so a scanned book gets time by its pages and a page that hangs is stopped.
 The child gets the allowlisted base environment only: no database URL or API key reaches the process
 that opens hostile files. The same child reads one page's words and boxes for the viewer's highlight on a
-scan (`page_words_bounded`: OCR_PAGE_TIMEOUT_S for that page, the same memory bound).
+scan (`page_words_bounded`: OCR_PAGE_TIMEOUT_S for that page, the same memory bound), and lays out a deck's
+slide for the viewer (`slide_layout_bounded`).
 
 Markdown and text are parsed in the worker (a thread), held to PARSE_MAX_CHARS: their parsers are
 linear in a file already capped at MAX_UPLOAD_BYTES, and a process per file would cost more than
@@ -28,6 +29,7 @@ from core.runtime.child_env import child_environment
 from core.settings.parsing import ParseSettings
 from core.text.filetypes import CHILD_PARSED
 from core.text.page_words import PageWords, words_from_json
+from core.text.slide_layout import SlideLayout, layout_from_json
 from workers.parsing import parse_document
 from workers.parsing.types import ParsedDocument, ParseError, Section
 
@@ -84,6 +86,17 @@ async def page_words_bounded(
     header.update(task="page_words", page=page)
     out, returncode = await _run_child(header, data, limits, limits.ocr_page_timeout_s)
     return _page_words(read_answer(out, returncode, limits, "page_words"))
+
+
+async def slide_layout_bounded(
+    data: bytes, *, filename: str, slide: int, limits: ParseSettings
+) -> SlideLayout:
+    """One slide of a deck laid out (workers/parsing/slide_layout.py), read in the child under the parsing
+    limits. Raises ParseError with the reason."""
+    header = _header(limits, source_type="pptx", filename=filename, title=None)
+    header.update(task="slide_layout", slide=slide)
+    out, returncode = await _run_child(header, data, limits, limits.timeout_s)
+    return layout_from_json(read_answer(out, returncode, limits, "slide_layout"))
 
 
 def _header(limits: ParseSettings, *, source_type: str, filename: str, title: str | None) -> dict[str, Any]:

@@ -5,7 +5,9 @@ stdin: one JSON header line ({source_type, filename, title, max_pages, max_chars
 max_cpu_s, ocr_enabled, ocr_languages, ocr_max_pages}), then the file's bytes. stdout: progress lines
 ({"ocr_page": n}, before each page that goes through OCR), then one JSON object, {"document": ...} or
 {"error": reason[, "out_of_memory": true]}. A header with {"task": "page_words", "page": n} reads that one
-page's words and boxes instead (workers/parsing/page_words.py) and answers {"page_words": ...}.
+page's words and boxes instead (workers/parsing/page_words.py) and answers {"page_words": ...}; one with
+{"task": "slide_layout", "slide": n} lays out a deck's slide (workers/parsing/slide_layout.py) and answers
+{"slide_layout": ...}.
 The limits are set before the file is read and cannot be raised again from here: RLIMIT_AS (the whole
 address space) and RLIMIT_CPU, a backstop to the parent's timeout should the parent itself die.
 JSON rather than pickle: this process opens hostile files, and what it answers must not be able to run
@@ -19,6 +21,7 @@ from typing import Any
 
 from workers.parsing import OcrOptions, parse_document
 from workers.parsing.page_words import read_page_words
+from workers.parsing.slide_layout import read_slide_layout
 from workers.parsing.types import ParsedDocument, ParseError, is_out_of_memory
 
 HEADER_MAX_BYTES = 64 * 1024
@@ -45,6 +48,8 @@ def answer_for(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
             image = header.get("source_type") == "image"
             words = read_page_words(data, image=image, page=int(header["page"]), ocr=ocr)
             return {"page_words": asdict(words)}
+        if header.get("task") == "slide_layout":
+            return {"slide_layout": asdict(read_slide_layout(data, slide=int(header["slide"])))}
         doc = parse_document(
             data,
             source_type=str(header.get("source_type", "pdf")),
