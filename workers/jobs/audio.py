@@ -1,8 +1,11 @@
 """The audio overview job: the Content Writer's script of the chosen documents (one model call, every
-line citing its passage), then each line spoken by the language's offline voice (core/speech), then the
-recording encoded as OGG and MP3 and saved with the script in the transaction that ends the job.
+line citing its passage), each line checked against its passage by the groundedness judge (a line it does
+not find there is dropped: workers/jobs/audio_check.py), then each line spoken by the language's offline
+voice (core/speech), then the recording encoded as OGG and MP3 and saved with the script in the
+transaction that ends the job.
 
-Progress: `script` (the model writes), `rendering` i/n (lines spoken), `encoding`, then done."""
+Progress: `script` (the model writes), `checking` i/n (lines judged), `rendering` i/n (lines spoken),
+`encoding`, then done."""
 
 import asyncio
 from dataclasses import dataclass
@@ -27,6 +30,7 @@ from core.store.accounts import projects
 from core.store.content import audio, audio_sources
 from core.store.runs import jobs
 from workers.jobs.agent_runs import background_runner
+from workers.jobs.audio_check import supported_lines
 from workers.jobs.framework import Failure, JobAbandoned, Result, TrackedJob
 
 TITLE_CHARS = 300
@@ -82,23 +86,32 @@ class AudioOverviewJob(TrackedJob[MakeAudioOverview]):
             runtime, runtime.llm, project_id=args.project_id, user_id=args.user_id, language=material.language
         )
 
-        async def script_of(agent: AgentContext) -> tuple[Script, dict[str, Any]]:
-            script = await write_script(agent, title=material.title, sources=material.sources, voices=voices)
-            return script, agent.usage.by_model
+        ids: dict[str, Any] = {"project_id": args.project_id, "job_id": AUDIO_OVERVIEW.job_id(args)}
 
-        script, usage = await runner.call(WRITER, script_of, question=material.title)
+        async def checked(done: int, total: int) -> None:
+            async with runtime.pool.connection() as conn:
+                await jobs.set_progress(conn, stage="checking", done=done, total=total, **ids)
+
+        async def script_of(agent: AgentContext) -> tuple[Script, dict[str, Any], float]:
+            script = await write_script(agent, title=material.title, sources=material.sources, voices=voices)
+            started = timing.mark()
+            script = await supported_lines(
+                agent, script, material.sources, runtime.embeddings, checked, voices
+            )
+            return script, agent.usage.by_model, timing.elapsed_ms(started, 1)
+
+        script, usage, checking_ms = await runner.call(WRITER, script_of, question=material.title)
         if not script.lines:
             raise JobAbandoned(
-                "The model wrote no line that cites the material, so nothing was recorded: try again, or"
+                "The model wrote no line that its passage supports, so nothing was recorded: try again, or"
                 " choose other documents."
             )
-        ids: dict[str, Any] = {"project_id": args.project_id, "job_id": AUDIO_OVERVIEW.job_id(args)}
         started = timing.mark()
         rendered = await _speak(runtime.pool, ids, voice, script)
         rendering_ms = timing.elapsed_ms(started, 1)
         async with runtime.pool.connection() as conn:
             await jobs.set_progress(conn, stage="encoding", done=0, total=2, **ids)
-        timings = {"script": script.generation_ms, "rendering": rendering_ms}
+        timings = {"script": script.generation_ms, "checking": checking_ms, "rendering": rendering_ms}
         started = timing.mark()
         ogg = await asyncio.to_thread(encode, rendered.samples, rendered.sample_rate, "ogg")
         mp3 = await asyncio.to_thread(encode, rendered.samples, rendered.sample_rate, "mp3")
