@@ -1,6 +1,7 @@
 // Audio overviews: choose a study guide or documents and one or two voices, follow the worker job
-// (script, rendering line i/n, encoding), then play it with its script as a transcript: each line opens
-// the passage it rests on, the line being heard is marked, and the recording downloads as OGG or MP3.
+// (script, checking line i/n, rendering line i/n, encoding), then play it with its script as a transcript:
+// each line opens the passage it rests on, the line being heard is marked, and the recording downloads as
+// OGG or MP3.
 // #/p/<id>/audio and #/p/<id>/audio/<overview id>.
 import { html, useEffect, useRef, useState } from '../lib.js';
 import { useApp } from '../context.js';
