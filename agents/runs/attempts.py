@@ -63,7 +63,7 @@ def limit_reached(limit: int) -> Conflict:
 
 
 def question_not_found() -> NotFound:
-    return NotFound("Question not found.")
+    return NotFound(Text("question.not_found"))
 
 
 async def attempt(
@@ -228,8 +228,8 @@ async def review(
         if reviewed is None:
             status = await attempts.attempt_status(conn, **scope, attempt_id=attempt_id)
             if status is None:
-                raise NotFound("Attempt not found.")
-            raise Conflict(f"This attempt's grade is {status}: only a provisional grade is reviewed.")
+                raise NotFound(Text("attempts.not_found"))
+            raise Conflict(Text("attempts.not_provisional", status=status))
         await log(conn, reviewed)
     await review_attempt(
         pool,

@@ -12,6 +12,7 @@ from agents.question_generator.state import QUESTION_TYPES, QuestionType
 from agents.runs.errors import Conflict, NotFound, Unprocessable
 from agents.runs.service import AgentRunner
 from agents.runs.specs import GENERATOR
+from core.messages import Text
 from core.retrieval import ProfileError
 from core.store.content import documents
 from core.store.runs.history import RunRecord
@@ -35,7 +36,7 @@ async def generate(
                 conn, project_id=runner.caller.id, user_id=runner.caller.user.id, document_id=document_id
             )
         if document is None:
-            raise NotFound("Document not found.")
+            raise NotFound(Text("document.not_found"))
         topic = topic or document.title
     inputs = {
         "n": n,
@@ -47,13 +48,10 @@ async def generate(
     try:
         result = await runner.invoke(GENERATOR, generator, inputs, question=topic or "")
     except ProfileError as error:
-        raise Unprocessable(str(error)) from error
+        raise Unprocessable(Text("retrieval.profile_refused", reason=str(error))) from error
     await _record(runner, result, topic)
     if result.get("reason") == "no_sources":
-        raise Conflict(
-            "No indexed material to generate questions from: upload documents and wait until they are"
-            " indexed, or check the document and section."
-        )
+        raise Conflict(Text("question.no_material"))
     return result
 
 

@@ -13,6 +13,7 @@ from backend.audio.schemas import AudioAccepted, AudioFormatParam, AudioOut, Aud
 from backend.deps import DbDep, ProjectDep, QueueDep
 from backend.web.paging import PageDep
 from core.jobs.specs import AUDIO_OVERVIEW, MakeAudioOverview, enqueue
+from core.messages import Text
 from core.speech.encode import MEDIA_TYPES
 from core.speech.voices import LANGUAGE_NAMES, NoVoice, installed_voices, spoken_language, voice_for
 from core.store.content import audio, audio_sources
@@ -22,7 +23,12 @@ router = APIRouter(prefix="/projects/{project_id}/audio", tags=["audio"])
 
 
 def _not_found() -> HTTPException:
-    return HTTPException(status.HTTP_404_NOT_FOUND, "Audio overview not found.")
+    return HTTPException(status.HTTP_404_NOT_FOUND, Text("audio.not_found"))
+
+
+def _no_voice(error: NoVoice) -> Text:
+    """NoVoice's sentence (its English, word for word), with a code to say it in the person's language."""
+    return Text("audio.no_voice", language=LANGUAGE_NAMES.get(error.language, error.language))
 
 
 @router.get("/voices")
@@ -55,12 +61,12 @@ async def make_audio_overview(
     async with db.connection() as conn:
         documents = await audio_sources.chosen_documents(conn, **access.scope, document_ids=wanted)
     if len(documents) != len(wanted):
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "Document not found.")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, Text("document.not_found"))
     language = spoken_language(access.project.language, [document.language for document in documents])
     try:
         voice = voice_for(language)
     except NoVoice as error:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from error
+        raise HTTPException(status.HTTP_409_CONFLICT, _no_voice(error)) from error
     overview_id = uuid4()
     request = {
         "document_ids": [str(document_id) for document_id in wanted],
@@ -71,12 +77,12 @@ async def make_audio_overview(
     async with db.connection() as conn:
         job = await audio.create_audio_job(conn, **access.scope, overview_id=overview_id, request=request)
     if job is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, Text("project.not_found"))
     try:
         await enqueue(queue, AUDIO_OVERVIEW, MakeAudioOverview(access.id, access.user.id, overview_id))
     except Exception as error:  # Redis down: say so, and leave no job that looks like it will run
         log.error("could not enqueue %s: %r", audio.job_id_of(overview_id), error)
-        reason = "The job queue is unavailable, so the audio overview could not be started; try again later."
+        reason = Text("audio.queue_unavailable")
         async with db.connection() as conn:
             await audio.fail_audio_job(conn, **access.scope, overview_id=overview_id, error=reason)
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, reason) from error

@@ -19,6 +19,7 @@ from backend.documents.course_files import (
 )
 from backend.documents.course_upload import store_course_files
 from backend.documents.upload_budget import check_upload_budget
+from core.messages import Text
 from core.settings.limits import LimitSettings
 from core.store.content import batches
 
@@ -28,7 +29,7 @@ _HEAD_BYTES = 8
 
 
 def _batch_not_found() -> HTTPException:
-    return HTTPException(status.HTTP_404_NOT_FOUND, "Upload batch not found.")
+    return HTTPException(status.HTTP_404_NOT_FOUND, Text("batch.not_found"))
 
 
 @router.post(
@@ -66,7 +67,7 @@ async def upload_batch(
     form = await request.form(max_files=limits.course_upload_max_files, max_fields=2)
     uploads = [item for item in form.getlist("files") if isinstance(item, UploadFile)]
     if not uploads:
-        raise HTTPException(422, "Send the course's files as multipart fields named 'files'.")
+        raise HTTPException(422, Text("batch.files_field"))
     incoming = sum(upload.size or 0 for upload in uploads)
     await check_upload_budget(db, settings, access.scope, incoming_bytes=incoming, files=len(uploads))
     async with db.connection() as conn:
@@ -75,7 +76,7 @@ async def upload_batch(
         elif await batches.get_batch(conn, **access.scope, batch_id=batch_id) is None:
             raise _batch_not_found()
     if batch_id is None:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "Viewers cannot change this project.")
+        raise HTTPException(status.HTTP_403_FORBIDDEN, Text("project.viewers_cannot_change"))
     items = _in_thread(_course_files(uploads, limits))
     outcome = await store_course_files(db, queue, access.scope, batch_id, items)
     return BatchAccepted(batch_id=batch_id, accepted=outcome.accepted, refused=outcome.refused)

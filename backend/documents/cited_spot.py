@@ -13,6 +13,7 @@ citation's own text. No HTTP here: refusals are core/errors.py's kinds."""
 from dataclasses import dataclass
 
 from core.errors import NotFound, Unprocessable
+from core.messages import Text
 from core.settings.parsing import ParseSettings
 from core.store.content.refs import location_of
 from core.store.content.versions import StoredVersion, VersionChunk
@@ -44,7 +45,7 @@ _IMAGE_TYPES = (
 
 
 def not_found() -> NotFound:
-    return NotFound("Document version not found.")
+    return NotFound(Text("version.not_found"))
 
 
 def source_type_of(version: StoredVersion) -> str:
@@ -161,7 +162,7 @@ async def text_spot(
             limits=limits,
         )  # fmt: skip
     except ParseError as error:
-        raise Unprocessable(f"This version could not be read again: {error}") from error
+        raise Unprocessable(Text("version.unreadable", reason=str(error))) from error
     text = parsed.text
     passage: Passage | None = None
     if wanted is not None:

@@ -16,6 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from backend.documents import cited_spot
 from core.errors import Unprocessable
+from core.messages import Text
 from core.settings.parsing import ParseSettings
 from core.store.content import page_words, versions
 from core.store.sql.access import ProjectScope
@@ -33,7 +34,6 @@ _LEAST_MATCHED = 6
 _SLACK = 8
 # OCR is seconds of CPU that the model server needs too: this many pages read at once per API process.
 PAGE_READS_AT_ONCE = 2
-SHOWN_AS_TEXT = "This version is shown as text, not by pages: its passage is marked in the text."
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ async def page_highlight(
             raise cited_spot.not_found()
         source_type = cited_spot.source_type_of(stored)
         if source_type not in cited_spot.SHOWN_BY_PAGE:
-            raise Unprocessable(SHOWN_AS_TEXT)
+            raise Unprocessable(Text("version.shown_as_text"))
         chunks = []
         if wanted is not None:
             chunks = await versions.chunks_in_range(
@@ -191,7 +191,7 @@ async def _words(
                     limits=limits,
                 )  # fmt: skip
             except ParseError as error:
-                raise Unprocessable(f"This page could not be read: {error}") from error
+                raise Unprocessable(Text("version.page_unreadable", reason=str(error))) from error
         async with pool.connection() as conn:
             await page_words.keep_words(conn, **access, document_id=document_id, version=version, words=read)
         return read

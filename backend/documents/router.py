@@ -14,6 +14,7 @@ from backend.documents.schemas import ChunkOut, DocumentAccepted, DocumentOut, D
 from backend.documents.uploads import CheckedUpload, check_content, read_upload
 from backend.web.audit import AuditDep
 from backend.web.paging import Page, paging
+from core.messages import Text
 from core.store.content import chunks, documents
 
 router = APIRouter(prefix="/projects/{project_id}/documents", tags=["documents"])
@@ -106,7 +107,7 @@ async def _new_content(
         form = await request.form(max_files=1, max_fields=1)  # `file` and `title`, nothing else
         file, title = form.get("file"), form.get("title")
         if not isinstance(file, StarletteUploadFile):
-            raise HTTPException(422, "Send the new version as a multipart field named 'file'.")
+            raise HTTPException(422, Text("document.version_file_field"))
         return await read_upload(file, limit), title if isinstance(title, str) else None
     try:
         body = DocumentTextUpdate.model_validate_json(await request.body())
@@ -114,16 +115,16 @@ async def _new_content(
         raise HTTPException(422, error.errors(include_url=False, include_context=False)) from error
     if body.content is None:
         if body.title is None:
-            raise HTTPException(422, "Send new 'content', a new 'title', or a multipart 'file'.")
+            raise HTTPException(422, Text("document.nothing_to_change"))
         async with db.connection() as conn:
             content = await documents.latest_content(conn, **access.scope, document_id=current.id)
         if content is None:
             raise service.not_found()
         return check_content(content, current.filename), body.title
     if current.source_type not in ("markdown", "text"):
-        raise HTTPException(415, "This document is not Markdown or text: send the new version as a file.")
+        raise HTTPException(415, Text("document.not_text"))
     if len(body.content.encode()) > limit:
-        raise HTTPException(413, "The new content is larger than the upload limit.")
+        raise HTTPException(413, Text("document.content_too_large"))
     return check_content(body.content.encode(), current.filename), body.title
 
 

@@ -17,6 +17,7 @@ from backend.documents.upload_budget import check_upload_budget
 from backend.documents.uploads import CheckedUpload
 from backend.web.project_log import record_project_event
 from core.errors import NotAllowed, NotFound, Refusal
+from core.messages import Text
 from core.observability.audit import Audit
 from core.settings import Settings
 from core.store.content import documents
@@ -24,11 +25,11 @@ from core.store.content.documents import Document
 from core.store.runs.jobs import index_job_id
 from core.store.sql.access import ProjectScope
 
-VIEWER = "Viewers cannot change this project."
+VIEWER = Text("project.viewers_cannot_change")
 
 
 def not_found() -> NotFound:
-    return NotFound("Document not found.")
+    return NotFound(Text("document.not_found"))
 
 
 async def store_upload(

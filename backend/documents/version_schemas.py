@@ -59,3 +59,29 @@ class PageHighlightOut(BaseModel):
     boxes: list[HighlightBox] = Field(description="empty: the passage was not found on this page")
     matched_words: int = Field(description="of the passage's words, how many were found on this page")
     passage_words: int
+
+
+class SlideParagraphOut(BaseModel):
+    text: str
+    size: float = Field(description="the font size as a fraction of the slide's width")
+    bold: bool
+    level: int
+    bullet: bool
+
+
+class SlideShapeOut(BaseModel):
+    x0: float = Field(description="fractions of the slide (0..1), origin top left")
+    y0: float
+    x1: float
+    y1: float
+    kind: Literal["title", "text", "picture"]
+    paragraphs: list[SlideParagraphOut]
+    media_type: str | None = Field(description="a picture's, when it is sent (PNG, JPEG, GIF)")
+    data: str | None = Field(description="a picture's bytes, base64; null: its frame only")
+
+
+class SlideLayoutOut(BaseModel):
+    slide: int
+    slide_count: int
+    aspect: float = Field(description="the slide's width over its height")
+    shapes: list[SlideShapeOut]

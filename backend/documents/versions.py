@@ -15,7 +15,9 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request, Response, st
 from backend.deps import ApiResourcesDep, DbDep, ProjectDep, SettingsDep
 from backend.documents import cited_spot
 from backend.documents.page_highlight import page_highlight
-from backend.documents.version_schemas import PageHighlightOut, VersionSpot
+from backend.documents.slides import slide_layout
+from backend.documents.version_schemas import PageHighlightOut, SlideLayoutOut, VersionSpot
+from core.messages import Text
 from core.store.content import versions
 
 router = APIRouter(prefix="/projects/{project_id}/documents/{document_id}/versions", tags=["documents"])
@@ -138,7 +140,27 @@ async def version_page_highlight(
     return PageHighlightOut.model_validate(asdict(highlight))
 
 
+@router.get("/{version}/slides/{slide}")
+async def version_slide(
+    document_id: UUID,
+    version: VersionNumber,
+    slide: Annotated[int, Path(ge=1, le=INT4_MAX, description="1-based, as a citation's `page_start`")],
+    response: Response,
+    access: ProjectDep,
+    db: DbDep,
+    settings: SettingsDep,
+) -> SlideLayoutOut:
+    """A slide of a deck version laid out for drawing: its text boxes and pictures placed as fractions of
+    the slide, the paragraphs' sizes as PowerPoint resolves them. 422 for a version that is no deck, or a
+    slide it does not have."""
+    layout = await slide_layout(
+        db, access.scope, document_id=document_id, version=version, slide=slide, limits=settings.parsing
+    )
+    response.headers["Cache-Control"] = FILE_CACHE  # a version never changes
+    return SlideLayoutOut.model_validate(asdict(layout))
+
+
 def _range(char_start: int | None, char_end: int | None) -> cited_spot.Range | None:
     if (char_start is None) != (char_end is None) or (char_start or 0) > (char_end or 0):
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "Send char_start ≤ char_end, or neither.")
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, Text("version.bad_range"))
     return cited_spot.Range(char_start, char_end) if char_start is not None and char_end is not None else None

@@ -15,6 +15,7 @@ from backend.web.agent_runs import RunnerDep
 from backend.web.paging import PageDep
 from backend.web.run_audit import RunAuditDep
 from core.jobs.specs import WRITE_NOTE, WriteNote, enqueue
+from core.messages import Text
 from core.store.runs import jobs, notes, plans
 from core.store.runs.history import RunRecord
 
@@ -23,7 +24,7 @@ router = APIRouter(prefix="/projects/{project_id}", tags=["plans"])
 
 
 def _viewer() -> HTTPException:
-    return HTTPException(status.HTTP_403_FORBIDDEN, "Viewers cannot change this project.")
+    return HTTPException(status.HTTP_403_FORBIDDEN, Text("project.viewers_cannot_change"))
 
 
 @router.post("/plans", status_code=status.HTTP_201_CREATED)
@@ -46,7 +47,7 @@ async def get_plan(plan_id: UUID, access: ProjectDep, db: DbDep) -> PlanOut:
     async with db.connection() as conn:
         row = await plans.get_plan(conn, **access.scope, plan_id=plan_id)
     if row is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "Plan not found.")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, Text("plan.not_found"))
     return PlanOut.from_plan(row)
 
 
@@ -61,7 +62,7 @@ async def write_note(
         if body.plan_id is not None:
             plan = await plans.get_plan(conn, **access.scope, plan_id=body.plan_id)
             if plan is None:
-                raise HTTPException(status.HTTP_404_NOT_FOUND, "Plan not found.")
+                raise HTTPException(status.HTTP_404_NOT_FOUND, Text("plan.not_found"))
         job = await notes.create_note_job(
             conn, **access.scope, job_id=notes.new_note_job_id(), request=body.model_dump(mode="json")
         )
@@ -85,7 +86,7 @@ async def _enqueue_note(
         await enqueue(queue, WRITE_NOTE, note)
     except Exception as error:  # Redis down: say so, and leave no job that looks like it will run
         log.error("could not enqueue %s: %r", job_id, error)
-        reason = "The job queue is unavailable, so the note could not be started; try again later."
+        reason = Text("note.queue_unavailable")
         async with db.connection() as conn:
             await jobs.fail_job(conn, project_id=access.id, job_id=job_id, error=reason)
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, reason) from error
@@ -98,5 +99,5 @@ async def get_note_job(
     async with db.connection() as conn:
         row = await notes.get_note_job(conn, **access.scope, job_id=job_id)
     if row is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "Note job not found.")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, Text("note.job_not_found"))
     return NoteJobOut.model_validate(row)

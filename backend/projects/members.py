@@ -13,6 +13,7 @@ from backend.projects.schemas import MemberList, MemberOut, MemberRow, RoleChang
 from backend.web.audit import AuditDep
 from backend.web.paging import Page, paging
 from backend.web.project_log import record_project_event
+from core.messages import Text
 from core.observability.audit import Audit
 from core.store.accounts import accounts, members
 from core.store.sql.access import Connection
@@ -24,13 +25,11 @@ MemberPage = Annotated[Page, Depends(paging(default=100, most=200, offset_most=1
 
 def _refused(change: members.MemberChange) -> HTTPException | None:
     if change.outcome == "last_owner":
-        return HTTPException(
-            status.HTTP_409_CONFLICT, "A project keeps at least one owner: make another member owner first."
-        )
+        return HTTPException(status.HTTP_409_CONFLICT, Text("member.last_owner"))
     if change.outcome == "forbidden":
-        return HTTPException(status.HTTP_403_FORBIDDEN, "Only the project's owner can do this.")
+        return HTTPException(status.HTTP_403_FORBIDDEN, Text("project.owner_only"))
     if change.outcome == "not_found":
-        return HTTPException(status.HTTP_404_NOT_FOUND, "Member not found.")
+        return HTTPException(status.HTTP_404_NOT_FOUND, Text("member.not_found"))
     return None
 
 
@@ -81,7 +80,7 @@ async def set_member_role(
             await change_role(conn, audit, access, member_id=user_id, role=body.role, add=False)
         member = await accounts.account(conn, user_id=user_id)
     if member is None:  # the account was deleted meanwhile
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "Member not found.")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, Text("member.not_found"))
     return MemberOut(project_id=access.id, user_id=user_id, email=member.email, role=body.role)
 
 

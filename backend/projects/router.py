@@ -17,6 +17,7 @@ from backend.projects import service
 from backend.projects.schemas import ProjectCreate, ProjectOut, ProjectUpdate
 from backend.web.audit import AuditDep
 from backend.web.paging import Page, paging
+from core.messages import Text
 from core.store.accounts import projects
 
 router = APIRouter(prefix="/projects", tags=["projects"])
@@ -53,18 +54,16 @@ def _changes(body: ProjectUpdate, access: ProjectAccess) -> dict[str, Any]:
         changes["groundedness_sample_rate"] = body.groundedness_sample_rate
     if "max_attempts_per_question" in body.model_fields_set:  # null is a value here: unlimited
         if access.role != "owner":
-            raise HTTPException(
-                status.HTTP_403_FORBIDDEN, "Only the project's owner can change attempt limits."
-            )
+            raise HTTPException(status.HTTP_403_FORBIDDEN, Text("project.owner_sets_attempt_limits"))
         changes["max_attempts_per_question"] = body.max_attempts_per_question
     if body.students_study_own_items is not None and access.role != "owner":
         raise HTTPException(
             status.HTTP_403_FORBIDDEN,
-            "Only the project's owner decides whether members study their own items.",
+            Text("project.owner_sets_own_items"),
         )
     if "exam_date" in body.model_fields_set:  # null is a value here: no exam date
         if access.role != "owner":
-            raise HTTPException(status.HTTP_403_FORBIDDEN, "Only the project's owner sets the exam date.")
+            raise HTTPException(status.HTTP_403_FORBIDDEN, Text("project.owner_sets_exam_date"))
         changes["exam_date"] = body.exam_date
     return changes
 

@@ -12,12 +12,13 @@ from backend.deps import ProjectAccess
 from backend.projects.schemas import ProjectCreate
 from backend.web.project_log import record_project_event
 from core.errors import NotAllowed, NotFound, Unprocessable
+from core.messages import Text
 from core.observability.audit import Audit
 from core.settings import Settings
 from core.store.accounts import accounts, projects
 from core.store.accounts.projects import Project
 
-TEACHERS_ONLY = "Only teachers and administrators can create projects on this server."
+TEACHERS_ONLY = Text("project.teachers_create")
 # Project settings whose values go into the security log (names and descriptions only as "changed").
 _LOGGED_VALUES = (
     "language",
@@ -32,8 +33,7 @@ def check_sample_rate(rate: float | None, settings: Settings) -> None:
     every answer into a judge job; only the server's operator raises the cap."""
     if rate is not None and rate > settings.groundedness.sample_rate_max:
         raise Unprocessable(
-            f"groundedness_sample_rate may be at most {settings.groundedness.sample_rate_max}"
-            " (the server's GROUNDEDNESS_SAMPLE_RATE_MAX)."
+            Text("project.sample_rate_too_high", max=str(settings.groundedness.sample_rate_max))
         )
 
 
@@ -72,7 +72,7 @@ async def update_project(
                 await record_project_event(conn, audit, access, "project.updated", details=details)
         row = await projects.get_project(conn, **access.scope)
     if row is None:
-        raise NotFound("Project not found.")
+        raise NotFound(Text("project.not_found"))
     return row
 
 

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
 from backend.deps import DbDep, ProjectDep, ProjectOwnerDep
 from backend.qa.history_schemas import EvaluationOut, EvaluationsOut, EvaluationSummary, QueryOut
 from backend.web.paging import Page, paging
+from core.messages import Text
 from core.store.accounts import privacy
 from core.store.runs import evaluations, history
 from core.store.runs.history import AGENTS
@@ -25,7 +26,7 @@ HistoryPage = Annotated[Page, Depends(paging(default=50, most=500))]
 
 def _period(since: datetime | None, until: datetime | None) -> Period:
     if since is not None and until is not None and since >= until:
-        raise HTTPException(422, "`since` must be before `until`.")
+        raise HTTPException(422, Text("history.bad_period"))
     return Period(since, until)
 
 
@@ -42,7 +43,7 @@ async def list_queries(
     evaluation when it was sampled and judged."""
     period = _period(since, until)
     if agent is not None and agent not in AGENTS:
-        raise HTTPException(422, f"`agent` must be one of {', '.join(AGENTS)}.")
+        raise HTTPException(422, Text("history.unknown_agent", agents=", ".join(AGENTS)))
     async with db.connection() as conn:
         rows = await history.list_queries(conn, **access.scope, period=period, agent=agent, page=page)
     return [QueryOut.model_validate(row) for row in rows]

@@ -4,6 +4,7 @@ from fastapi import APIRouter, HTTPException
 
 from backend.deps import ProjectDep, RetrieverDep
 from backend.qa.search_schemas import SearchRequest, SearchResponse, to_response
+from core.messages import Text
 from core.retrieval import ProfileError
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["search"])
@@ -22,5 +23,5 @@ async def search(body: SearchRequest, access: ProjectDep, retriever: RetrieverDe
             prefer_section=body.preferred_section(),
         )
     except ProfileError as error:
-        raise HTTPException(422, str(error)) from error
+        raise HTTPException(422, Text("retrieval.profile_refused", reason=str(error))) from error
     return to_response(result, debug=body.debug)

@@ -31,6 +31,7 @@ from backend.web.audit import AuditDep
 from backend.web.clock import ClockDep
 from backend.web.paging import Page, PageDep, paging
 from backend.web.project_log import record_project_event
+from core.messages import Text
 from core.store.sql.access import Connection
 from core.store.study import attempts
 from core.store.study.attempts import ListedAttempt, ReviewedAttempt
@@ -96,7 +97,7 @@ async def list_attempts(
     """The caller's own attempts, newest first, with the reference answer once the question is done for
     them; an owner may name a member with `user_id` (others: 403)."""
     if user_id is not None and user_id != access.user.id and access.role != "owner":
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "Only the project's owner can read others' attempts.")
+        raise HTTPException(status.HTTP_403_FORBIDDEN, Text("attempts.others_owner_only"))
     await visible_question(db, access, question_id)
     member_id = user_id or access.user.id
     async with db.connection() as conn:

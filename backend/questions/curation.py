@@ -11,6 +11,7 @@ from fastapi import APIRouter, HTTPException, status
 from agents.question_generator.checks import fold
 from backend.deps import DbDep, ProjectAccess, ProjectWriterDep, RetrieverDep
 from backend.questions.schemas import QuestionOut, QuestionUpdate, ReviewRequest
+from core.messages import Text
 from core.store.study import question_curation, questions
 from core.store.study.questions import Question
 
@@ -18,7 +19,7 @@ router = APIRouter(prefix="/projects/{project_id}", tags=["questions"])
 
 
 def _not_found() -> HTTPException:
-    return HTTPException(status.HTTP_404_NOT_FOUND, "Question not found.")
+    return HTTPException(status.HTTP_404_NOT_FOUND, Text("question.not_found"))
 
 
 @router.post("/questions/{question_id}/review")
@@ -40,22 +41,21 @@ def _checked_changes(row: Question, body: QuestionUpdate) -> dict[str, Any]:
     """The edit's columns, checked against the item's type like a generated item (422 with the reason)."""
     changes = body.model_dump(exclude_unset=True, exclude_none=True)
     if not changes:
-        raise HTTPException(422, "Nothing to change: give status, question, answer, distractors,"
-                            " explanation or difficulty.")  # fmt: skip
+        raise HTTPException(422, Text("question.nothing_to_change"))
     if "distractors" in changes and row.type != "multiple_choice":
-        raise HTTPException(422, f"A {row.type} item has no distractors.")
+        raise HTTPException(422, Text("question.no_distractors", type=row.type))
     if row.type == "multiple_choice":
         answer = changes.get("answer", row.answer)
         distractors = [d.strip() for d in changes.get("distractors", row.distractors)]
         folded = {fold(d) for d in distractors}
         if len(distractors) != 3 or "" in folded or len(folded) != 3 or fold(answer) in folded:
-            raise HTTPException(422, "A multiple-choice item needs 3 distinct distractors unlike the answer.")
+            raise HTTPException(422, Text("question.distractors_needed"))
         if "distractors" in changes:
             changes["distractors"] = distractors
     if row.type == "flashcard":
         front, back = changes.get("question", row.question), changes.get("answer", row.answer)
         if fold(front) == fold(back):
-            raise HTTPException(422, "A flashcard's back must not repeat its front.")
+            raise HTTPException(422, Text("question.flashcard_repeats"))
     return changes
 
 

@@ -16,6 +16,7 @@ from fastapi import APIRouter, HTTPException, Path, Response, status
 
 from backend.deps import DbDep, ProjectAccess, ProjectDep
 from core.exports import anki, bank
+from core.messages import Text
 from core.store.content import documents
 from core.store.runs import notes
 from core.store.study import exports
@@ -80,13 +81,13 @@ async def note_markdown(
     async with db.connection() as conn:
         job = await notes.get_note_job(conn, **access.scope, job_id=job_id)
         if job is None:
-            raise HTTPException(status.HTTP_404_NOT_FOUND, "Note job not found.")
+            raise HTTPException(status.HTTP_404_NOT_FOUND, Text("note.job_not_found"))
         if job.status != "succeeded":
-            raise HTTPException(status.HTTP_409_CONFLICT, f"The note is not written yet ({job.status}).")
+            raise HTTPException(status.HTTP_409_CONFLICT, Text("note.not_written", status=job.status))
         content = None
         if job.document_id is not None:
             content = await documents.latest_content(conn, **access.scope, document_id=job.document_id)
     if content is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "The note's document was deleted.")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, Text("note.document_deleted"))
     title = (job.result or {}).get("title") or "note"
     return Response(content, media_type="text/markdown; charset=utf-8", headers=_attachment(title, "md"))

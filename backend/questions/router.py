@@ -28,6 +28,7 @@ from backend.questions.schemas import (
 )
 from backend.web.agent_runs import RunnerDep
 from backend.web.paging import PageDep
+from core.messages import Text
 from core.store.study import questions
 
 router = APIRouter(prefix="/projects/{project_id}", tags=["questions"])
@@ -42,9 +43,7 @@ async def generate_questions(
     status `review`; near-duplicates of the bank's items are not stored and are listed under `rejected`.
     Editors and owners; other members only where the project has `students_study_own_items`."""
     if not is_editor(access) and not access.project.students_study_own_items:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN, "Only editors and owners generate items in this project."
-        )
+        raise HTTPException(status.HTTP_403_FORBIDDEN, Text("question.generate_editors_only"))
     result = await generate(
         runner, db, n=body.n, document_id=body.document_id, section=body.section, types=body.types
     )

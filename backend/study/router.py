@@ -20,6 +20,7 @@ from backend.study.schemas import (
     StudySettingsUpdate,
 )
 from backend.web.clock import ClockDep
+from core.messages import Text
 from core.settings import Settings
 from core.store.study import study
 from core.study import service
@@ -31,7 +32,7 @@ router = APIRouter(prefix="/projects/{project_id}", tags=["study"])
 
 
 def _not_studiable() -> HTTPException:
-    return HTTPException(status.HTTP_404_NOT_FOUND, "Question not found, or not in your study queue.")
+    return HTTPException(status.HTTP_404_NOT_FOUND, Text("study.not_in_queue"))
 
 
 class ExamPace(TypedDict):
@@ -59,7 +60,7 @@ async def study_queue(
     async with db.connection() as conn:
         queue = await service.build_queue(conn, **access.scope, now=now, limit=limit, **_exam_pace(settings))
     if queue is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, Text("project.not_found"))
     items = [
         {
             "question": QuestionOut.from_question(item["row"], with_answers=False),
@@ -102,7 +103,7 @@ async def _settings(db: DbDep, access: ProjectDep) -> StudySettingsOut:
     async with db.connection() as conn:
         row = await study.get_settings(conn, **access.scope)
     if row is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, Text("project.not_found"))
     return StudySettingsOut.model_validate(row)
 
 
@@ -127,7 +128,7 @@ async def mastery(access: ProjectDep, db: DbDep, clock: ClockDep) -> MasteryOut:
     async with db.connection() as conn:
         topics = await service.student_mastery(conn, **access.scope, now=clock().astimezone(UTC))
     if topics is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "Project not found.")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, Text("project.not_found"))
     return MasteryOut.model_validate({"topics": topics})
 
 

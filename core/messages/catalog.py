@@ -190,4 +190,203 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "Too many requests from this address; retry after the Retry-After seconds.",
         "pt": "Pedidos demais a partir deste endereço; espere um pouco e tente de novo.",
     },
+    # A project's settings and members (backend/projects)
+    "project.teachers_create": {
+        "en": "Only teachers and administrators can create projects on this server.",
+        "pt": "Neste servidor, só professores e administradores podem criar projetos.",
+    },
+    "project.sample_rate_too_high": {
+        "en": "groundedness_sample_rate may be at most {max} (the server's GROUNDEDNESS_SAMPLE_RATE_MAX).",
+        "pt": "groundedness_sample_rate pode ser no máximo {max} (o GROUNDEDNESS_SAMPLE_RATE_MAX do"
+        " servidor).",
+    },
+    "project.owner_sets_attempt_limits": {
+        "en": "Only the project's owner can change attempt limits.",
+        "pt": "Só o dono do projeto pode mudar o limite de tentativas.",
+    },
+    "project.owner_sets_own_items": {
+        "en": "Only the project's owner decides whether members study their own items.",
+        "pt": "Só o dono do projeto decide se os membros estudam os próprios itens.",
+    },
+    "project.owner_sets_exam_date": {
+        "en": "Only the project's owner sets the exam date.",
+        "pt": "Só o dono do projeto define a data da prova.",
+    },
+    "member.not_found": {
+        "en": "Member not found.",
+        "pt": "Membro não encontrado.",
+    },
+    "member.last_owner": {
+        "en": "A project keeps at least one owner: make another member owner first.",
+        "pt": "Um projeto precisa ter pelo menos um dono: torne outro membro dono antes.",
+    },
+    # Documents, their versions and course uploads (backend/documents)
+    "document.not_found": {
+        "en": "Document not found.",
+        "pt": "Documento não encontrado.",
+    },
+    "document.version_file_field": {
+        "en": "Send the new version as a multipart field named 'file'.",
+        "pt": "Envie a nova versão como um campo multipart chamado 'file'.",
+    },
+    "document.nothing_to_change": {
+        "en": "Send new 'content', a new 'title', or a multipart 'file'.",
+        "pt": "Envie um novo 'content', um novo 'title' ou um 'file' multipart.",
+    },
+    "document.not_text": {
+        "en": "This document is not Markdown or text: send the new version as a file.",
+        "pt": "Este documento não é Markdown nem texto: envie a nova versão como arquivo.",
+    },
+    "document.content_too_large": {
+        "en": "The new content is larger than the upload limit.",
+        "pt": "O novo conteúdo passa do limite de envio.",
+    },
+    "batch.not_found": {
+        "en": "Upload batch not found.",
+        "pt": "Envio do curso não encontrado.",
+    },
+    "batch.files_field": {
+        "en": "Send the course's files as multipart fields named 'files'.",
+        "pt": "Envie os arquivos do curso como campos multipart chamados 'files'.",
+    },
+    "job.not_found": {
+        "en": "Job not found.",
+        "pt": "Tarefa não encontrada.",
+    },
+    # A cited version and its pages (backend/documents/cited_spot.py, versions.py, page_highlight.py)
+    "version.not_found": {
+        "en": "Document version not found.",
+        "pt": "Versão do documento não encontrada.",
+    },
+    "version.bad_range": {
+        "en": "Send char_start ≤ char_end, or neither.",
+        "pt": "Envie char_start ≤ char_end, ou nenhum dos dois.",
+    },
+    # `reason`: the parser's own English sentence.
+    "version.unreadable": {
+        "en": "This version could not be read again: {reason}",
+        "pt": "Não foi possível ler esta versão de novo: {reason}",
+    },
+    "version.shown_as_text": {
+        "en": "This version is shown as text, not by pages: its passage is marked in the text.",
+        "pt": "Esta versão é mostrada como texto, não por páginas: o trecho está marcado no texto.",
+    },
+    # `reason`: the page reader's (text layer or OCR) own English sentence.
+    "version.page_unreadable": {
+        "en": "This page could not be read: {reason}",
+        "pt": "Não foi possível ler esta página: {reason}",
+    },
+    "version.not_a_deck": {
+        "en": "Only a slide deck (.pptx) is laid out by slides.",
+        "pt": "Só uma apresentação de slides (.pptx) é desenhada por slides.",
+    },
+    "version.slide_unreadable": {
+        "en": "This slide could not be laid out: {reason}",
+        "pt": "Não foi possível desenhar este slide: {reason}",
+    },
+    # Plans and notes (backend/plans, backend/questions/exports.py)
+    "plan.not_found": {
+        "en": "Plan not found.",
+        "pt": "Plano não encontrado.",
+    },
+    "note.job_not_found": {
+        "en": "Note job not found.",
+        "pt": "Tarefa da nota não encontrada.",
+    },
+    "note.queue_unavailable": {
+        "en": "The job queue is unavailable, so the note could not be started; try again later.",
+        "pt": "A fila de tarefas está fora do ar, então a nota não pôde ser iniciada; tente de novo mais"
+        " tarde.",
+    },
+    # `status`: the note job's status word (queued, running, failed).
+    "note.not_written": {
+        "en": "The note is not written yet ({status}).",
+        "pt": "A nota ainda não foi escrita ({status}).",
+    },
+    "note.document_deleted": {
+        "en": "The note's document was deleted.",
+        "pt": "O documento da nota foi excluído.",
+    },
+    # Study items: generation, curation, attempts, the study queue (backend/questions, backend/study,
+    # agents/runs)
+    "question.not_found": {
+        "en": "Question not found.",
+        "pt": "Questão não encontrada.",
+    },
+    "question.generate_editors_only": {
+        "en": "Only editors and owners generate items in this project.",
+        "pt": "Neste projeto, só editores e donos geram itens.",
+    },
+    "question.no_material": {
+        "en": "No indexed material to generate questions from: upload documents and wait until they are"
+        " indexed, or check the document and section.",
+        "pt": "Não há material indexado para gerar questões: envie documentos e espere até que sejam"
+        " indexados, ou confira o documento e a seção.",
+    },
+    "question.nothing_to_change": {
+        "en": "Nothing to change: give status, question, answer, distractors, explanation or difficulty.",
+        "pt": "Nada para alterar: informe o status, a pergunta, a resposta, os distratores, a explicação ou"
+        " a dificuldade.",
+    },
+    # `type`: the item's type as the API names it (short_answer, application, flashcard).
+    "question.no_distractors": {
+        "en": "A {type} item has no distractors.",
+        "pt": "Um item do tipo {type} não tem distratores.",
+    },
+    "question.distractors_needed": {
+        "en": "A multiple-choice item needs 3 distinct distractors unlike the answer.",
+        "pt": "Um item de múltipla escolha precisa de 3 distratores diferentes entre si e da resposta.",
+    },
+    "question.flashcard_repeats": {
+        "en": "A flashcard's back must not repeat its front.",
+        "pt": "O verso de um flashcard não pode repetir a frente.",
+    },
+    "study.not_in_queue": {
+        "en": "Question not found, or not in your study queue.",
+        "pt": "Questão não encontrada ou fora da sua fila de estudo.",
+    },
+    "attempts.not_found": {
+        "en": "Attempt not found.",
+        "pt": "Tentativa não encontrada.",
+    },
+    # `status`: the grade's status word (settled, confirmed, corrected).
+    "attempts.not_provisional": {
+        "en": "This attempt's grade is {status}: only a provisional grade is reviewed.",
+        "pt": "A nota desta tentativa não é mais provisória ({status}): só uma nota provisória é revisada.",
+    },
+    "attempts.others_owner_only": {
+        "en": "Only the project's owner can read others' attempts.",
+        "pt": "Só o dono do projeto pode ver as tentativas de outras pessoas.",
+    },
+    # Audio overviews (backend/audio)
+    "audio.not_found": {
+        "en": "Audio overview not found.",
+        "pt": "Resumo em áudio não encontrado.",
+    },
+    # `language`: the language's English name (core/speech/voices.py, NoVoice's sentence).
+    "audio.no_voice": {
+        "en": "No voice is installed for {language}: an audio overview needs one (`make audio-voices`"
+        " installs espeak-ng; README, Audio overviews).",
+        "pt": "Nenhuma voz está instalada para o idioma deste resumo em áudio, e ele precisa de uma (`make"
+        " audio-voices` instala o espeak-ng; README, Audio overviews).",
+    },
+    "audio.queue_unavailable": {
+        "en": "The job queue is unavailable, so the audio overview could not be started; try again later.",
+        "pt": "A fila de tarefas está fora do ar, então o resumo em áudio não pôde ser iniciado; tente de"
+        " novo mais tarde.",
+    },
+    # Search profiles and the question history (backend/qa, agents/runs/generation.py)
+    # `reason`: core/retrieval's English sentence (an unknown profile, a filter the profile needs).
+    "retrieval.profile_refused": {
+        "en": "{reason}",
+        "pt": "O perfil de busca não serve para este pedido ({reason}).",
+    },
+    "history.bad_period": {
+        "en": "`since` must be before `until`.",
+        "pt": "`since` precisa ser anterior a `until`.",
+    },
+    "history.unknown_agent": {
+        "en": "`agent` must be one of {agents}.",
+        "pt": "`agent` precisa ser um destes: {agents}.",
+    },
 }

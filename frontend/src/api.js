@@ -83,6 +83,8 @@ export const ROUTES = {
   // what a citation opens (issue 42): the version it names, as bytes and as the passage in its parsed text
   versionFile: ['GET', `${P}/documents/{document_id}/versions/{version}/file`],
   versionText: ['GET', `${P}/documents/{document_id}/versions/{version}/text`, { query: ['char_start', 'char_end', 'page'] }],
+  // a deck's slide laid out for drawing
+  versionSlide: ['GET', `${P}/documents/{document_id}/versions/{version}/slides/{slide}`],
   // the passage's boxes on a scanned page or page image (its words read by OCR on the server)
   pageHighlight: ['GET', `${P}/documents/{document_id}/versions/{version}/pages/{page}/highlight`, { query: ['char_start', 'char_end', 'quote'] }],
   getJob: ['GET', `${P}/jobs/{job_id}`],

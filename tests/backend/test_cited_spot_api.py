@@ -5,6 +5,7 @@ words read by OCR (once for a whole class) and land where the page prints it. An
 whatever the ids they try."""
 
 import asyncio
+import io
 import json
 import uuid
 from typing import Any
@@ -13,6 +14,7 @@ import httpx
 import pymupdf
 import pytest
 from langchain_core.messages import AIMessage
+from pptx import Presentation
 
 from backend.documents import page_highlight
 from benchmarks.formats.scans import THINK_PYTHON, scanned_pdf
@@ -65,6 +67,17 @@ async def indexed(
     return response.json()
 
 
+def deck_bytes() -> bytes:
+    deck = Presentation()
+    for title, body in (("Ownership", "Each value has an owner."), ("Moves", "Assigning a String moves it.")):
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = title
+        slide.placeholders[1].text = body
+    buffer = io.BytesIO()
+    deck.save(buffer)
+    return buffer.getvalue()
+
+
 def version_url(project_id: str, document_id: str, version: int, what: str) -> str:
     return f"/projects/{project_id}/documents/{document_id}/versions/{version}/{what}"
 
@@ -95,6 +108,7 @@ async def cited(client: httpx.AsyncClient, make_user: UserFactory, worker: Any) 
     pdf = await indexed(client, owner, project_id, "think-python.pdf", pdf_excerpt())
     scan_pdf = scanned_pdf(THINK_PYTHON, [DEBUGGING_PAGE, DEBUGGING_PAGE + 1, DEBUGGING_PAGE + 2], dpi=200)
     scan = await indexed(client, owner, project_id, "scan.pdf", scan_pdf)
+    deck = await indexed(client, owner, project_id, "aula.pptx", deck_bytes())
     outsider = await make_user("outsider")
     elsewhere = await create_project(client, outsider, name="elsewhere")
     theirs = await indexed(client, outsider, elsewhere, "theirs.md", b"# Theirs\n\nAnother project's.\n")
@@ -102,6 +116,7 @@ async def cited(client: httpx.AsyncClient, make_user: UserFactory, worker: Any) 
         "project_id": project_id, "owner": owner, "editor": editor, "alice": alice, "bob": bob,
         "document_id": document_id, "citation": citation, "thread_id": answered.json()["thread_id"],
         "page": page["document_id"], "pdf": pdf["document_id"], "scan": scan["document_id"],
+        "deck": deck["document_id"],
         "outsider": outsider,
         "elsewhere": elsewhere, "theirs": theirs["document_id"],
     }  # fmt: skip
@@ -185,7 +200,7 @@ async def test_a_web_page_is_served_inert_and_shown_as_its_text(
 
 async def test_nobody_else_reads_a_version(client: httpx.AsyncClient, cited: dict[str, Any]) -> None:
     project_id, document_id, outsider = cited["project_id"], cited["document_id"], cited["outsider"]
-    for what in ("file", "text", "pages/1/highlight"):
+    for what in ("file", "text", "pages/1/highlight", "slides/1"):
         # Not a member: 404, as if there were nothing there.
         denied = await client.get(version_url(project_id, document_id, 1, what), headers=outsider)
         assert denied.status_code == 404, (what, denied.text)
@@ -304,3 +319,19 @@ async def test_a_page_shown_as_text_or_missing_is_refused_with_its_reason(
         headers=alice,
     )
     assert too_long.status_code == 422
+
+
+async def test_a_deck_slide_is_laid_out_for_drawing(client: httpx.AsyncClient, cited: dict[str, Any]) -> None:
+    project_id, deck, alice = cited["project_id"], cited["deck"], cited["alice"]
+    response = await client.get(version_url(project_id, deck, 1, "slides/2"), headers=alice)
+    assert response.status_code == 200, response.text
+    assert response.headers["cache-control"].startswith("private")
+    layout = response.json()
+    assert (layout["slide"], layout["slide_count"]) == (2, 2)
+    title, body = layout["shapes"]
+    assert title["kind"] == "title" and title["paragraphs"][0]["text"] == "Moves"
+    assert body["paragraphs"][0]["text"] == "Assigning a String moves it." and title["y1"] <= body["y0"]
+    missing = await client.get(version_url(project_id, deck, 1, "slides/3"), headers=alice)
+    assert missing.status_code == 422 and "no slide 3" in missing.json()["detail"]
+    not_a_deck = await client.get(version_url(project_id, cited["document_id"], 1, "slides/1"), headers=alice)
+    assert not_a_deck.status_code == 422 and "slide deck" in not_a_deck.json()["detail"]

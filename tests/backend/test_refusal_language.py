@@ -8,6 +8,7 @@ import pickle
 import string
 import time
 from typing import Any
+from uuid import uuid4
 
 import httpx
 import pytest
@@ -22,8 +23,11 @@ from core.accounts.passwords import hash_password
 from core.llm.admission import AdmissionRejected
 from core.messages import MESSAGES, Text
 from core.runtime.disk import UPLOAD_DISK_FULL
+from core.speech.voices import NoVoice
 from core.store.accounts import accounts
+from core.store.runs.history import AGENTS
 from tests.backend.conftest import Api
+from tests.bank import draft, store, unit_vector
 from tests.conftest import Caller, UserFactory, changed_settings, create_project, upload
 
 PASSWORD = "correct horse battery staple 42"
@@ -73,6 +77,8 @@ def test_a_text_is_its_english_sentence_and_survives_a_copy() -> None:
         assert again == text and again.code == text.code and again.params == text.params
     # The English of a sentence kept elsewhere as a constant, unchanged.
     assert Text("upload.disk_full", reason="No space left") == f"{UPLOAD_DISK_FULL} (No space left)"
+    # NoVoice's own sentence, which the audio route answers as this code.
+    assert Text("audio.no_voice", language="Portuguese") == str(NoVoice("pt"))
 
 
 @pytest.mark.parametrize(
@@ -260,3 +266,71 @@ async def test_a_full_queue_and_a_rate_limit_are_said_in_the_browsers_language()
         assert_said(limited_reply, 429, "rate.user_limited", "pt")
         assert limited_reply.headers["Retry-After"] == "30"
         assert_said(await http.get("/gone", headers=PT), 404, "project.not_found", "pt")
+
+
+# A project's plans, study items, cited versions and history ------------------------------------------
+
+
+async def test_plans_items_versions_and_history_refuse_in_the_projects_language(
+    api: Api, make_user: UserFactory
+) -> None:
+    owner = await make_user("teacher")
+    project_id = await create_project(api.http, owner, name="Biologia", language="pt")
+    english = {**owner, **EN}  # the project's language wins over the browser's
+
+    plan = await api.http.get(f"/projects/{project_id}/plans/{uuid4()}", headers=english)
+    body = assert_said(plan, 404, "plan.not_found", "pt")
+    assert (body["detail"], body["message"]) == ("Plan not found.", "Plano não encontrado.")
+
+    item = draft("What does DNA carry?", "Genetic information.", unit_vector())
+    row = await store(api.app, project_id, owner.id, item)
+    url = f"/projects/{project_id}/questions/{row.id}"
+    nothing = await api.http.patch(url, json={}, headers=english)
+    body = assert_said(nothing, 422, "question.nothing_to_change", "pt")
+    assert body["detail"] == (
+        "Nothing to change: give status, question, answer, distractors, explanation or difficulty."
+    )
+    assert body["message"] == (
+        "Nada para alterar: informe o status, a pergunta, a resposta, os distratores, a explicação ou a"
+        " dificuldade."
+    )
+    wrong = await api.http.patch(url, json={"distractors": ["RNA", "Lipids", "Sugar"]}, headers=english)
+    body = assert_said(wrong, 422, "question.no_distractors", "pt")
+    assert body["params"] == {"type": "short_answer"}
+    assert body["detail"] == "A short_answer item has no distractors."
+    assert body["message"] == "Um item do tipo short_answer não tem distratores."
+    missing = await api.http.patch(f"/projects/{project_id}/questions/{uuid4()}", json={}, headers=english)
+    assert assert_said(missing, 404, "question.not_found", "pt")["message"] == "Questão não encontrada."
+
+    versions = f"/projects/{project_id}/documents/{uuid4()}/versions/1"
+    half = await api.http.get(f"{versions}/pages/1/highlight", params={"char_start": 5}, headers=english)
+    body = assert_said(half, 422, "version.bad_range", "pt")
+    assert body["detail"] == "Send char_start ≤ char_end, or neither."
+    assert body["message"] == "Envie char_start ≤ char_end, ou nenhum dos dois."
+    gone = await api.http.get(f"{versions}/text", headers=english)
+    body = assert_said(gone, 404, "version.not_found", "pt")
+    assert (body["detail"], body["message"]) == (
+        "Document version not found.",
+        "Versão do documento não encontrada.",
+    )
+
+    agent = await api.http.get(f"/projects/{project_id}/queries", params={"agent": "oracle"}, headers=english)
+    body = assert_said(agent, 422, "history.unknown_agent", "pt")
+    assert body["params"] == {"agents": ", ".join(AGENTS)}
+    assert body["message"] == f"`agent` precisa ser um destes: {', '.join(AGENTS)}."
+
+
+async def test_a_converted_refusal_follows_the_browser_where_the_project_leaves_it(
+    api: Api, make_user: UserFactory
+) -> None:
+    owner = await make_user("teacher")
+    auto = await create_project(api.http, owner, name="Any", language="auto")
+    portuguese = await api.http.get(f"/projects/{auto}/notes/no-such-job", headers={**owner, **PT})
+    body = assert_said(portuguese, 404, "note.job_not_found", "pt")
+    assert (body["detail"], body["message"]) == ("Note job not found.", "Tarefa da nota não encontrada.")
+    plain = await api.http.get(f"/projects/{auto}/notes/no-such-job", headers=owner)
+    body = assert_said(plain, 404, "note.job_not_found", "en")
+    assert body["message"] == body["detail"] == "Note job not found."
+    english = await create_project(api.http, owner, name="Physics", language="en")
+    refused = await api.http.get(f"/projects/{english}/jobs/no-such-job", headers={**owner, **PT})
+    assert assert_said(refused, 404, "job.not_found", "en")["message"] == "Job not found."

@@ -263,6 +263,16 @@ async def test_a_deck_opens_at_its_slide_in_portuguese(
     assert "slide 2" in chip, chip
     await expect(page.get_by_role("heading", name="Slide 2", exact=True)).to_be_visible()
     await expect(page.get_by_text("Slide 2 de 3")).to_be_visible()
+    # The slide drawn as it is laid out: its title above its body, the body holding the passage outlined.
+    title = page.locator(".slide-render .slide-shape.title", has_text="Posse")
+    body = page.locator(".slide-render .slide-shape.cited", has_text="Cada valor em Rust tem um dono")
+    await expect(title).to_be_visible(timeout=LOAD)
+    await expect(body).to_be_visible()
+    title_box, body_box = await title.bounding_box(), await body.bounding_box()
+    assert title_box and body_box and title_box["y"] + title_box["height"] <= body_box["y"] + 1
+    title_size = await title.locator("p").evaluate("(p) => parseFloat(getComputedStyle(p).fontSize)")
+    body_size = await body.locator("p").first.evaluate("(p) => parseFloat(getComputedStyle(p).fontSize)")
+    assert title_size > body_size > 6  # the deck's 44 and 32 points, scaled to the drawn slide
     mark = page.locator(".spot-text mark", has_text="Cada valor em Rust tem um dono")
     await expect(mark).to_be_in_viewport()
     await expect(page.locator(".spot-text")).not_to_contain_text("Movimentos")  # that slide's text only
@@ -274,6 +284,8 @@ async def test_a_deck_opens_at_its_slide_in_portuguese(
     await expect(page.get_by_text("Slide 3 de 3")).to_be_visible()
     await expect(page.locator(".spot-text")).to_contain_text("Atribuir uma String")
     await expect(page.locator(".spot-text mark")).to_have_count(0)
+    await expect(page.locator(".slide-render .slide-shape.title")).to_have_text("Movimentos")
+    await expect(page.locator(".slide-render .slide-shape.cited")).to_have_count(0)
     assert problems.errors == []
 
 

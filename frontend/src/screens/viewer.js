@@ -11,6 +11,7 @@ import { Markdown } from '../markdown.js';
 import { Busy, ErrorNote, SPOT_TEXT, pagesLabel, sectionLabel, useAsync } from '../ui.js';
 import { PageBoxes, usePageHighlight } from './page_boxes.js';
 import { PdfPage } from './pdf_page.js';
+import { SlideView } from './slide_view.js';
 
 const OPEN = '\uE000'; // private-use characters around the passage in the text, made <mark> once rendered
 const CLOSE = '\uE001';
@@ -60,7 +61,7 @@ export function Viewer({ item: documentId, rest = [] }) {
           quote=${data.passage?.text ? null : passageText} />`}
         ${data.shown_as === 'image' && html`<${PageImage} params=${params} spot=${data} from=${from} to=${to}
           quote=${data.passage?.text ? null : passageText} />`}
-        ${data.shown_as === 'text' && html`<${SpotText} spot=${data} />`}
+        ${data.shown_as === 'text' && html`<${SpotText} spot=${data} params=${params} />`}
         ${data.shown_as !== 'text' && html`<${PassageAside} spot=${data} text=${passageText} />`}
       </div>`}
   </section>`;
@@ -188,7 +189,7 @@ function markBetween(root) {
 
 // A format shown as text: the section (a deck: the slide) around the passage, from the version's parsed
 // text, the passage highlighted and scrolled into view. Markdown for every format but plain text.
-function SpotText({ spot }) {
+function SpotText({ spot, params }) {
   const { t } = useApp();
   const body = useRef(null);
   const [first, setFirst] = useState(null);
@@ -235,6 +236,8 @@ function SpotText({ spot }) {
       ${first ? t('spotFound.text') : t('spotFound.none')}
       ${first && html` <button type="button" class="link" onClick=${() => { first.scrollIntoView({ block: 'center' }); first.focus(); }}>${t('goToPassage')}</button>`}
     </p>
+    ${slide && html`<${SlideView} params=${params} slide=${slide} passage=${inside ? passage.text : ''}
+      onDrawn=${() => first?.scrollIntoView({ block: 'center' })} />`}
     ${slide && html`<h3 class="spot-slide">${t('slideN', { n: slide })}</h3>`}
     <div ref=${body} key=${text}>
       ${spot.source_type === 'text'
