@@ -15,13 +15,10 @@ import psycopg
 import pytest
 import soundfile
 from langchain_core.language_models import FakeMessagesListChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage
 from psycopg.types.json import Jsonb
-from pydantic import Field
 
 from agents.common.context import AgentContext
-from agents.groundedness.prompts import ENTAILMENT_SYSTEM
 from agents.writer.script import ScriptDraft, ScriptLine, script_lines, spoken_text, write_script
 from core.jobs.specs import IndexDocument, MakeAudioOverview
 from core.retrieval import Candidate
@@ -30,6 +27,7 @@ from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.speech import voices
 from core.store.content import audio, documents
+from tests.chat_fakes import ScriptThenVerdicts
 from tests.stored import owned_project, uploaded_document
 from tests.workers.runtime import job_runtime
 from workers.jobs.audio import make_audio_overview, spread
@@ -150,24 +148,6 @@ async def course(runtime: Runtime, db: psycopg.AsyncConnection) -> dict[str, Any
         "document_id": document.id,
         "chunks": [c["id"] for c in chunks],
     }
-
-
-class ScriptThenVerdicts(FakeMessagesListChatModel):
-    """The scripted replies to the writer; to the groundedness judge's question about a line (each claim
-    that reaches the model), "no" where the claim holds one of `refuted`, else "yes"."""
-
-    refuted: tuple[str, ...] = ()
-    judged: list[str] = Field(default_factory=list)
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        if messages[0].content == ENTAILMENT_SYSTEM:
-            claim = str(messages[-1].content).split("Claim: ", 1)[1]
-            self.judged.append(claim)
-            verdict = "no" if any(word in claim for word in self.refuted) else "yes"
-            return ChatResult(
-                generations=[ChatGeneration(message=AIMessage(json.dumps({"verdict": verdict})))]
-            )
-        return super()._generate(messages, *args, **kwargs)
 
 
 def scripted(runtime: Runtime, *replies: dict[str, Any], refuted: tuple[str, ...] = ()) -> Runtime:

@@ -2,8 +2,9 @@
 downloads its recording; an overview is its maker's and the teacher's only (anyone else, a non-member,
 or another project's id: 404); a language without an installed voice is refused with its name (409).
 
-The job runs in the test (workers/jobs/audio.py, real voices and database) with a fake chat model: the
-app's queue records what the route enqueued instead of handing it to a worker without a model."""
+The job runs in the test (workers/jobs/audio.py, real voices and database) with a fake chat model (its lines
+found in their passages by the judge's check): the app's queue records what the route enqueued instead of
+handing it to a worker without a model."""
 
 import dataclasses
 import json
@@ -15,7 +16,6 @@ from uuid import UUID
 
 import psycopg
 import pytest
-from langchain_core.language_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 
 from core.jobs.specs import IndexDocument, MakeAudioOverview
@@ -24,6 +24,7 @@ from core.runtime.services import ServiceUrls
 from core.settings import Settings
 from core.speech import voices
 from tests.backend.conftest import Api
+from tests.chat_fakes import ScriptThenVerdicts
 from tests.conftest import Caller, UserFactory, add_member, changed_runtime, class_project, create_project
 from tests.stored import uploaded_document
 from tests.workers.runtime import job_runtime
@@ -70,7 +71,7 @@ class Class:
         (name, project_id, user_id, overview_id), kwargs = self.queue.jobs[-1]
         assert name == "make_audio_overview" and kwargs["_queue_name"] == "studyai:agents"
         assert kwargs["_job_id"] == f"audio:{overview_id}"
-        llm = FakeMessagesListChatModel(responses=[AIMessage(content=json.dumps(SCRIPT))])
+        llm = ScriptThenVerdicts(responses=[AIMessage(content=json.dumps(SCRIPT))])
         args = MakeAudioOverview(UUID(project_id), UUID(user_id), UUID(overview_id))
         return await make_audio_overview(dataclasses.replace(self.runtime, llm=llm), args)
 
