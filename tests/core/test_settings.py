@@ -118,6 +118,7 @@ CASES: dict[str, Case] = {
     "LLM_CONCURRENCY": Case("8", lambda s: s.llm.concurrency, 8),
     "LLM_QUEUE_MAX": Case("16", lambda s: s.llm.queue_max, 16),
     "LLM_LEASE_S": Case("20", lambda s: s.llm.lease_s, 20.0),
+    "LLM_REPLY_CACHE_S": Case("0", lambda s: s.llm.reply_cache_s, 0.0),
     "LLM_CONNECT_TIMEOUT_S": Case("2", lambda s: s.llm.connect_timeout_s, 2.0),
     "QA_CONTEXT_CHARS": Case("2000", lambda s: s.qa.context_chars, 2000),
     "QA_CHOICE_CONTEXT_CHARS": Case("900", lambda s: s.qa.choice_context_chars, 900),
