@@ -114,7 +114,7 @@ class PageProblems:
         # The app asks GET /auth/session at start whether the browser is signed in: 401 is the answer "no".
         if "status of 401" in message.text and message.location.get("url", "").endswith("/auth/session"):
             return
-        self.errors.append(f"console: {message.text}")
+        self.errors.append(f"console: {message.text} (at {message.location.get('url', '?')})")
 
     def expected(self, *fragments: str) -> list[str]:
         """The errors that contain none of the fragments (e.g. a deliberate 403 logged by the browser)."""
