@@ -18,10 +18,12 @@ async def kept_reply(
         return None, None
     params = {"max_tokens": qa.answer_max_tokens, "mode": ctx.structured_mode, "logprobs": stream}
     key = reply_key(ctx.project_id, model_name(ctx.llm), params, messages)
-    kept = await ctx.replies.get(key)
-    if kept is not None:
-        ctx.timings_ms["reply_cached"] = 1.0
-    return key, kept
+    return key, await ctx.replies.get(key)
+
+
+def mark_kept(ctx: AgentContext) -> None:
+    """This reply is a kept one: the run's record says so (and it is not judged again, agents/runs/qa.py)."""
+    ctx.timings_ms["reply_cached"] = 1.0
 
 
 async def keep_reply(ctx: AgentContext, key: str | None, reply: CachedReply) -> None:

@@ -18,7 +18,7 @@ from agents.qa.confidence import with_confidence
 from agents.qa.config import DEFAULT_CONFIG, QAConfig
 from agents.qa.evidence import passages
 from agents.qa.gate import judge
-from agents.qa.kept import keep_reply, kept_reply
+from agents.qa.kept import keep_reply, kept_reply, mark_kept
 from agents.qa.options import parse_choice, question_stem
 from agents.qa.planning import exact_terms, named_document, needs_model_plan
 from agents.qa.shown import shown_first
@@ -163,8 +163,9 @@ async def answer(
     chunks, messages = answer_prompt(state, qa)
     key, kept = await kept_reply(ctx, qa, messages, stream=False)
     mark = timing.mark()
-    if kept is not None:  # the same prompt answered before: its reply, without a turn at the model
-        reply = ModelAnswer.model_validate_json(kept.raw)
+    reply = _kept_answer(kept)
+    if reply is not None:
+        mark_kept(ctx)
     else:
         await ctx.wait_for_model(runtime.stream_writer)
         mark = timing.mark()
@@ -202,6 +203,7 @@ async def answer_stream(
     message = None
     if kept is not None:  # the same prompt answered before: its reply, without a turn at the model
         raw = kept.raw
+        mark_kept(ctx)
         shown.offer(raw)
     else:
         llm = capped(ctx.llm, qa.answer_max_tokens).bind(logprobs=True)
@@ -229,6 +231,17 @@ async def answer_stream(
         write({"token": update["answer"]})
         return update
     return await with_confidence(ctx, state, update, chunks, messages, raw, logprobs, write=write)
+
+
+def _kept_answer(kept: CachedReply | None) -> ModelAnswer | None:
+    """The kept reply as the answer it was, or None (none kept, or kept by a version whose reply no longer
+    reads as this one's: the model answers)."""
+    if kept is None:
+        return None
+    try:
+        return ModelAnswer.model_validate_json(kept.raw)
+    except ValidationError:
+        return None
 
 
 class _Shown:
