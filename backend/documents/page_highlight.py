@@ -5,8 +5,6 @@ the passage's words are found among them and the boxes of that run are answered,
 fractions of the page, for the web app to draw over pdf.js's canvas or the image. No HTTP here."""
 
 import asyncio
-import re
-import unicodedata
 import weakref
 from dataclasses import dataclass, field
 from difflib import Match, SequenceMatcher
@@ -20,11 +18,11 @@ from core.messages import Text
 from core.settings.parsing import ParseSettings
 from core.store.content import page_words, versions
 from core.store.sql.access import ProjectScope
+from core.text.answers import normalize
 from core.text.page_words import PageWord, PageWords
 from workers.parsing.bounded import page_words_bounded
 from workers.parsing.types import ParseError
 
-_TOKEN = re.compile(r"[^\W_]+")  # letters and digits: OCR and the chunker agree on these, not on punctuation
 # A run of the page's words counts when at least this many go as the passage's do ("of the" elsewhere on
 # the page is chance), and the highlight needs this many in all (a short passage: all of its words).
 _LEAST_RUN = 3
@@ -72,9 +70,9 @@ class PageReader:
 
 
 def tokens(text: str) -> list[str]:
-    """Lower case, accents dropped, letters and digits only."""
-    plain = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    return _TOKEN.findall(plain.casefold())
+    """Lower case, accents and punctuation dropped (core/text/answers.normalize): OCR and the chunker agree
+    on these words, not on punctuation."""
+    return normalize(text).split()
 
 
 def passage_boxes(words: list[PageWord], passage: str) -> tuple[list[Box], int, int]:

@@ -5,7 +5,6 @@ words read by OCR (once for a whole class) and land where the page prints it. An
 whatever the ids they try."""
 
 import asyncio
-import io
 import json
 import uuid
 from typing import Any
@@ -14,13 +13,13 @@ import httpx
 import pymupdf
 import pytest
 from langchain_core.messages import AIMessage
-from pptx import Presentation
 
 from backend.documents import page_highlight
 from benchmarks.formats.scans import THINK_PYTHON, scanned_pdf
 from tests.backend.test_qa_api import chat_model
 from tests.chat_fakes import ListChat
 from tests.conftest import Caller, UserFactory, class_project, create_project, upload, wait_for_job
+from tests.decks import titled_deck
 
 NOTES_V1 = """# Ownership
 
@@ -68,14 +67,7 @@ async def indexed(
 
 
 def deck_bytes() -> bytes:
-    deck = Presentation()
-    for title, body in (("Ownership", "Each value has an owner."), ("Moves", "Assigning a String moves it.")):
-        slide = deck.slides.add_slide(deck.slide_layouts[1])
-        slide.shapes.title.text = title
-        slide.placeholders[1].text = body
-    buffer = io.BytesIO()
-    deck.save(buffer)
-    return buffer.getvalue()
+    return titled_deck((("Ownership", "Each value has an owner."), ("Moves", "Assigning a String moves it.")))
 
 
 def version_url(project_id: str, document_id: str, version: int, what: str) -> str:

@@ -6,7 +6,6 @@ the passage marked, still the same version after a newer one is uploaded; on a d
 axe-clean and photographed (cited-*.png). A signed-in non-member gets 404 for the file by its URL."""
 
 import asyncio
-import io
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -17,10 +16,10 @@ import httpx
 import pymupdf
 import pytest
 from playwright.async_api import Page, expect
-from pptx import Presentation
 
 from benchmarks.formats.scans import THINK_PYTHON, scanned_pdf
 from tests.conftest import Caller, UserFactory, add_member, wait_for_job
+from tests.decks import titled_deck
 from tests.e2e.conftest import LOAD, QUESTION, Course, OpenPage, WebStack, check
 
 BUGS = "Why are programming errors called bugs?"
@@ -56,14 +55,7 @@ def page_photo() -> bytes:
 
 
 def deck_pt() -> bytes:
-    deck = Presentation()
-    for title, body in SLIDES_PT:
-        slide = deck.slides.add_slide(deck.slide_layouts[1])
-        slide.shapes.title.text = title
-        slide.placeholders[1].text = body
-    buffer = io.BytesIO()
-    deck.save(buffer)
-    return buffer.getvalue()
+    return titled_deck(SLIDES_PT)
 
 
 @dataclass

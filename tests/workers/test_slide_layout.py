@@ -15,6 +15,7 @@ from pptx.util import Inches, Pt
 
 from benchmarks.formats.scans import THINK_PYTHON
 from core.settings.parsing import ParseSettings
+from tests.decks import saved
 from workers.parsing.bounded import slide_layout_bounded
 from workers.parsing.slide_layout import read_slide_layout
 from workers.parsing.types import ParseError
@@ -32,12 +33,6 @@ def noise_png() -> bytes:
     """A picture past PICTURE_MAX_BYTES: random pixels do not compress."""
     buffer = io.BytesIO()
     Image.frombytes("RGB", (1000, 1000), os.urandom(3_000_000)).save(buffer, "PNG")
-    return buffer.getvalue()
-
-
-def saved(deck: Presentation) -> bytes:  # type: ignore[valid-type]
-    buffer = io.BytesIO()
-    deck.save(buffer)  # type: ignore[attr-defined]
     return buffer.getvalue()
 
 

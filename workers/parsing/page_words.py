@@ -56,12 +56,13 @@ def _placed(page: pymupdf.Page, words: list[Word]) -> list[PageWord]:
         number = lines.setdefault((block, line), len(lines))
         placed.append(
             PageWord(
-                x0=_fraction(box.x0, width), y0=_fraction(box.y0, height),
-                x1=_fraction(box.x1, width), y1=_fraction(box.y1, height), text=text, line=number,
+                x0=fraction(box.x0, width), y0=fraction(box.y0, height),
+                x1=fraction(box.x1, width), y1=fraction(box.y1, height), text=text, line=number,
             )
         )  # fmt: skip
     return placed
 
 
-def _fraction(value: float, whole: float) -> float:
+def fraction(value: float, whole: float) -> float:
+    """`value` as a share of `whole`, within 0..1, to 5 decimals (a page's or a slide's coordinates)."""
     return round(min(1.0, max(0.0, value / whole)), 5)

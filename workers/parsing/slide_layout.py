@@ -19,6 +19,7 @@ from pptx.shapes.base import BaseShape
 from pptx.slide import Slide
 
 from core.text.slide_layout import SlideLayout, SlideParagraph, SlideShape
+from workers.parsing.page_words import fraction
 from workers.parsing.types import ParseError
 
 SHOWN_PICTURES = frozenset({"image/png", "image/jpeg", "image/gif"})  # what every browser draws
@@ -88,8 +89,8 @@ def _lay(
         return None
     left, top = frame.place(float(shape.left), float(shape.top))
     right, bottom = frame.place(float(shape.left + shape.width), float(shape.top + shape.height))
-    box = {"x0": _fraction(left, width), "y0": _fraction(top, height), "x1": _fraction(right, width),
-           "y1": _fraction(bottom, height)}  # fmt: skip
+    box = {"x0": fraction(left, width), "y0": fraction(top, height), "x1": fraction(right, width),
+           "y1": fraction(bottom, height)}  # fmt: skip
     if shape.shape_type == MSO_SHAPE_TYPE.PICTURE:
         return _picture(shape, box, budget)
     if getattr(shape, "has_table", False) and shape.has_table:  # type: ignore[attr-defined]
@@ -178,7 +179,3 @@ def _list_size(holder: _Element | None, level: int, *, listed: bool = True) -> f
     run_style = level_style.find(qn("a:defRPr")) if level_style is not None else None
     size = run_style.get("sz") if run_style is not None else None
     return int(size) / 100 if size and size.isdigit() else None
-
-
-def _fraction(value: float, whole: float) -> float:
-    return round(min(1.0, max(0.0, value / whole)), 5)
