@@ -141,47 +141,53 @@ async def page_highlight(
     reader: PageReader,
 ) -> PageHighlight:
     """The passage's boxes on `page` of this version: its characters' text from the version's live chunks,
-    else `quote` (the citation's own text, for a version whose chunks a newer one replaced)."""
+    else `quote` (the citation's own text, for a version whose chunks a newer one replaced). A page whose
+    words are kept is answered from them and the chunks alone: the version's bytes are read only to read
+    the page."""
     async with pool.connection() as conn:
-        stored = await versions.stored_version(conn, **access, document_id=document_id, version=version)
-        if stored is None:
-            raise cited_spot.not_found()
-        source_type = cited_spot.source_type_of(stored)
-        if source_type not in cited_spot.SHOWN_BY_PAGE:
-            raise Unprocessable(Text("version.shown_as_text"))
+        words = await page_words.kept_words(
+            conn, **access, document_id=document_id, version=version, page=page
+        )
         chunks = []
         if wanted is not None:
             chunks = await versions.chunks_in_range(
                 conn, **access, document_id=document_id, version=version,
                 char_start=wanted.start, char_end=wanted.end,
             )  # fmt: skip
+    if words is None:
+        words = await _read_words(pool, access, document_id, version, page, limits, reader)
     passage = cited_spot.passage_from_chunks(chunks, wanted) if wanted is not None else None
     text = (passage.text if passage else None) or quote or ""
-    words = await _words(pool, access, stored, source_type, page, limits, reader)
     boxes, matched, total = passage_boxes(words.words, text)
     return PageHighlight(
         page=page, source=words.source, boxes=boxes, matched_words=matched, passage_words=total
     )
 
 
-async def _words(
+async def _read_words(
     pool: AsyncConnectionPool,
     access: ProjectScope,
-    stored: versions.StoredVersion,
-    source_type: str,
+    document_id: UUID,
+    version: int,
     page: int,
     limits: ParseSettings,
     reader: PageReader,
 ) -> PageWords:
-    """The page's words as kept, else read now (no connection held while the page is read) and kept."""
-    document_id, version = stored.document_id, stored.version
+    """The page read now (no connection held while it is read) and kept; a reader who waited on the page's
+    lock finds it kept. 404 for a version the caller cannot read, 422 for one shown as text."""
     async with reader.page_lock((document_id, version, page)):
         async with pool.connection() as conn:
             kept = await page_words.kept_words(
                 conn, **access, document_id=document_id, version=version, page=page
             )
-        if kept is not None:
-            return kept
+            if kept is not None:
+                return kept
+            stored = await versions.stored_version(conn, **access, document_id=document_id, version=version)
+        if stored is None:
+            raise cited_spot.not_found()
+        source_type = cited_spot.source_type_of(stored)
+        if source_type not in cited_spot.SHOWN_BY_PAGE:
+            raise Unprocessable(Text("version.shown_as_text"))
         async with reader.slots:
             try:
                 read = await page_words_bounded(
